@@ -1,0 +1,147 @@
+"""The ``harness`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from harness.errors import HarnessError, UnknownNameError
+from harness.registry import KINDS, get_registry
+
+BUILTIN_COMMANDS = ("run", "list", "plugins")
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tasks", required=True, help="comma-separated task names (see `harness list tasks`)")
+    parser.add_argument("--model", required=True, help="a registered model or preset, a Hub id, or a local folder")
+    parser.add_argument("--model-args", default=None, help="adapter arguments, k=v,k2=v2 (adapter=NAME picks the adapter)")
+    parser.add_argument("--task-args", default=None, help="task arguments, k=v,k2=v2 (each task takes those it declares)")
+    parser.add_argument("--data-dir", default=None, help="dataset folder (raw layout or save_to_disk) or Hub dataset id")
+    parser.add_argument("--images", default=None, help="folder of images for datasets that reference image files")
+    parser.add_argument("--image-model", default=None, help="image encoder for tasks that compare images (g)")
+    parser.add_argument("--image-model-args", default=None, help="arguments of --image-model, k=v,...")
+    parser.add_argument("--limit", type=int, default=None, help="use only the first N examples (for quick checks)")
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument("--seeds", type=int, default=None, help="number of seeds (0..N-1) for seeded tasks")
+    seeds.add_argument("--seed", type=int, default=None, help="one seed")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto")
+    parser.add_argument("--output", default="results", help="results folder (default ./results)")
+    parser.add_argument("--log-samples", action="store_true", help="write per-sample JSONL beside results.jsonl")
+    parser.add_argument("--resume", action="store_true", help="skip tasks whose signature is already in the results")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding/score cache")
+
+
+def _command_run(args: argparse.Namespace) -> int:
+    from harness.progress import Progress
+    from harness.runner import Skipped, evaluate
+    from harness.summary import print_summary
+
+    outcomes = evaluate(
+        args.tasks, args.model, model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
+        images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
+        limit=args.limit, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
+        output=args.output, log_samples=args.log_samples, resume=args.resume, use_cache=not args.no_cache,
+        progress=Progress(enabled=True),
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, Skipped):
+            print(f"skipped {outcome.task}: already in the results ({outcome.signature})", file=sys.stderr)
+    print_summary([o for o in outcomes if not isinstance(o, Skipped)], args.output)
+    return 0
+
+
+def _command_list(args: argparse.Namespace) -> int:
+    registry = get_registry()
+    kind = args.kind.rstrip("s")
+    if kind not in KINDS:
+        raise UnknownNameError("listing", args.kind, [k + "s" for k in KINDS], listing="try tasks, models, datasets or commands")
+    entries = registry.entries[kind]
+    width = max((len(n) for n in entries), default=0)
+    for name in sorted(entries):
+        print(f"{name:<{width}}  {entries[name].description}")
+    return 0
+
+
+def _command_plugins(args: argparse.Namespace) -> int:
+    registry = get_registry()
+    rows = []
+    for info in sorted(registry.plugins.values(), key=lambda p: p.name):
+        row: dict[str, Any] = {"name": info.name, "package": info.package, "version": info.version}
+        row.update({f"{kind}s": sorted(names) for kind, names in info.registered.items()})
+        if info.error:
+            row["error"] = info.error
+        rows.append(row)
+    print(json.dumps(rows, indent=2))
+    return 0
+
+
+def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.ArgumentParser:
+    """The argument parser; a plugin command's own arguments are added only when it is invoked."""
+    parser = argparse.ArgumentParser(prog="harness", description="Cross-lingual and multimodal evaluation harness.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser("run", help="evaluate a model on tasks")
+    _add_run_arguments(run)
+    run.set_defaults(handler=_command_run)
+    listing = sub.add_parser("list", help="list tasks, models, datasets or commands")
+    listing.add_argument("kind", nargs="?", default="tasks", help="tasks (default), models, datasets or commands")
+    listing.set_defaults(handler=_command_list)
+    sub.add_parser("plugins", help="installed plugins as JSON").set_defaults(handler=_command_plugins)
+    if plugin_command is not None:
+        name, command = plugin_command
+        command_parser = sub.add_parser(name, help=getattr(command, "__doc__", None))
+        command.add_arguments(command_parser)
+        command_parser.set_defaults(handler=command.run)
+    else:
+        for registration in get_registry().entries["command"].values():
+            if registration.name not in BUILTIN_COMMANDS:
+                sub.add_parser(registration.name, help=registration.description, add_help=False)
+    return parser
+
+
+def _version() -> str:
+    from harness.provenance import harness_version
+
+    return f"xling-harness {harness_version()}"
+
+
+def _plugin_command(argv: Sequence[str]) -> tuple[str, Any] | None:
+    positional = [a for a in argv if not a.startswith("-")]
+    if not positional or positional[0] in BUILTIN_COMMANDS:
+        return None
+    registry = get_registry()
+    if positional[0] not in registry.entries["command"]:
+        return None
+    return positional[0], registry.load("command", positional[0])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``harness`` command; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser(_plugin_command(argv))
+        args = parser.parse_args(argv)
+        if not getattr(args, "handler", None):
+            parser.print_help()
+            return 2
+        return int(args.handler(args) or 0)
+    except HarnessError as exc:
+        if debug:
+            traceback.print_exc()
+        print(f"harness: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("harness: interrupted; finished results and cache entries are kept", file=sys.stderr)
+        return 130
+    except Exception as exc:  # an unexpected failure: one line unless --debug
+        if debug:
+            traceback.print_exc()
+        print(f"harness: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", file=sys.stderr)
+        return 1

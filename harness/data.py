@@ -1,0 +1,141 @@
+"""Data loading: the loader API, validated reading of raw text layouts, and Hub/disk datasets."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from harness.errors import DataError, HarnessError
+from harness.model import file_sha256
+from harness.params import Param
+
+
+@dataclass
+class LoadedData:
+    """A loaded dataset and its identity (loader, source, revision, split, size)."""
+
+    data: Any
+    identity: dict[str, Any] = field(default_factory=dict)
+
+
+class DatasetLoader:
+    """Base class of dataset loaders registered through ``register_datasets``.
+
+    ``load(source, args)`` receives the ``--data-dir`` value (a raw-layout folder, a
+    ``save_to_disk`` folder or a Hub id), or ``None`` for the loader's default source, and the
+    loader's own arguments (taken from the task arguments it declares in ``params``).
+    """
+
+    params: ClassVar[Mapping[str, Param]] = {}
+    schema: ClassVar[str] = ""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
+        """Load and validate the data."""
+        raise NotImplementedError
+
+
+def read_lines(path: str | os.PathLike[str]) -> list[str]:
+    """The lines of a UTF-8 text file without their line endings (a last line may lack one)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(str(path), "file not found") from None
+    except OSError as exc:
+        raise DataError(str(path), f"cannot be read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        row = raw[: exc.start].count(b"\n") + 1
+        raise DataError(str(path), "is not valid UTF-8", row=row) from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def read_aligned(files: Mapping[str, str | os.PathLike[str]]) -> dict[str, list[str]]:
+    """Read line-aligned files (field name -> path); differing line counts are an error naming all."""
+    columns = {name: read_lines(path) for name, path in files.items()}
+    counts = {str(files[name]): len(lines) for name, lines in columns.items()}
+    if len(set(counts.values())) > 1:
+        detail = ", ".join(f"{path} has {count} lines" for path, count in counts.items())
+        raise DataError(str(Path(next(iter(files.values()))).parent), f"files are not line-aligned: {detail}")
+    return columns
+
+
+def check_nonempty(source: str, field_name: str, values: Sequence[str]) -> None:
+    """Fail on the first empty (or whitespace-only) text, naming its 1-based row."""
+    for row, value in enumerate(values, start=1):
+        if not value.strip():
+            raise DataError(source, "empty text", row=row, field=field_name)
+
+
+def require_folder(path: str | os.PathLike[str], what: str = "data folder") -> Path:
+    """The folder as a Path, or an error saying it does not exist."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise HarnessError(f"{what} {str(path)!r} does not exist or is not a folder")
+    return folder
+
+
+def files_revision(paths: Sequence[str | os.PathLike[str]]) -> str:
+    """One content hash over files (names and bytes), as the revision of a local dataset."""
+    combined = hashlib.sha256()
+    for path in sorted(map(Path, paths)):
+        combined.update(f"{path.name}\0{file_sha256(path)}\n".encode())
+    return "sha256:" + combined.hexdigest()[:16]
+
+
+def is_hub_id(source: str) -> bool:
+    """True for ``owner/name`` (or ``name``) that is not an existing path."""
+    return not Path(source).expanduser().exists() and re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?", source) is not None
+
+
+def uses_hf_dataset(source: str) -> bool:
+    """True when ``source`` is a ``save_to_disk`` folder or a Hub id rather than a raw layout."""
+    return is_saved_dataset(source) or ("/" in source and is_hub_id(source))
+
+
+def is_saved_dataset(path: str | os.PathLike[str]) -> bool:
+    """True for a folder written by ``Dataset.save_to_disk``."""
+    folder = Path(path)
+    return (folder / "dataset_info.json").is_file() and (folder / "state.json").is_file()
+
+
+def load_hf_dataset(source: str, split: str, revision: str | None = None) -> LoadedData:
+    """A ``datasets.Dataset`` from a ``save_to_disk`` folder or a Hub id, with its identity."""
+    import datasets
+
+    if Path(source).exists():
+        if not is_saved_dataset(source):
+            raise HarnessError(f"{source!r} is neither a raw-layout folder this loader reads nor a save_to_disk folder")
+        data = datasets.load_from_disk(source)
+        if isinstance(data, datasets.DatasetDict):
+            if split not in data:
+                raise DataError(source, f"has no split {split!r} (it has: {', '.join(data)})")
+            data = data[split]
+        files = [f["filename"] for f in data.cache_files]
+        rev = files_revision(files) if files else data._fingerprint
+        return LoadedData(data, {"source": str(source), "revision": rev, "split": split, "size": len(data)})
+    try:
+        data = datasets.load_dataset(source, split=split, revision=revision)
+    except Exception as exc:
+        raise HarnessError(f"cannot load dataset {source!r} split {split!r}: {type(exc).__name__}: {exc}") from None
+    rev = revision or data._fingerprint
+    return LoadedData(data, {"source": source, "revision": rev, "split": split, "size": len(data)})
+
+
+def require_columns(source: str, data: Any, columns: Sequence[str]) -> None:
+    """Fail when a dataset lacks any of ``columns``, naming them and what it has."""
+    missing = [c for c in columns if c not in data.column_names]
+    if missing:
+        raise DataError(source, f"missing column(s) {', '.join(missing)} (it has: {', '.join(data.column_names)})")

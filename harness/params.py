@@ -1,0 +1,80 @@
+"""Typed parameters of tasks and model adapters, and the ``k=v,k2=v2`` syntax of the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import HarnessError, UnknownNameError
+
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its default, a one-line help, and optionally its type and allowed values.
+
+    The type is taken from the default when not given; ``None`` defaults need ``type``.
+    """
+
+    default: Any
+    help: str
+    type: type | None = None
+    choices: tuple[Any, ...] | None = None
+
+    @property
+    def value_type(self) -> type:
+        """The type values are converted to."""
+        return self.type or (type(self.default) if self.default is not None else str)
+
+    def convert(self, name: str, value: Any, owner: str) -> Any:
+        """Convert a CLI string (or a Python value) to this parameter's type, or fail clearly."""
+        kind = self.value_type
+        try:
+            if value is None or isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+                result = value
+            elif kind is bool:
+                text = str(value).strip().lower()
+                if text not in _TRUE | _FALSE:
+                    raise ValueError(f"expected true or false, got {value!r}")
+                result = text in _TRUE
+            elif kind in (int, float, str):
+                result = kind(value)
+            else:
+                result = kind(value)
+        except (TypeError, ValueError) as exc:
+            raise HarnessError(f"{owner}: argument {name}={value!r} is not a valid {kind.__name__}: {exc}") from None
+        if self.choices is not None and result not in self.choices:
+            allowed = ", ".join(map(str, self.choices))
+            raise HarnessError(f"{owner}: argument {name}={result!r} must be one of: {allowed}")
+        return result
+
+
+def parse_kv(text: str | Mapping[str, Any] | None, what: str) -> dict[str, Any]:
+    """Parse ``"a=1,b=x"`` into ``{"a": "1", "b": "x"}``; a mapping passes through unchanged."""
+    if text is None:
+        return {}
+    if isinstance(text, Mapping):
+        return dict(text)
+    result: dict[str, Any] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise HarnessError(f"malformed {what} {item!r}: expected key=value pairs separated by commas")
+        if key in result:
+            raise HarnessError(f"malformed {what}: {key!r} is given twice")
+        result[key] = value.strip()
+    return result
+
+
+def resolve_params(spec: Mapping[str, Param], given: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """Defaults overlaid with the given values, each converted; unknown names get a suggestion."""
+    for name in given:
+        if name not in spec:
+            known = ", ".join(sorted(spec)) or "none"
+            raise UnknownNameError(f"argument for {owner}", name, spec, listing=f"it takes: {known}")
+    return {name: param.convert(name, given.get(name, param.default), owner) for name, param in spec.items()}

@@ -1,0 +1,190 @@
+"""The results schema (validated on write and on read), signatures, and the results file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import types
+import typing
+from dataclasses import MISSING, asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Union
+
+from harness.errors import HarnessError
+from harness.jsonl import BadLine, append_json_line, iter_json_lines
+
+SCHEMA_VERSION = 1
+RESULTS_FILE = "results.jsonl"
+
+
+class SchemaError(ValueError):
+    """A results record that does not match the schema; the message names the field."""
+
+
+@dataclass
+class ResultRecord:
+    """One line of ``results.jsonl``: one (task, model, configuration)."""
+
+    task: str
+    task_version: int
+    task_args: dict[str, Any]
+    main_metric: str
+    metrics: dict[str, float | None]
+    metrics_std: dict[str, float | None]
+    per_seed: dict[str, list[float | None]]
+    seeds: list[int]
+    model: dict[str, Any]
+    dataset: dict[str, Any]
+    run: dict[str, Any]
+    signature: str
+    task_signature: str
+    harness: dict[str, Any]
+    environment: dict[str, Any]
+    hardware: dict[str, Any]
+    started: str
+    wall_seconds: float
+    samples_file: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        """A validated, JSON-ready dict."""
+        data = asdict(self)
+        validate(data)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ResultRecord:
+        """Validate and build a record; raises ``SchemaError`` naming the bad field."""
+        validate(data)
+        return cls(**data)
+
+
+_HINTS: dict[str, Any] | None = None
+
+
+def validate(data: Any) -> None:
+    """Check a dict against ``ResultRecord``; raise ``SchemaError`` naming the first bad field."""
+    global _HINTS
+    if _HINTS is None:
+        _HINTS = typing.get_type_hints(ResultRecord)
+    if not isinstance(data, dict):
+        raise SchemaError(f"expected a JSON object, got {type(data).__name__}")
+    names = {f.name for f in fields(ResultRecord)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise SchemaError(f"unknown field {unknown[0]!r}")
+    for f in fields(ResultRecord):
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise SchemaError(f"missing field {f.name!r}")
+            continue
+        _check(data[f.name], _HINTS[f.name], f.name)
+    if data.get("schema_version", SCHEMA_VERSION) > SCHEMA_VERSION:
+        raise SchemaError(f"field 'schema_version': {data['schema_version']} is newer than this harness reads")
+
+
+def _check(value: Any, hint: Any, where: str) -> None:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        errors = []
+        for option in args:
+            try:
+                return _check(value, option, where)
+            except SchemaError as exc:
+                errors.append(exc)
+        raise errors[-1]
+    if hint is type(None):
+        if value is not None:
+            raise SchemaError(f"field {where!r}: expected null, got {type(value).__name__}")
+        return
+    if hint is Any:
+        return
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise SchemaError(f"field {where!r}: expected an object, got {type(value).__name__}")
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise SchemaError(f"field {where!r}: keys must be strings")
+            _check(item, args[1], f"{where}.{key}")
+        return
+    if origin is list:
+        if not isinstance(value, list):
+            raise SchemaError(f"field {where!r}: expected a list, got {type(value).__name__}")
+        for index, item in enumerate(value):
+            _check(item, args[0], f"{where}[{index}]")
+        return
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
+        return
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise SchemaError(f"field {where!r}: expected an integer, got {value!r}")
+        return
+    if not isinstance(value, hint):
+        raise SchemaError(f"field {where!r}: expected {hint.__name__}, got {type(value).__name__}")
+
+
+def _short(value: Any, length: int = 12) -> str:
+    text = str(value)
+    if text.startswith("sha256:"):
+        text = text[len("sha256:") :]
+    return text[:length]
+
+
+def _seeds_part(seeds: list[int]) -> str:
+    if seeds == list(range(len(seeds))):
+        return f"seeds:{len(seeds)}"
+    return "seed:" + "+".join(map(str, seeds))
+
+
+def task_signature(task: str, version: int, args: dict[str, Any], dataset: dict[str, Any], seeds: list[int] | None) -> str:
+    """What makes a task's numbers comparable across models, sacrebleu style.
+
+    For example ``xlr|k:10|n:1000|src:en|tgt:de|seeds:25|data:ikea@3f2a9c1b0d4e|v:1``.
+    """
+    parts = [task] + [f"{k}:{args[k]}" for k in sorted(args)]
+    parts.append(f"n:{dataset.get('size')}")
+    if seeds is not None:
+        parts.append(_seeds_part(seeds))
+    parts.append(f"data:{dataset.get('loader')}@{_short(dataset.get('revision'))}")
+    return "|".join(parts + [f"v:{version}"])
+
+
+def full_signature(task_sig: str, model: dict[str, Any]) -> str:
+    """The task signature with the model's name, revision and arguments inserted before ``v:``."""
+    head, _, version = task_sig.rpartition("|")
+    model_part = f"model:{model['name']}@{_short(model.get('revision') or 'none')}"
+    if model.get("args"):
+        digest = hashlib.sha256(json.dumps(model["args"], sort_keys=True, default=str).encode()).hexdigest()
+        model_part += f"#args:{digest[:8]}"
+    return f"{head}|{model_part}|{version}"
+
+
+def append_record(folder: str | Path, record: ResultRecord) -> Path:
+    """Validate and append a record to ``<folder>/results.jsonl``."""
+    path = Path(folder) / RESULTS_FILE
+    append_json_line(path, record.to_dict())
+    return path
+
+
+def read_records(path: str | Path) -> tuple[list[ResultRecord], list[BadLine]]:
+    """All valid records of a results file, and the bad lines (reported, never rewritten)."""
+    records: list[ResultRecord] = []
+    problems: list[BadLine] = []
+    try:
+        lines = list(iter_json_lines(path))
+    except OSError as exc:
+        raise HarnessError(f"cannot read results file {path}: {exc.strerror or exc}") from None
+    for item in lines:
+        if isinstance(item, BadLine):
+            problems.append(item)
+            continue
+        number, data = item
+        try:
+            records.append(ResultRecord.from_dict(data))
+        except (SchemaError, TypeError) as exc:
+            problems.append(BadLine(str(path), number, f"does not match the results schema: {exc}"))
+    return records, problems

@@ -1,0 +1,225 @@
+"""``harness.evaluate``: resolve tasks and model, load data, run, and write results."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import provenance
+from harness.cache import Cache
+from harness.cached_model import CachedModel
+from harness.context import RunContext
+from harness.data import DatasetLoader, LoadedData
+from harness.errors import HarnessError, UnknownNameError
+from harness.jsonl import write_json_lines_atomic
+from harness.params import parse_kv
+from harness.progress import Progress
+from harness.registry import Registry, get_registry
+from harness.resolve import build_adapter
+from harness.results import RESULTS_FILE, ResultRecord, append_record, full_signature, read_records, task_signature
+from harness.task import Task, TaskOutput
+
+
+@dataclass
+class Skipped:
+    """A task that ``--resume`` skipped because its signature is already in the results."""
+
+    task: str
+    signature: str
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` becomes ``cuda`` when a CUDA GPU is usable, else ``cpu``."""
+    if device != "auto":
+        return device
+    if not any(Path(p).exists() for p in ("/dev/nvidiactl", "/proc/driver/nvidia")):
+        return "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def split_names(value: str | Sequence[str]) -> list[str]:
+    """``"a,b"`` or ``["a", "b"]`` as a list of stripped, non-empty names."""
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [n.strip() for n in names if n.strip()]
+    if not names:
+        raise HarnessError("no task given")
+    return names
+
+
+def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, Any]) -> list[Task]:
+    """Instantiate the tasks; each receives the arguments it declares, and every argument must fit one."""
+    classes = {name: registry.load("task", name) for name in names}
+    for name, cls in classes.items():
+        if not (isinstance(cls, type) and issubclass(cls, Task)):
+            raise HarnessError(f"task {name!r} is not a Task subclass ({registry.get('task', name).ref})")
+    declared = {param for cls in classes.values() for param in cls.params}
+    for key in task_args:
+        if key not in declared:
+            raise UnknownNameError(
+                "task argument", key, declared, listing=f"the tasks {', '.join(names)} take: {', '.join(sorted(declared)) or 'none'}"
+            )
+    return [cls(name, {k: v for k, v in task_args.items() if k in cls.params}) for name, cls in classes.items()]
+
+
+def load_task_data(registry: Registry, task: Task, data_dir: str | None, images: str | None, limit: int | None) -> LoadedData:
+    """Load a task's dataset through its registered loader, then apply ``--limit``."""
+    loader_class = registry.load("dataset", task.dataset)
+    loader: DatasetLoader = loader_class(task.dataset)
+    args = {k: v for k, v in task.dataset_args().items() if k in loader_class.params}
+    loaded = loader.load(data_dir, args, images_dir=images)
+    if limit is not None:
+        if limit < 1:
+            raise HarnessError(f"--limit must be at least 1, got {limit}")
+        if len(loaded.data) > limit:
+            data = loaded.data
+            loaded.data = data.select(range(limit)) if hasattr(data, "select") else data[:limit]
+    loaded.identity = {"loader": task.dataset, **loaded.identity, "size": len(loaded.data)}
+    return loaded
+
+
+def choose_seeds(task: Task, seeds: int | None, seed: int | None) -> list[int]:
+    """``--seed S`` gives [S]; ``--seeds N`` gives 0..N-1; otherwise the task's default count."""
+    if not task.uses_seeds:
+        return [seed] if seed is not None else [0]
+    if seed is not None:
+        return [seed]
+    count = task.default_seeds if seeds is None else seeds
+    if count < 1:
+        raise HarnessError(f"--seeds must be at least 1, got {count}")
+    return list(range(count))
+
+
+def aggregate(per_seed: list[dict[str, float]]) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, list[float | None]]]:
+    """Mean and sample standard deviation (ddof=1; 0 for one seed) of each metric over seeds.
+
+    A metric undefined for a seed (None or NaN) is recorded as None there and left out of the
+    mean; a metric undefined for every seed has mean None.
+    """
+    names = list(dict.fromkeys(name for values in per_seed for name in values))
+    means: dict[str, float | None] = {}
+    stds: dict[str, float | None] = {}
+    series: dict[str, list[float | None]] = {}
+    for name in names:
+        raw = [values.get(name) for values in per_seed]
+        column = [None if v is None or not math.isfinite(float(v)) else float(v) for v in raw]
+        series[name] = column
+        defined = [v for v in column if v is not None]
+        if not defined:
+            means[name] = stds[name] = None
+            continue
+        mean = sum(defined) / len(defined)
+        means[name] = mean
+        stds[name] = math.sqrt(sum((v - mean) ** 2 for v in defined) / (len(defined) - 1)) if len(defined) > 1 else 0.0
+    return means, stds, series
+
+
+def check_output_folder(output: str | os.PathLike[str]) -> Path:
+    """Create the output folder and make sure results can be appended there, before any work."""
+    folder = Path(output)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / RESULTS_FILE, "a"):
+            pass
+    except OSError as exc:
+        raise HarnessError(f"output folder {str(folder)!r} is not writable: {exc.strerror or exc}") from None
+    return folder
+
+
+def evaluate(
+    tasks: str | Sequence[str],
+    model: str,
+    *,
+    model_args: str | Mapping[str, Any] | None = None,
+    task_args: str | Mapping[str, Any] | None = None,
+    data_dir: str | None = None,
+    images: str | None = None,
+    image_model: str | None = None,
+    image_model_args: str | Mapping[str, Any] | None = None,
+    limit: int | None = None,
+    seeds: int | None = None,
+    seed: int | None = None,
+    batch_size: int = 32,
+    device: str = "auto",
+    output: str | os.PathLike[str] = "results",
+    log_samples: bool = False,
+    resume: bool = False,
+    use_cache: bool = True,
+    progress: Progress | None = None,
+    registry: Registry | None = None,
+) -> list[ResultRecord | Skipped]:
+    """Run tasks on one model and append one results line per task to ``<output>/results.jsonl``.
+
+    Each task's line is written as soon as that task finishes, so an error in a later task
+    loses nothing already computed. Returns the records (and ``Skipped`` for resumed tasks).
+    """
+    registry = registry or get_registry()
+    progress = progress or Progress(enabled=False)
+    task_objects = build_tasks(registry, split_names(tasks), parse_kv(task_args, "--task-args"))
+    if batch_size < 1:
+        raise HarnessError(f"--batch-size must be at least 1, got {batch_size}")
+    folder = check_output_folder(output)
+    device = resolve_device(device)
+    adapter = build_adapter(
+        registry, model, parse_kv(model_args, "--model-args"),
+        {t.name: t.requires for t in task_objects}, device=device, batch_size=batch_size,
+    )
+    cache = Cache() if use_cache else None
+    cached_model = CachedModel(adapter, cache, progress)
+    aux = {"image": (image_model, parse_kv(image_model_args, "--image-model-args"))} if image_model else {}
+    done = {r.signature for r in read_records(folder / RESULTS_FILE)[0]} if resume else set()
+    outcomes: list[ResultRecord | Skipped] = []
+    for task in task_objects:
+        started = datetime.now(timezone.utc)
+        clock = time.perf_counter()
+        loaded = load_task_data(registry, task, data_dir, images, limit)
+        seed_list = choose_seeds(task, seeds, seed)
+        task_sig = task_signature(task.name, task.version, task.args, loaded.identity, seed_list if task.uses_seeds else None)
+        signature = full_signature(task_sig, cached_model.identity.as_dict())
+        if signature in done:
+            outcomes.append(Skipped(task.name, signature))
+            continue
+        ctx = RunContext(seed_list, batch_size, device, progress, cache, aux)
+        result = task.evaluate(loaded.data, cached_model, ctx)
+        if len(result.per_seed) != len(seed_list):
+            raise HarnessError(f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(seed_list)} seeds")
+        samples_file = _write_samples(folder, task.name, signature, result) if log_samples else None
+        record = _record(task, cached_model, loaded, seed_list, result, task_sig, signature, samples_file,
+                         {"limit": limit, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
+                          "image_model": image_model, "use_cache": use_cache},
+                         started, time.perf_counter() - clock)
+        append_record(folder, record)
+        outcomes.append(record)
+    return outcomes
+
+
+def _record(task: Task, model: CachedModel, loaded: LoadedData, seeds: list[int], result: TaskOutput, task_sig: str,
+            signature: str, samples_file: str | None, run: dict[str, Any], started: datetime, wall: float) -> ResultRecord:
+    means, stds, series = aggregate(result.per_seed)
+    if task.main_metric not in means:
+        raise HarnessError(f"task {task.name!r} did not report its main metric {task.main_metric!r}")
+    return ResultRecord(
+        task=task.name, task_version=task.version, task_args=dict(task.args), main_metric=task.main_metric,
+        metrics=means, metrics_std=stds, per_seed=series, seeds=seeds,
+        model=model.identity.as_dict(), dataset=dict(loaded.identity), run=run,
+        signature=signature, task_signature=task_sig,
+        harness={"version": provenance.harness_version(), "git": provenance.harness_git()},
+        environment=provenance.library_versions(), hardware=provenance.hardware(run["device"]),
+        started=started.isoformat(timespec="seconds"), wall_seconds=round(wall, 3),
+        samples_file=samples_file, extra=result.extra,
+    )
+
+
+def _write_samples(folder: Path, task: str, signature: str, result: TaskOutput) -> str:
+    name = f"samples_{task}_{hashlib.sha256(signature.encode()).hexdigest()[:12]}.jsonl"
+    rows = [{"signature": signature, **sample} for sample in result.samples]
+    write_json_lines_atomic(folder / name, rows)
+    return name

@@ -1,0 +1,41 @@
+"""The table printed at the end of a run: rich on a terminal, tab-separated lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.results import RESULTS_FILE, ResultRecord
+
+
+def _format(value: float | None, std: float | None, seeds: int) -> str:
+    if value is None:
+        return "undefined"
+    return f"{value:.4f} ± {std:.4f}" if seeds > 1 and std is not None else f"{value:.4f}"
+
+
+def print_summary(records: Sequence[ResultRecord], output: str | Path) -> None:
+    """One row per (task, metric) with mean ± std over seeds, n, seeds and wall time."""
+    rows = [
+        (r.task, metric + (" *" if metric == r.main_metric else ""), _format(value, r.metrics_std.get(metric), len(r.seeds)),
+         str(r.dataset.get("size")), str(len(r.seeds)), f"{r.wall_seconds:.1f}s")
+        for r in records
+        for metric, value in r.metrics.items()
+    ]
+    if not rows:
+        return
+    header = ("task", "metric", "value", "n", "seeds", "time")
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(*header, title=f"model: {records[0].model['name']}" if records else None)
+        for row in rows:
+            table.add_row(*row)
+        Console().print(table)
+    else:
+        for row in [header, *rows]:
+            print("\t".join(row))
+    if records:
+        print(f"results: {Path(output) / RESULTS_FILE} (* = main metric)", file=sys.stderr)

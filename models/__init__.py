@@ -1,0 +1,1 @@
+"""Built-in model adapters of xling-harness (installed as ``harness_models``)."""

@@ -1,0 +1,1 @@
+"""Built-in plugin: Hugging Face text and image encoders."""

@@ -1,0 +1,1 @@
+"""Built-in plugin: BERT-style layer-k token embedders."""

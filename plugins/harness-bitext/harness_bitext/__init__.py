@@ -1,0 +1,1 @@
+"""harness-bitext: an example third-party plugin package for xling-harness."""

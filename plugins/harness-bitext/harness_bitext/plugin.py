@@ -1,0 +1,21 @@
+"""Registrations only: no heavy imports here, so `harness list` stays fast."""
+
+from harness.hookspecs import hookimpl
+
+
+@hookimpl
+def register_tasks(register):
+    register(
+        "bitext_mining",
+        "harness_bitext.mining:BitextMining",
+        "Nearest-neighbour translation retrieval accuracy, cosine and margin-based (xsim).",
+    )
+
+
+@hookimpl
+def register_models(register):
+    register(
+        "tfidf-char",
+        "harness_bitext.tfidf:CharTfidfEncoder",
+        "Character n-gram TF-IDF text encoder (scikit-learn), IDF fitted per language side.",
+    )

@@ -1,0 +1,1 @@
+"""Built-in task plugins of xling-harness (installed as ``harness_tasks``)."""

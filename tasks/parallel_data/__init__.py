@@ -1,0 +1,12 @@
+"""Built-in plugin: parallel-text datasets shared by the task families (Multi30K layout)."""
+
+from harness.hookspecs import hookimpl
+
+
+@hookimpl
+def register_datasets(register):
+    register(
+        "multi30k",
+        "harness_tasks.parallel_data.multi30k:Multi30kLoader",
+        "Multi30K task 1: line-aligned captions in en/de/fr/cs (<split>.<lang>, <split>.images.txt).",
+    )

@@ -1,0 +1,69 @@
+"""The Multi30K loader: the raw ``<split>.<lang>`` layout, or a Hub / save_to_disk dataset.
+
+Schema (``datasets.Dataset``): ``id`` (string, the 1-based line number in the raw layout),
+``text_<src>`` and ``text_<tgt>`` (strings), and ``image_file`` (string) when the layout has
+``<split>.images.txt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.data import (
+    DatasetLoader,
+    LoadedData,
+    check_nonempty,
+    files_revision,
+    load_hf_dataset,
+    read_aligned,
+    require_columns,
+    require_folder,
+    uses_hf_dataset,
+)
+from harness.errors import DataError, HarnessError
+from harness.params import Param
+
+
+class Multi30kLoader(DatasetLoader):
+    """Multi30K (or any folder in its layout): one caption per line, one file per language."""
+
+    params = {
+        "src": Param("en", "source language code"),
+        "tgt": Param("de", "target language code"),
+        "split": Param("test_2016_flickr", "split file prefix, e.g. test_2016_flickr or val"),
+    }
+    schema = "id: string, text_<src>: string, text_<tgt>: string, image_file: string (optional)"
+
+    def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
+        """Read and validate one split for the pair (src, tgt)."""
+        if source is None:
+            raise HarnessError("dataset 'multi30k' needs --data-dir: a folder with <split>.<lang> files, a save_to_disk folder or a Hub id")
+        src, tgt, split = args["src"], args["tgt"], args["split"]
+        if src == tgt:
+            raise HarnessError(f"src and tgt are both {src!r}: give two different languages")
+        columns = [f"text_{src}", f"text_{tgt}"]
+        if uses_hf_dataset(source):
+            loaded = load_hf_dataset(source, split)
+            require_columns(source, loaded.data, ["id", *columns])
+            for column in columns:
+                check_nonempty(source, column, loaded.data[column])
+            return loaded
+        folder = require_folder(source)
+        files = {columns[0]: folder / f"{split}.{src}", columns[1]: folder / f"{split}.{tgt}"}
+        for path in files.values():
+            if not path.is_file():
+                available = sorted({p.suffix.lstrip(".") for p in folder.glob(f"{split}.*")} - {"txt"})
+                raise DataError(str(path), f"not found (languages of split {split!r} here: {', '.join(available) or 'none'})")
+        image_list = folder / f"{split}.images.txt"
+        if image_list.is_file():
+            files["image_file"] = image_list
+        texts = read_aligned(files)
+        for column in columns:
+            check_nonempty(str(files[column]), column, texts[column])
+        import datasets
+
+        rows = {"id": [str(i) for i in range(1, len(texts[columns[0]]) + 1)], **texts}
+        identity = {"source": str(folder), "revision": files_revision(list(files.values())), "split": split}
+        return LoadedData(datasets.Dataset.from_dict(rows), identity)

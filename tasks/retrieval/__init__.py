@@ -1,0 +1,1 @@
+"""Built-in plugin: image-pivoted cross-lingual retrieval (xlr, backretrieval, corr) and its data."""
