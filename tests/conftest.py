@@ -1,0 +1,41 @@
+"""Shared fixtures: an isolated cache per test session, the real data folder, tiny models."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Never touch the user's cache: every test session gets its own."""
+    folder = tmp_path_factory.mktemp("harness-cache")
+    previous = os.environ.get("HARNESS_CACHE_DIR")
+    os.environ["HARNESS_CACHE_DIR"] = str(folder)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    yield folder
+    if previous is None:
+        os.environ.pop("HARNESS_CACHE_DIR", None)
+    else:
+        os.environ["HARNESS_CACHE_DIR"] = previous
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch) -> Path:
+    """A cache folder of this test's own (for tests that count model calls)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(folder))
+    return folder
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test with the reason when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} is absent (see ../shared/data/README.md)")
+    return path
