@@ -32,7 +32,7 @@ def append_json_line(path: str | os.PathLike[str], obj: Any) -> None:
     without a newline, a newline is written first so the new line stays intact.
     """
     data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size

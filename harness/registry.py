@@ -164,7 +164,7 @@ def _collect(registry: Registry, manager: pluggy.PluginManager, kind: str, impl:
             for name in names:
                 registry.entries[other_kind].pop(name, None)
         manager.unregister(name=plugin)
-        _plugin_failed(registry, plugin, info.package, info.version, f"failed in {impl.name}", exc)
+        _plugin_failed(registry, plugin, info.package, info.version, f"failed in {impl.function.__name__}", exc)
         return
     for registration in found:
         registry.add(registration)

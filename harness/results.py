@@ -94,7 +94,7 @@ def _check(value: Any, hint: Any, where: str) -> None:
                 return _check(value, option, where)
             except SchemaError as exc:
                 errors.append(exc)
-        raise errors[-1]
+        raise errors[0]
     if hint is type(None):
         if value is not None:
             raise SchemaError(f"field {where!r}: expected null, got {type(value).__name__}")

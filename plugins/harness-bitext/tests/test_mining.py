@@ -1,0 +1,56 @@
+"""bitext_mining and tfidf-char, by hand and end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import harness
+from harness_bitext.mining import mine, tie_aware_hits
+from harness_bitext.tfidf import CharTfidfEncoder
+
+
+def test_cosine_and_margin_by_hand():
+    src = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    tgt = np.array([[1.0, 0.0], [0.0, 1.0], [0.8, 0.6]])
+    # cos(src, tgt) = [[1, 0, .8], [.6, .8, .96], [0, 1, .6]]: src1's nearest is tgt2, not tgt1.
+    hits = mine(src, tgt, k=1)
+    assert hits["cosine"].tolist() == [1.0, 0.0, 0.0]
+    # k=1: density of src = [1, .96, 1], of tgt = [1, 1, .96];
+    # margin(src1, tgt1) = .8 / ((.96 + 1) / 2) = .816 < margin(src1, tgt2) = .96 / .96 = 1.
+    assert hits["margin"].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_ties_count_their_expected_value():
+    scores = np.array([[0.5, 0.5, 0.1], [0.2, 0.9, 0.9], [0.3, 0.3, 0.3]])
+    assert tie_aware_hits(scores, np.array([0, 0, 2])).tolist() == [0.5, 0.0, pytest.approx(1 / 3)]
+
+
+def test_duplicate_texts_tie_instead_of_winning():
+    src = np.array([[1.0, 0.0], [1.0, 0.0]])  # two identical sources and targets
+    hits = mine(src, src.copy(), k=1)
+    assert hits["cosine"].tolist() == [0.5, 0.5]
+
+
+def test_empty_input():
+    hits = mine(np.zeros((0, 3)), np.zeros((0, 3)))
+    assert hits["cosine"].size == 0
+
+
+def test_tfidf_vectors_are_normalised_and_lexical():
+    encoder = CharTfidfEncoder("tfidf-char")
+    vectors = encoder.encode_texts(["the red house", "the red house", "a blue car", ""])
+    assert np.allclose(np.linalg.norm(vectors[:3], axis=1), 1.0) and not vectors[3].any()
+    assert vectors[0] @ vectors[1] == pytest.approx(1.0) and vectors[0] @ vectors[2] < 0.5
+
+
+def test_end_to_end_on_a_tiny_corpus(tmp_path):
+    en = ["the red house", "a blue car", "two green trees", "an old man"]
+    fr = ["la maison rouge", "une voiture bleue", "deux arbres verts", "un vieil homme"]
+    for lang, lines in (("en", en), ("fr", en)):
+        (tmp_path / f"test_2016_flickr.{lang}").write_text("\n".join(lines) + "\n")
+    (record,) = harness.evaluate("bitext_mining", "tfidf-char", data_dir=str(tmp_path), task_args="src=en,tgt=fr", output=tmp_path / "out")
+    assert record.metrics["accuracy"] == 1.0 and record.metrics["xsim"] == 0.0  # identical sides
+    (tmp_path / "test_2016_flickr.fr").write_text("\n".join(fr) + "\n")
+    (record,) = harness.evaluate("bitext_mining", "tfidf-char", data_dir=str(tmp_path), task_args="src=en,tgt=fr", output=tmp_path / "out")
+    assert 0.0 <= record.metrics["accuracy"] <= 1.0 and record.dataset["size"] == 4

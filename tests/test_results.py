@@ -1,0 +1,106 @@
+"""The results schema, atomic appends, and reading files with bad lines."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.jsonl import append_json_line
+from harness.results import ResultRecord, SchemaError, full_signature, read_records, task_signature, validate
+
+
+def record_dict(**overrides):
+    data = {
+        "task": "t", "task_version": 1, "task_args": {"k": 10}, "main_metric": "m",
+        "metrics": {"m": 0.5}, "metrics_std": {"m": 0.0}, "per_seed": {"m": [0.5]}, "seeds": [0],
+        "model": {"name": "x"}, "dataset": {"size": 3}, "run": {}, "signature": "t|v:1", "task_signature": "t|v:1",
+        "harness": {}, "environment": {}, "hardware": {}, "started": "2026-01-01T00:00:00+00:00", "wall_seconds": 1.5,
+    }
+    data.update(overrides)
+    return data
+
+
+def test_valid_record_round_trips():
+    record = ResultRecord.from_dict(record_dict())
+    assert record.to_dict()["metrics"] == {"m": 0.5} and record.schema_version == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"metrics": {"m": "high"}}, "field 'metrics.m': expected a finite number"),
+        ({"metrics": {"m": float("inf")}}, "field 'metrics.m': expected a finite number"),
+        ({"seeds": [0, "1"]}, "field 'seeds[1]': expected an integer"),
+        ({"task_version": True}, "field 'task_version': expected an integer"),
+        ({"bogus": 1}, "unknown field 'bogus'"),
+        ({"schema_version": 99}, "newer than this harness reads"),
+    ],
+)
+def test_schema_errors_name_the_field(overrides, message):
+    with pytest.raises(SchemaError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        validate(record_dict(**overrides))
+
+
+def test_missing_field_and_undefined_metric():
+    data = record_dict()
+    del data["task"]
+    with pytest.raises(SchemaError, match="missing field 'task'"):
+        validate(data)
+    validate(record_dict(metrics={"m": None}))  # undefined metrics are null, allowed
+
+
+def test_corrupt_lines_are_reported_and_the_rest_read(tmp_path):
+    path = tmp_path / "results.jsonl"
+    good = json.dumps(record_dict())
+    path.write_text(f"{good}\n{{not json\n{json.dumps(record_dict(metrics={'m': 'x'}))}\n\n{good}\n")
+    before = path.read_bytes()
+    records, problems = read_records(path)
+    assert len(records) == 2
+    assert [(p.line, p.reason.split(":")[0]) for p in problems] == [(2, "not valid JSON"), (3, "does not match the results schema")]
+    assert str(problems[0]).startswith(f"{path}, line 2: ")
+    assert path.read_bytes() == before  # nothing rewritten
+
+
+def test_append_after_a_torn_line_keeps_the_new_line_whole(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(record_dict()) + "\n" + '{"task": "tor')
+    append_json_line(path, record_dict(task="after"))
+    records, problems = read_records(path)
+    assert [r.task for r in records] == ["t", "after"]
+    assert len(problems) == 1 and problems[0].line == 2 and "not valid JSON" in problems[0].reason
+
+
+def test_kill_minus_nine_never_tears_a_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    (tmp_path / "big.json").write_text(json.dumps(record_dict(extra={"blob": "x" * 200_000})))
+    code = (
+        "import json, sys; from harness.jsonl import append_json_line\n"
+        f"obj = json.load(open({str(tmp_path / 'big.json')!r}))\n"
+        "print('ready', flush=True)\n"
+        f"while True: append_json_line({str(path)!r}, obj)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    assert process.stdout.readline().strip() == b"ready"
+    time.sleep(0.5)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    records, problems = read_records(path)
+    assert problems == [] and len(records) > 0
+    assert path.read_bytes().endswith(b"\n")
+
+
+def test_signatures():
+    sig = task_signature("xlr", 2, {"k": 10, "src": "en"}, {"loader": "ikea", "size": 1000, "revision": "sha256:abcdef0123456789"}, list(range(25)))
+    assert sig == "xlr|k:10|src:en|n:1000|seeds:25|data:ikea@abcdef012345|v:2"
+    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, [3, 4]) == "t|n:5|seed:3+4|data:d@r|v:1"
+    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, None) == "t|n:5|data:d@r|v:1"
+    full = full_signature(sig, {"name": "labse", "revision": "0123456789abcdef0", "args": {}})
+    assert full == "xlr|k:10|src:en|n:1000|seeds:25|data:ikea@abcdef012345|model:labse@0123456789ab|v:2"
+    with_args = full_signature(sig, {"name": "labse", "revision": "r", "args": {"pooling": "cls"}})
+    other_args = full_signature(sig, {"name": "labse", "revision": "r", "args": {"pooling": "mean"}})
+    assert "#args:" in with_args and with_args != other_args
