@@ -108,7 +108,8 @@ def uses_hf_dataset(source: str) -> bool:
 def is_saved_dataset(path: str | os.PathLike[str]) -> bool:
     """True for a folder written by ``Dataset.save_to_disk``."""
     folder = Path(path)
-    return (folder / "dataset_info.json").is_file() and (folder / "state.json").is_file()
+    single = (folder / "dataset_info.json").is_file() and (folder / "state.json").is_file()
+    return single or (folder / "dataset_dict.json").is_file()
 
 
 def load_hf_dataset(source: str, split: str, revision: str | None = None) -> LoadedData:
