@@ -37,6 +37,16 @@ def test_plugin_is_listed(installed_plugin):
     assert plugins["bitext"]["tasks"] == ["bitext_mining"] and plugins["bitext"]["models"] == ["tfidf-char"]
 
 
+def test_the_plugins_own_test_suite_passes(installed_plugin):
+    """The plugin's tests, run as its own package's CI would run them."""
+    suite = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "plugins" / "harness-bitext" / "tests")],
+        capture_output=True, text=True, cwd=REPO / "plugins" / "harness-bitext",
+    )
+    assert suite.returncode == 0, suite.stdout[-3000:]
+    assert " passed" in suite.stdout.splitlines()[-1]
+
+
 def test_disabling_the_plugin(installed_plugin):
     listing = cli("list", "tasks", env={"HARNESS_DISABLE_PLUGINS": "bitext"})
     assert listing.returncode == 0 and "bitext_mining" not in listing.stdout
