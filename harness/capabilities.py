@@ -39,11 +39,23 @@ class TokenEmbeddings:
 
 
 @dataclass(frozen=True)
+class MixedImage:
+    """A pixel-space mixup of PIL images (for example the 50/50 mix of a CoMMuTE pair).
+
+    A scorer resizes and center-crops every image exactly as it prepares one image for its
+    vision model, then averages the pixel arrays with ``weights`` (which sum to 1).
+    """
+
+    images: tuple[Any, ...]
+    weights: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class ScoreRequest:
     """One target sentence to score given a source and optionally an image.
 
-    ``image`` is whatever the scorer accepts: a PIL image, a precomputed feature vector, or
-    ``None`` for text-only scoring. ``image_key`` is a stable content identity of the image
+    ``image`` is whatever the scorer accepts: a PIL image, a precomputed feature vector, a
+    ``MixedImage``, or ``None`` for text-only scoring. ``image_key`` is a stable content identity of the image
     (for example its SHA-256), used by the cache; it must be set when ``image`` is not None.
     """
 
