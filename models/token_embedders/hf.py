@@ -1,0 +1,109 @@
+"""Any Hugging Face encoder as a token embedder: the vectors of layer L, special tokens removed.
+
+Layer indexing follows ``output_hidden_states``: layer 0 is the embedding output
+(``hidden_states[0]``) and layer L the output of the L-th transformer layer
+(``hidden_states[L]``); ``mbert-l9`` is ``hidden_states[9]`` of bert-base-multilingual-cased.
+The model is built with ``num_hidden_layers=L``, so the layers above L are neither loaded nor
+computed. Texts are tokenized as the tokenizer does (subword units), truncated at the
+model's maximum length, length-sorted and batched; the units the tokenizer marks as special
+([CLS], [SEP], <s>, </s>, ...) are dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.capabilities import Capability, TokenEmbeddings
+from harness.errors import HarnessError
+from harness.model import ModelAdapter, ModelIdentity, source_revision
+from harness.params import Param
+
+
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report and progress bars (a truncated model leaves weights unused)."""
+    from transformers.utils import logging
+
+    verbosity, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if bars:
+            logging.enable_progress_bar()
+
+
+class HFTokenEmbedder(ModelAdapter):
+    """Layer-L contextual token vectors of a Hugging Face encoder (BERT, XLM-R, DistilBERT, ...)."""
+
+    capabilities = frozenset({Capability.TOKEN_EMBEDDER})
+    params = {
+        "pretrained": Param(None, "Hub id or local folder of the encoder", str),
+        "revision": Param(None, "Hub revision (branch, tag or commit)", str),
+        "layer": Param(9, "hidden_states index: 0 is the embedding output, L the L-th layer's output"),
+    }
+
+    def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
+        super().__init__(name, args, **kwargs)
+        if not self.args["pretrained"]:
+            raise HarnessError(f"model {name!r}: give a Hub id or folder (pretrained=...)")
+        if self.args["layer"] < 0:
+            raise HarnessError(f"model {name!r}: layer must be 0 or more, got {self.args['layer']}")
+        self._revision = source_revision(self.args["pretrained"], self.args["revision"])
+
+    def identity(self) -> ModelIdentity:
+        """Source, resolved revision and layer (in the arguments)."""
+        return ModelIdentity(self.name, self.adapter_name, self.args["pretrained"], self._revision, self.args, "float32")
+
+    def load(self) -> None:
+        """Load the tokenizer and the encoder truncated to ``layer`` layers."""
+        from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+        source, revision, layer = self.args["pretrained"], self.args["revision"], self.args["layer"]
+        try:
+            with quiet_transformers():
+                config = AutoConfig.from_pretrained(source, revision=revision)
+                depth = getattr(config, "num_hidden_layers", None)
+                if depth is None:
+                    raise HarnessError(f"model {self.name!r}: {source} has no num_hidden_layers in its config")
+                if layer > depth:
+                    raise HarnessError(f"model {self.name!r}: layer {layer} does not exist, {source} has {depth} layers")
+                self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
+                self.model = AutoModel.from_pretrained(source, revision=revision, num_hidden_layers=layer)
+        except OSError as exc:
+            raise HarnessError(f"model {self.name!r}: cannot load {source!r}: {exc}") from None
+        self.model.to(self.device).eval()
+        limits = [self.tokenizer.model_max_length, getattr(config, "max_position_embeddings", None)]
+        self.max_length = min(int(v) for v in limits if v is not None)
+
+    def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
+        """Tokens and layer vectors of each text, in input order (``lang`` is not used)."""
+        import torch
+
+        self.ensure_loaded()
+        encoded = self.tokenizer(
+            list(texts), truncation=True, max_length=self.max_length, return_special_tokens_mask=True
+        )
+        order = sorted(range(len(texts)), key=lambda i: len(encoded["input_ids"][i]), reverse=True)
+        results: list[TokenEmbeddings | None] = [None] * len(texts)
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start : start + self.batch_size]
+                features = [{k: encoded[k][i] for k in encoded if k != "special_tokens_mask"} for i in batch]
+                inputs = self.tokenizer.pad(features, return_tensors="pt").to(self.device)
+                outputs = self.model(**inputs, output_hidden_states=True)
+                # with no layer at all, hidden_states is empty and the embedding output is last_hidden_state
+                states = outputs.hidden_states[self.args["layer"]] if outputs.hidden_states else outputs.last_hidden_state
+                states, mask = states.float().cpu().numpy(), inputs["attention_mask"].cpu().numpy()
+                for row, i in enumerate(batch):
+                    keep = [p for p, special in enumerate(encoded["special_tokens_mask"][i]) if not special]
+                    positions = np.flatnonzero(mask[row])[keep]  # either padding side
+                    ids = [encoded["input_ids"][i][p] for p in keep]
+                    results[i] = TokenEmbeddings(self.tokenizer.convert_ids_to_tokens(ids), states[row, positions])
+        return results  # type: ignore[return-value]

@@ -1,0 +1,68 @@
+"""Ranking and correlation metrics: ROC AUC, mean F-beta over all cut-offs, Pearson, Spearman.
+
+Pairs are ranked by score, highest first; label 1 marks a good pair (the positive class).
+
+- ROC AUC: the probability that a random good pair scores above a random bad one, ties
+  counting 1/2 (the Mann-Whitney U statistic divided by n_good * n_bad).
+- Mean F-beta: for every cut-off k = 1..N, the top k pairs are kept as good; with TP_k the
+  good pairs among them and G the number of good pairs, F_beta(k) = (1 + b^2) TP_k / (b^2 G + k)
+  (precision TP_k / k, recall TP_k / G). The metric is the mean of F_beta(k) over the N
+  cut-offs. Within a run of tied scores the order is undefined, so TP_k is its expectation
+  under a random order of the run; as F_beta(k) is linear in TP_k, the result is exactly the
+  expected mean F-beta under random tie-breaking: ties never favour the model.
+
+Undefined values (no good or no bad pair for AUC, no good pair for F, fewer than two pairs or
+a constant input for correlations) are None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
+
+def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+    """ROC AUC of ``scores`` for ``labels`` (1 = good), ties counting 1/2."""
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
+    good, bad = scores[labels == 1], scores[labels == 0]
+    if len(good) == 0 or len(bad) == 0:
+        return None
+    u = stats.mannwhitneyu(good, bad, alternative="two-sided", method="asymptotic").statistic
+    return float(u / (len(good) * len(bad)))
+
+
+def mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> float | None:
+    """Mean F-beta over all cut-offs of the ranked list, expected under random tie-breaking."""
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    n, positives = len(scores), labels.sum()
+    if n == 0 or positives == 0:
+        return None
+    order = np.argsort(-scores, kind="stable")
+    ranked_scores, ranked_labels = scores[order], labels[order]
+    starts = np.flatnonzero(np.r_[True, ranked_scores[1:] != ranked_scores[:-1]])
+    ends = np.r_[starts[1:], n]
+    group_good = np.add.reduceat(ranked_labels, starts)
+    good_before = np.r_[0.0, np.cumsum(group_good)[:-1]]
+    group = np.repeat(np.arange(len(starts)), ends - starts)
+    k = np.arange(1, n + 1, dtype=np.float64)
+    true_positives = good_before[group] + (k - starts[group]) * group_good[group] / (ends - starts)[group]
+    b2 = beta * beta
+    return float(np.mean((1 + b2) * true_positives / (b2 * positives + k)))
+
+
+def _varies(values: np.ndarray) -> bool:
+    return len(values) >= 2 and bool(np.ptp(values) > 0)
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson's r, or None when undefined."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    return float(stats.pearsonr(x, y).statistic) if _varies(x) and _varies(y) else None
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rho (ties get average ranks), or None when undefined."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    return float(stats.spearmanr(x, y).statistic) if _varies(x) and _varies(y) else None
