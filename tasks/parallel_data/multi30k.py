@@ -2,7 +2,8 @@
 
 Schema (``datasets.Dataset``): ``id`` (string, the 1-based line number in the raw layout),
 ``text_<src>`` and ``text_<tgt>`` (strings), and ``image_file`` (string) when the layout has
-``<split>.images.txt``.
+``<split>.images.txt``. With ``--images DIR`` (the Flickr30k images, which Multi30K does not
+ship) every listed file is checked and an ``image`` column (``datasets.Image``) is added.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from harness.data import (
     uses_hf_dataset,
 )
 from harness.errors import DataError, HarnessError
-from harness.params import Param
+from harness.params import Param, resolve_params
+from harness_tasks.parallel_data.images import attach_images, combined_revision
 
 
 class Multi30kLoader(DatasetLoader):
@@ -34,10 +36,19 @@ class Multi30kLoader(DatasetLoader):
         "tgt": Param("de", "target language code"),
         "split": Param("test_2016_flickr", "split file prefix, e.g. test_2016_flickr or val"),
     }
-    schema = "id: string, text_<src>: string, text_<tgt>: string, image_file: string (optional)"
+    schema = "id: string, text_<src>: string, text_<tgt>: string, image_file: string (optional), image: Image (with --images)"
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
-        """Read and validate one split for the pair (src, tgt)."""
+        """Read and validate one split for the pair (src, tgt), with its images when ``images_dir`` is given."""
+        loaded = self._load_texts(source, resolve_params(self.params, args, f"dataset {self.name!r}"))
+        if images_dir is not None and "image" not in loaded.data.column_names:
+            listed_in = loaded.identity.get("image_list", str(source))
+            loaded.data, images_revision = attach_images(loaded.data, images_dir, listed_in)
+            loaded.identity.update(images=str(images_dir), images_revision=images_revision)
+            loaded.identity["revision"] = combined_revision(loaded.identity["revision"], images_revision)
+        return loaded
+
+    def _load_texts(self, source: str | None, args: Mapping[str, Any]) -> LoadedData:
         if source is None:
             raise HarnessError("dataset 'multi30k' needs --data-dir: a folder with <split>.<lang> files, a save_to_disk folder or a Hub id")
         src, tgt, split = args["src"], args["tgt"], args["split"]
@@ -66,4 +77,6 @@ class Multi30kLoader(DatasetLoader):
 
         rows = {"id": [str(i) for i in range(1, len(texts[columns[0]]) + 1)], **texts}
         identity = {"source": str(folder), "revision": files_revision(list(files.values())), "split": split}
+        if "image_file" in files:
+            identity["image_list"] = str(image_list)
         return LoadedData(datasets.Dataset.from_dict(rows), identity)

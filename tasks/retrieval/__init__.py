@@ -1,1 +1,30 @@
-"""Built-in plugin: image-pivoted cross-lingual retrieval (xlr, backretrieval, corr) and its data."""
+"""Built-in plugin: image-pivoted cross-lingual retrieval (xlr, backretrieval, corr), its data and ``harness meta``.
+
+Registrations only: the modules they name are imported when used, so ``harness list`` stays fast.
+"""
+
+from harness.hookspecs import hookimpl
+
+
+@hookimpl
+def register_tasks(register):
+    register("xlr", "harness_tasks.retrieval.tasks:Xlr",
+             "Cross-lingual retrieval Recall@k (also MRR, median rank) of source texts among their sample's targets.")
+    register("backretrieval", "harness_tasks.retrieval.tasks:BackRetrieval",
+             "BackRetrieval Recall@k: text retrieval into disjoint targets, image retrieval back (no parallel data).")
+    register("corr", "harness_tasks.retrieval.tasks:Corr",
+             "Spearman correlation of text and image cosine distances over source x target pairs (baseline).")
+
+
+@hookimpl
+def register_datasets(register):
+    register("ikea", "harness_tasks.retrieval.ikea:IkeaLoader",
+             "IKEA product descriptions (en-de, en-fr; test, val, test+val) with 2048-d image features.")
+    register("image-text", "harness_tasks.retrieval.hf_dataset:ImageTextLoader",
+             "Any Hub or save_to_disk bilingual image-text dataset, columns mapped to the retrieval schema.")
+
+
+@hookimpl
+def register_commands(register):
+    register("meta", "harness_tasks.retrieval.meta:COMMAND",
+             "Meta-evaluation: correlate BackRetrieval and CORR with XLR across models (table, JSON, scatter plot).")

@@ -1,0 +1,135 @@
+"""``hf-text-encoder``: any Hugging Face ``AutoModel`` + tokenizer as a sentence encoder.
+
+Texts are tokenized once (truncated to ``max_length``), sorted by token count and encoded in
+batches of ``--batch-size`` under ``torch.inference_mode()``; vectors come back in input
+order. Pooling of the last hidden states:
+
+- ``cls``: the first token's vector;
+- ``mean``: the mean over real tokens (padding masked out);
+- ``max``: the per-dimension maximum over real tokens;
+- ``pooler``: the model's own pooler output (BERT: tanh(W h_cls + b)).
+
+A sentence-transformers folder or Hub repository is read through its ``modules.json``:
+its pooling (unless ``pooling=`` is given), Dense layers, normalisation, maximum sequence length
+and lower-casing are applied as sentence-transformers would. ``normalize`` (default true)
+L2-normalises the vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.capabilities import Capability
+from harness.errors import HarnessError
+from harness.model import ModelAdapter, ModelIdentity, source_revision
+from harness.params import Param
+from harness_models.encoders.batching import length_sorted_batches, run_batches
+from harness_models.encoders.sentence_transformers_config import load_dense, read_config
+
+POOLINGS = ("cls", "mean", "max", "pooler")
+DEFAULT_MAX_LENGTH = 512
+# These models number positions from padding_idx + 1, so two position embeddings are not usable.
+_POSITION_OFFSET = {"roberta": 2, "xlm-roberta": 2, "camembert": 2, "longformer": 2}
+
+
+def pretrained_source(name: str, args: dict[str, Any]) -> str:
+    """The ``pretrained`` argument, or an error saying how to give it."""
+    if not args.get("pretrained"):
+        raise HarnessError(f"model {name!r} needs a Hub id or folder: --model ID_OR_FOLDER or --model-args pretrained=...")
+    return str(args["pretrained"])
+
+
+def hf_identity(adapter: ModelAdapter) -> ModelIdentity:
+    """Identity of a Hugging Face model adapter: source, resolved revision (or content hash) and arguments."""
+    source = pretrained_source(adapter.name, adapter.args)
+    return ModelIdentity(adapter.name, adapter.adapter_name, source, source_revision(source, adapter.args.get("revision")),
+                         dict(adapter.args), "float32")
+
+
+class HFTextEncoder(ModelAdapter):
+    """A Hugging Face encoder (BERT, XLM-R, DistilBERT, LaBSE, sentence-transformers, ...) pooled to one vector per text."""
+
+    capabilities = frozenset({Capability.TEXT_ENCODER})
+    params = {
+        "pretrained": Param(None, "Hub id or local folder", str),
+        "revision": Param(None, "Hub revision (branch, tag or commit)", str),
+        "pooling": Param(None, "cls, mean, max or pooler (default: the sentence-transformers config, else mean)", str,
+                         choices=(None, *POOLINGS)),
+        "normalize": Param(True, "L2-normalise the vectors"),
+        "max_length": Param(None, "longest input in tokens (default: the sentence-transformers setting, else 512; "
+                                  "never beyond the model's limit)", int),
+    }
+
+    def identity(self) -> ModelIdentity:
+        """Source, revision and arguments (no weights are loaded)."""
+        return hf_identity(self)
+
+    def load(self) -> None:
+        """Load tokenizer, model and (for sentence-transformers folders) the extra modules."""
+        from transformers import AutoModel, AutoTokenizer
+
+        source, revision = pretrained_source(self.name, self.args), self.args["revision"]
+        st = read_config(source, revision)
+        subfolder = {"subfolder": st.transformer_path} if st is not None and st.transformer_path else {}
+        self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder)
+        self.model = AutoModel.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder).to(self.device).eval()
+        self.pooling = self.args["pooling"] or (st.pooling if st is not None and st.pooling else "mean")
+        self.dense = [load_dense(source, path, revision).to(self.device).eval() for path in (st.dense_paths if st else [])]
+        self.lowercase = bool(st and st.do_lower_case)
+        requested = self.args["max_length"] or (st.max_seq_length if st and st.max_seq_length else DEFAULT_MAX_LENGTH)
+        self.max_length = min(requested, self._model_limit())
+        if self.pooling == "pooler" and getattr(self.model, "pooler", None) is None:
+            raise HarnessError(f"model {self.name!r} has no pooler layer: use --model-args pooling=cls or pooling=mean")
+
+    def _model_limit(self) -> int:
+        limits = []
+        if 0 < getattr(self.tokenizer, "model_max_length", 0) < 1_000_000:
+            limits.append(int(self.tokenizer.model_max_length))
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        if positions:
+            limits.append(int(positions) - _POSITION_OFFSET.get(self.model.config.model_type, 0))
+        return min(limits) if limits else DEFAULT_MAX_LENGTH
+
+    def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
+        """One vector per text, in input order."""
+        self.ensure_loaded()
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        inputs = [t.lower() for t in texts] if self.lowercase else list(texts)
+        encoded = self.tokenizer(inputs, truncation=True, max_length=self.max_length, padding=False)["input_ids"]
+        batches = length_sorted_batches([len(ids) for ids in encoded], self.batch_size)
+        return run_batches(len(texts), batches, lambda indices: self._encode_batch([encoded[i] for i in indices]))
+
+    def _encode_batch(self, token_ids: list[list[int]]) -> Any:
+        import torch
+
+        width = max(len(ids) for ids in token_ids)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        input_ids = torch.full((len(token_ids), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(token_ids), width), dtype=torch.long)
+        for row, ids in enumerate(token_ids):
+            input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+            mask[row, : len(ids)] = 1
+        output = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
+        vectors = pool(output, mask.to(self.device), self.pooling)
+        for layer in self.dense:
+            vectors = layer(vectors)
+        if self.args["normalize"]:
+            vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
+        return vectors
+
+
+def pool(output: Any, mask: Any, pooling: str) -> Any:
+    """One vector per sequence from a model output and its attention mask."""
+    if pooling == "pooler":
+        return output.pooler_output
+    hidden = output.last_hidden_state
+    if pooling == "cls":
+        return hidden[:, 0]
+    weights = mask.unsqueeze(-1).to(hidden.dtype)
+    if pooling == "mean":
+        return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+    return hidden.masked_fill(weights == 0, float("-inf")).max(dim=1).values

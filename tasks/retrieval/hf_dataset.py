@@ -1,0 +1,45 @@
+"""``image-text``: any Hugging Face dataset (Hub id or ``save_to_disk`` folder) in the retrieval schema.
+
+Columns are renamed to the schema with ``columns=schema:dataset;...`` (for example
+``columns=id:sku;text_en:caption_en;text_de:caption_de;image_features:clip``). A dataset that
+names image files in an ``image_file`` column gets its images from ``--images DIR``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from harness.data import DatasetLoader, LoadedData, load_hf_dataset, uses_hf_dataset
+from harness.errors import HarnessError
+from harness.params import Param, resolve_params
+from harness_tasks.parallel_data.images import attach_images, combined_revision
+from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, apply_columns, languages, validate
+
+
+def load_mapped(source: str, args: Mapping[str, Any], images_dir: str | None) -> LoadedData:
+    """Load a Hub or ``save_to_disk`` dataset, rename its columns, attach images, and validate it."""
+    langs = languages(args)
+    loaded = load_hf_dataset(source, args["split"])
+    loaded.data = apply_columns(source, loaded.data, args["columns"])
+    if images_dir is not None and "image" not in loaded.data.column_names:
+        loaded.data, images_revision = attach_images(loaded.data, images_dir, source)
+        loaded.identity.update(images=str(images_dir), revision=combined_revision(str(loaded.identity["revision"]), images_revision))
+    validate(source, loaded.data, langs)
+    return loaded
+
+
+class ImageTextLoader(DatasetLoader):
+    """A bilingual image-text dataset from the Hub or a ``save_to_disk`` folder."""
+
+    params = {**DATA_PARAMS, "split": Param("test", "dataset split")}
+    schema = SCHEMA
+
+    def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
+        """Load and validate the split."""
+        if source is None or not uses_hf_dataset(source):
+            raise HarnessError(
+                f"dataset {self.name!r} needs --data-dir set to a Hub dataset id or a save_to_disk folder "
+                f"(got {source!r}); for raw folders use dataset=ikea or dataset=multi30k"
+            )
+        return load_mapped(source, resolve_params(self.params, args, f"dataset {self.name!r}"), images_dir)

@@ -1,0 +1,415 @@
+"""The metrics of the image-pivoted family, computed in row chunks with bounded memory.
+
+Inputs are embedding matrices whose rows are items (``src``: source-language text vectors,
+``tgt``: target-language text vectors, ``images``: image vectors, row i of each belonging to
+item i) and, per seed, arrays of item indices (the samples). Similarities are cosines; a zero
+vector has cosine 0 with everything.
+
+Ties. Two similarities within ``tol`` of each other are tied. Ties are never resolved in the
+model's favour: under the default rule ``expected``, a candidate with ``better`` strictly
+better and ``tied`` other tied candidates is in the top k with probability
+``clip((k - better) / (tied + 1), 0, 1)``, its reciprocal rank is the mean of 1/r over the
+ranks it may take, and its rank is ``better + 1 + tied / 2`` (the expected values under
+uniformly random tie-breaking); an argmax shared by several candidates averages over them.
+``optimistic`` and ``pessimistic`` resolve every tie for or against the model (for analysis).
+
+Work is shared across seeds: when the seeds' samples overlap enough (the union of the
+samples, squared, is smaller than the sum of the samples' squares) the similarities of the
+union are computed once, in chunks of rows, and each seed reads its own rows and columns from
+them (per-seed counts come from one matrix product with the seeds' membership masks); otherwise
+each seed is computed on its own sample. Either way a chunk of rows times all columns is the
+largest array held, so memory grows linearly, not quadratically, with the sample size.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+TIE_TOLERANCE = 1e-6
+TIE_RULES = ("expected", "optimistic", "pessimistic")
+CHUNK_BYTES = 32 << 20  # size of one chunk of similarities (rows x all columns, float32)
+
+
+def hit_probability(better: np.ndarray, tied: np.ndarray, k: int, rule: str = "expected") -> np.ndarray:
+    """Probability of being within the top ``k`` with ``better`` strictly better and ``tied`` tied others."""
+    better, tied = np.asarray(better, dtype=np.float64), np.asarray(tied, dtype=np.float64)
+    if rule == "expected":
+        return np.clip((k - better) / (tied + 1), 0.0, 1.0)
+    if rule == "optimistic":
+        return (better < k).astype(np.float64)
+    if rule == "pessimistic":
+        return (better + tied < k).astype(np.float64)
+    raise ValueError(f"unknown tie rule {rule!r} (one of {', '.join(TIE_RULES)})")
+
+
+def reciprocal_rank(better: np.ndarray, tied: np.ndarray, rule: str = "expected") -> np.ndarray:
+    """1/rank under the tie rule (``expected``: the mean of 1/r over ranks better+1 .. better+tied+1)."""
+    better, tied = np.asarray(better, dtype=np.float64), np.asarray(tied, dtype=np.float64)
+    if rule == "expected":
+        return (special.digamma(better + tied + 2) - special.digamma(better + 1)) / (tied + 1)
+    return 1.0 / (better + 1 + (tied if rule == "pessimistic" else 0))
+
+
+def rank(better: np.ndarray, tied: np.ndarray, rule: str = "expected") -> np.ndarray:
+    """The 1-based rank under the tie rule (``expected``: better + 1 + tied / 2)."""
+    better, tied = np.asarray(better, dtype=np.float64), np.asarray(tied, dtype=np.float64)
+    share = {"expected": 0.5, "optimistic": 0.0, "pessimistic": 1.0}[rule]
+    return better + 1 + share * tied
+
+
+@dataclass
+class PerQuery:
+    """One seed's per-query values: the query items and what each scored."""
+
+    items: np.ndarray
+    hit: np.ndarray
+    rank: np.ndarray | None = None
+    match: np.ndarray | None = None  # backretrieval: the retrieved target (first of a tied argmax)
+
+
+@dataclass
+class SeedResults:
+    """Metrics per seed (in the order of the samples) and the per-query values behind them."""
+
+    metrics: list[dict[str, float | None]]
+    queries: list[PerQuery]
+
+
+@dataclass(frozen=True)
+class Block:
+    """Seeds computed together: the union of their row and column items and who belongs where."""
+
+    seeds: tuple[int, ...]
+    rows: np.ndarray  # sorted item indices
+    cols: np.ndarray
+    row_member: np.ndarray  # bool (len(rows), len(seeds))
+    col_member: np.ndarray  # bool (len(cols), len(seeds))
+
+
+def plan_blocks(row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray]) -> list[Block]:
+    """All seeds in one block when the union of the samples is cheaper than the seeds one by one."""
+    rows_all = np.unique(np.concatenate(row_sets)) if row_sets else np.zeros(0, dtype=np.int64)
+    cols_all = np.unique(np.concatenate(col_sets)) if col_sets else np.zeros(0, dtype=np.int64)
+    separate = sum(len(r) * len(c) for r, c in zip(row_sets, col_sets))
+    if len(rows_all) * len(cols_all) <= separate:
+        groups = [tuple(range(len(row_sets)))]
+    else:
+        groups = [(i,) for i in range(len(row_sets))]
+    blocks = []
+    for group in groups:
+        rows = rows_all if len(groups) == 1 else np.sort(row_sets[group[0]])
+        cols = cols_all if len(groups) == 1 else np.sort(col_sets[group[0]])
+        row_member = np.zeros((len(rows), len(group)), dtype=bool)
+        col_member = np.zeros((len(cols), len(group)), dtype=bool)
+        for b, seed in enumerate(group):
+            row_member[np.searchsorted(rows, row_sets[seed]), b] = True
+            col_member[np.searchsorted(cols, col_sets[seed]), b] = True
+        blocks.append(Block(group, rows, cols, row_member, col_member))
+    return blocks
+
+
+def inverse_norms(vectors: np.ndarray) -> np.ndarray:
+    """1 / the L2 norm of each row (0 for a zero row, whose cosines are then 0)."""
+    norms = np.linalg.norm(vectors, axis=1)
+    return np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0).astype(np.float32)
+
+
+class _Side:
+    """One side of a similarity computation: vectors and their inverse norms."""
+
+    def __init__(self, vectors: np.ndarray):
+        self.vectors = np.asarray(vectors, dtype=np.float32)
+        self.inv = inverse_norms(self.vectors)
+
+    def take(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if len(items) == len(self.vectors) and np.array_equal(items, np.arange(len(items))):
+            return self.vectors, self.inv  # the whole matrix: no copy
+        return self.vectors[items], self.inv[items]
+
+
+def _chunks(block: Block, row_side: _Side, col_side: _Side):
+    """Yield (slice of block rows, cosine similarities of those rows with all block columns)."""
+    cols, cols_inv = col_side.take(block.cols)
+    step = max(1, CHUNK_BYTES // (4 * max(1, len(block.cols))))
+    for start in range(0, len(block.rows), step):
+        part = slice(start, min(start + step, len(block.rows)))
+        rows, rows_inv = row_side.take(block.rows[part])
+        sims = rows @ cols.T
+        sims *= rows_inv[:, None]
+        sims *= cols_inv[None, :]
+        yield part, sims
+
+
+def _candidates(sims: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row, every column whose value is at least the row's ``depth``-th largest.
+
+    Returns padded (column, value) arrays sorted by value, descending (padding: column -1,
+    value -inf), and the per-row floor (the ``depth``-th largest value).
+    """
+    n_rows, n_cols = sims.shape
+    depth = min(depth, n_cols)
+    floor = np.partition(sims, n_cols - depth, axis=1)[:, n_cols - depth]
+    flat = np.flatnonzero(sims >= floor[:, None])
+    rows, cols = np.divmod(flat, n_cols)
+    counts = np.bincount(rows, minlength=n_rows)
+    position = np.arange(len(flat)) - (np.cumsum(counts) - counts)[rows]
+    width = int(counts.max()) if n_rows else 0
+    idx = np.full((n_rows, width), -1, dtype=np.int64)
+    val = np.full((n_rows, width), -np.inf, dtype=np.float32)
+    idx[rows, position] = cols
+    val[rows, position] = sims.ravel()[flat]
+    order = np.argsort(-val, axis=1, kind="stable")
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1), floor
+
+
+def _member_lists(
+    sims: np.ndarray, cand: tuple[np.ndarray, np.ndarray, np.ndarray], member: np.ndarray, depth: int, margin: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row, the member columns whose value is at least (the depth-th largest member value - margin).
+
+    With fewer than ``depth`` members, all of them. Returns flat (row, column, value) arrays
+    ordered by row, then value descending. Rows whose candidates cannot vouch for the whole
+    list (too few members among them, or the cut below their floor) are redone from the full row.
+    """
+    idx, val, floor = cand
+    n_members = int(member.sum())
+    depth = min(depth, n_members)
+    if depth == 0 or not len(idx):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
+    in_member = (idx >= 0) & member[np.maximum(idx, 0)]
+    order = np.argsort(~in_member, axis=1, kind="stable")
+    idx, val = np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1)
+    count = in_member.sum(axis=1)
+    have = count >= depth
+    pick = min(depth, idx.shape[1]) - 1
+    cut = np.where(have, val[:, pick].astype(np.float64) - margin, np.inf)
+    complete = (count == n_members) | (have & (cut >= floor))
+    keep = (np.arange(idx.shape[1])[None, :] < count[:, None]) & (val >= cut[:, None]) & complete[:, None]
+    out_rows, positions = np.nonzero(keep)
+    out_cols, out_vals = idx[out_rows, positions], val[out_rows, positions].astype(np.float64)
+    missing = np.flatnonzero(~complete)
+    if len(missing):
+        member_cols = np.flatnonzero(member)
+        extra = [_full_row_list(sims[r], member_cols, depth, margin) for r in missing]
+        out_rows = np.concatenate([out_rows, *(np.full(len(c), r) for r, (c, _) in zip(missing, extra))])
+        out_cols = np.concatenate([out_cols, *(c for c, _ in extra)])
+        out_vals = np.concatenate([out_vals, *(v for _, v in extra)])
+        order = np.lexsort((-out_vals, out_rows))
+        out_rows, out_cols, out_vals = out_rows[order], out_cols[order], out_vals[order]
+    return out_rows, out_cols, out_vals
+
+
+def _full_row_list(row: np.ndarray, member_cols: np.ndarray, depth: int, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    values = row[member_cols].astype(np.float64)
+    order = np.argsort(-values, kind="stable")
+    values, cols = values[order], member_cols[order]
+    keep = values >= values[depth - 1] - margin if depth > 0 else np.zeros(len(values), dtype=bool)
+    return cols[keep], values[keep]
+
+
+def _tie_counts(rows: np.ndarray, values: np.ndarray, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """For flat (row, value) lists ordered by row then value descending: per entry, the number
+    of same-row entries strictly better (> value + tol) and tied (within tol, itself excluded).
+
+    Rows and negated values are combined into complex keys, which NumPy orders lexicographically
+    (real part, then imaginary part), so ``searchsorted`` counts within rows, comparing exactly.
+    """
+    keys = _complex(rows, -values)
+    better_end = np.searchsorted(keys, _complex(rows, -(values + tol)), side="left")
+    within_end = np.searchsorted(keys, _complex(rows, -(values - tol)), side="right")
+    row_start = np.searchsorted(rows, rows, side="left")
+    return better_end - row_start, within_end - better_end - 1
+
+
+def _complex(real: np.ndarray, imag: np.ndarray) -> np.ndarray:
+    out = np.empty(len(real), dtype=np.complex128)
+    out.real, out.imag = real, imag
+    return out
+
+
+def _aggregate_ties(rows: np.ndarray, values: np.ndarray, n_rows: int, rule: str) -> np.ndarray:
+    """Per row, the mean (expected), max (optimistic) or min (pessimistic) of its entries."""
+    starts = np.searchsorted(rows, np.arange(n_rows))
+    if rule == "expected":
+        return np.add.reduceat(values, starts) / np.bincount(rows, minlength=n_rows)
+    return (np.maximum if rule == "optimistic" else np.minimum).reduceat(values, starts)
+
+
+def _check(rule: str, k: int, tol: float) -> None:
+    if rule not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {rule!r} (one of {', '.join(TIE_RULES)})")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if tol < 0:
+        raise ValueError(f"tol must be non-negative, got {tol}")
+
+
+def xlr(src: np.ndarray, tgt: np.ndarray, samples: Sequence[np.ndarray], k: int = 10, rule: str = "expected",
+        tol: float = TIE_TOLERANCE) -> SeedResults:
+    """Cross-lingual retrieval: each sampled source against the targets of the same sample.
+
+    Per seed: ``recall@k`` (hit when the item's own target is within the top k of the sample's
+    targets), ``mrr`` and ``median_rank`` of the own target.
+    """
+    _check(rule, k, tol)
+    better: list[np.ndarray] = [np.zeros(len(s)) for s in samples]
+    tied: list[np.ndarray] = [np.zeros(len(s)) for s in samples]
+    order = [np.argsort(s, kind="stable") for s in samples]
+    src_side, tgt_side = _Side(src), _Side(tgt)
+    for block in plan_blocks(samples, samples):
+        member = block.col_member.astype(np.float32)
+        for part, sims in _chunks(block, src_side, tgt_side):
+            items = block.rows[part]
+            own = sims[np.arange(len(items)), np.searchsorted(block.cols, items)].astype(np.float64)
+            above = (sims > (own + tol)[:, None]).astype(np.float32) @ member
+            within = (sims >= (own - tol)[:, None]).astype(np.float32) @ member
+            for b, seed in enumerate(block.seeds):
+                local = np.flatnonzero(block.row_member[part, b])
+                where = _positions(samples[seed], order[seed], items[local])
+                better[seed][where] = above[local, b]
+                tied[seed][where] = within[local, b] - above[local, b] - 1
+    metrics, queries = [], []
+    for sample, b_, t_ in zip(samples, better, tied):
+        hits, ranks = hit_probability(b_, t_, k, rule), rank(b_, t_, rule)
+        defined = len(sample) > 0
+        metrics.append({
+            "recall@k": float(hits.mean()) if defined else None,
+            "mrr": float(reciprocal_rank(b_, t_, rule).mean()) if defined else None,
+            "median_rank": float(np.median(ranks)) if defined else None,
+        })
+        queries.append(PerQuery(np.asarray(sample), hits, ranks))
+    return SeedResults(metrics, queries)
+
+
+def backretrieval(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence[np.ndarray],
+                  targets: Sequence[np.ndarray], k: int = 10, rule: str = "expected",
+                  tol: float = TIE_TOLERANCE) -> SeedResults:
+    """BackRetrieval: per seed, sources and disjoint targets; for each source q, T* = the target
+    text most similar to q, I* = T*'s image; hit when q's own image is within the top k of all
+    the seed's source images ranked by similarity to I*. Per seed: ``recall@k``.
+    """
+    _check(rule, k, tol)
+    for seed, (q, t) in enumerate(zip(sources, targets)):
+        if np.intersect1d(q, t).size:
+            raise ValueError(f"seed {seed}: sources and targets share items; backretrieval needs disjoint samples")
+    hit_keys, hit_probs = _image_hits(_Side(images), sources, targets, k, rule, tol, len(images))
+    src_side, tgt_side = _Side(src), _Side(tgt)
+    hits = [np.zeros(len(q)) for q in sources]
+    match = [np.zeros(len(q), dtype=np.int64) for q in sources]
+    order = [np.argsort(q, kind="stable") for q in sources]
+    for block in plan_blocks(sources, targets):
+        depth = _depth(1, block)
+        for part, sims in _chunks(block, src_side, tgt_side):
+            cand = _candidates(sims, depth)
+            for b, seed in enumerate(block.seeds):
+                local = np.flatnonzero(block.row_member[part, b])
+                if not len(local):
+                    continue
+                sub = (cand[0][local], cand[1][local], cand[2][local])
+                rows, cols, _ = _member_lists(sims[local], sub, block.col_member[:, b], 1, tol)
+                items, matches = block.rows[part][local], block.cols[cols]
+                keys = (seed * len(images) + matches) * len(images) + items[rows]
+                probs = _lookup(hit_keys, hit_probs, keys)
+                where = _positions(sources[seed], order[seed], items)
+                hits[seed][where] = _aggregate_ties(rows, probs, len(local), rule)
+                match[seed][where] = matches[np.searchsorted(rows, np.arange(len(local)))]
+    metrics = [{"recall@k": float(h.mean()) if len(h) else None} for h in hits]
+    return SeedResults(metrics, [PerQuery(np.asarray(q), h, match=m) for q, h, m in zip(sources, hits, match)])
+
+
+def _positions(sample: np.ndarray, order: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Where ``items`` sit in ``sample`` (``order`` = its argsort)."""
+    return order[np.searchsorted(sample, items, sorter=order)]
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """values[keys == w] for each wanted key w (sorted ``keys``), 0 where absent."""
+    if not len(keys):
+        return np.zeros(len(wanted))
+    found = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[found] == wanted, values[found], 0.0)
+
+
+def _depth(needed: int, block: Block) -> int:
+    """How many top columns per row to keep so that each seed's ``needed`` best are almost surely among them."""
+    density = block.col_member.sum(axis=0).min() / max(1, len(block.cols))
+    return min(len(block.cols), math.ceil(2 * (needed + 10) / max(density, 1e-9)))
+
+
+def _image_hits(images: _Side, sources: Sequence[np.ndarray], targets: Sequence[np.ndarray], k: int, rule: str,
+                tol: float, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """For every seed s, target t and source q with a non-zero chance: the probability that q's
+    image is within the top k of the seed's source images ranked by similarity to t's image.
+
+    Returned as sorted keys ((s * n_items + t) * n_items + q) and their probabilities.
+    """
+    keys, probs = [], []
+    for block in plan_blocks(targets, sources):
+        depth = _depth(k, block)
+        for part, sims in _chunks(block, images, images):
+            cand = _candidates(sims, depth)
+            for b, seed in enumerate(block.seeds):
+                local = np.flatnonzero(block.row_member[part, b])
+                if not len(local):
+                    continue
+                sub = (cand[0][local], cand[1][local], cand[2][local])
+                rows, cols, values = _member_lists(sims[local], sub, block.col_member[:, b], k, 2 * tol)
+                better, tied = _tie_counts(rows, values, tol)
+                p = hit_probability(better, tied, k, rule)
+                keep = p > 0
+                t_items, q_items = block.rows[part][local][rows[keep]], block.cols[cols[keep]]
+                keys.append((seed * n_items + t_items) * n_items + q_items)
+                probs.append(p[keep])
+    if not keys:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    all_keys, all_probs = np.concatenate(keys), np.concatenate(probs)
+    order = np.argsort(all_keys, kind="stable")
+    return all_keys[order], all_probs[order]
+
+
+def corr_side(n: int, max_pairs: int) -> int:
+    """How many of a seed's n sources (and of its n targets) ``corr`` pairs up: all of them when
+    n * n <= max_pairs, else the first floor(sqrt(max_pairs))."""
+    if max_pairs < 1:
+        raise ValueError(f"max_pairs must be at least 1, got {max_pairs}")
+    return n if n * n <= max_pairs else math.isqrt(max_pairs)
+
+
+def corr(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence[np.ndarray],
+         targets: Sequence[np.ndarray], max_pairs: int = 1_000_000) -> list[dict[str, float | None]]:
+    """Spearman correlation of text and image cosine distances over source x target pairs.
+
+    All pairs of the seed's sources and targets when there are at most ``max_pairs``; otherwise
+    the pairs between the first m sources and the first m targets of the (random) sample,
+    m = floor(sqrt(max_pairs)) (``corr_side``). Undefined (None) when either side is constant.
+    """
+    src_side, tgt_side, image_side = _Side(src), _Side(tgt), _Side(images)
+    out: list[dict[str, float | None]] = []
+    for q, t in zip(sources, targets):
+        side = corr_side(max(len(q), len(t)), max_pairs)
+        q, t = q[:side], t[:side]
+        text = _cosine(src_side, q, tgt_side, t)
+        image = _cosine(image_side, q, image_side, t)
+        out.append({"spearman": _spearman(text.ravel(), image.ravel())})
+    return out
+
+
+def _cosine(a: _Side, rows: np.ndarray, b: _Side, cols: np.ndarray) -> np.ndarray:
+    x, x_inv = a.take(rows)
+    y, y_inv = b.take(cols)
+    return (x @ y.T) * x_inv[:, None] * y_inv[None, :]
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
+    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        value = stats.spearmanr(a, b).statistic
+    return float(value) if np.isfinite(value) else None

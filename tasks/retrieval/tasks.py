@@ -1,0 +1,191 @@
+"""The tasks ``xlr``, ``backretrieval`` and ``corr`` (Fain, Twomey and Bollegala, SIGIR 2021).
+
+Sampling, per seed s: one permutation of the N items, ``numpy.random.default_rng(s).permutation(N)``.
+``xlr`` takes its first n_xlr = min(n, N) items (sources with their own targets);
+``backretrieval`` and ``corr`` take its first n_bkr = min(n, floor(N / 2)) items as sources and
+the next n_bkr as targets, so the two sets are disjoint and no source's own translation is
+among the targets. When n exceeds floor(N / 2) the two samples are capped at floor(N / 2) items
+each; the size used is recorded as ``n_used`` in the results (``extra``). When n_bkr = n_xlr,
+the sources of ``xlr`` and ``backretrieval`` are the same items.
+
+g, the image similarity, is the cosine of image vectors: from ``--image-model`` when given,
+otherwise the dataset's ``image_features``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.capabilities import Capability
+from harness.context import RunContext
+from harness.errors import HarnessError
+from harness.params import Param
+from harness.task import Task, TaskOutput
+from harness_tasks.retrieval import metrics
+from harness_tasks.retrieval.schema import DATA_PARAMS, image_features
+
+IMAGE_CHUNK = 256  # images decoded at a time
+
+COMMON_PARAMS: dict[str, Param] = {
+    "dataset": Param("ikea", "dataset loader: ikea, image-text, multi30k, or another loader with the retrieval schema"),
+    **DATA_PARAMS,
+    "split": Param(None, "dataset split (default: the loader's; ikea: test, test+val pools both)", str),
+    "n": Param(1000, "sample size per seed (capped by the data; see n_used in the results)"),
+}
+RANKING_PARAMS: dict[str, Param] = {
+    "k": Param(10, "cut-off of Recall@k"),
+    "ties": Param("expected", "how ties count: expected (random tie-breaking), optimistic or pessimistic", choices=metrics.TIE_RULES),
+}
+
+
+def permutations(size: int, seeds: Sequence[int]) -> list[np.ndarray]:
+    """The per-seed permutation of the items."""
+    return [np.random.default_rng(seed).permutation(size) for seed in seeds]
+
+
+def disjoint_samples(size: int, n: int, seeds: Sequence[int]) -> tuple[int, list[np.ndarray], list[np.ndarray]]:
+    """(n used, sources per seed, targets per seed): two disjoint samples of min(n, size // 2) items."""
+    used = min(n, size // 2)
+    if used < 1:
+        raise HarnessError(f"backretrieval and corr need at least 2 items for two disjoint samples, the data has {size}")
+    perms = permutations(size, seeds)
+    return used, [p[:used] for p in perms], [p[used : 2 * used] for p in perms]
+
+
+class _Subset:
+    """The items a task needs (the union of its samples) and the samples in positions of that union."""
+
+    def __init__(self, *sample_lists: Sequence[np.ndarray]):
+        arrays = [a for samples in sample_lists for a in samples]
+        self.items = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, dtype=np.int64)
+
+    def local(self, samples: Sequence[np.ndarray]) -> list[np.ndarray]:
+        return [np.searchsorted(self.items, s) for s in samples]
+
+
+class RetrievalTask(Task):
+    """What the three tasks share: parameters, dataset choice, encoding of the needed items."""
+
+    requires = (Capability.TEXT_ENCODER,)
+    dataset = "ikea"
+    main_metric = "recall@k"
+    uses_seeds, default_seeds = True, 25
+    params = COMMON_PARAMS
+
+    def __init__(self, name: str, args: dict[str, Any] | None = None):
+        super().__init__(name, args)
+        if self.args["n"] < 1:
+            raise HarnessError(f"task {name!r}: n must be at least 1, got {self.args['n']}")
+        if "k" in self.args and self.args["k"] < 1:
+            raise HarnessError(f"task {name!r}: k must be at least 1, got {self.args['k']}")
+        self.dataset = self.args["dataset"]
+        if self.args["split"] is None:
+            self.args["split"] = _default_split(self.dataset)
+
+    def texts(self, model: Any, data: Any, items: np.ndarray, lang: str) -> np.ndarray:
+        """The text vectors of ``items`` in ``lang``."""
+        column = list(data[f"text_{lang}"])
+        return model.encode_texts([column[i] for i in items], lang=lang)
+
+    def images(self, data: Any, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
+        """The image vectors of ``items`` (g's inputs) and a description of where they came from."""
+        image_model = ctx.load_model("image", Capability.IMAGE_ENCODER, self.name)
+        if image_model is not None:
+            if "image" not in data.column_names:
+                raise HarnessError(f"task {self.name!r}: --image-model needs images, but the dataset has no 'image' column "
+                                   "(give --images DIR for a dataset that lists image files)")
+            parts = [image_model.encode_images(list(data.select(items[i : i + IMAGE_CHUNK])["image"]))
+                     for i in range(0, len(items), IMAGE_CHUNK)]
+            return np.concatenate(parts), {"source": "image_model", "model": image_model.identity.as_dict()}
+        if "image_features" not in data.column_names:
+            raise HarnessError(f"task {self.name!r} needs image vectors for g: the dataset has no 'image_features' column; "
+                               "give --image-model NAME (with --images DIR for datasets that list image files)")
+        return image_features(f"dataset {self.dataset!r}", data)[items], {"source": "image_features"}
+
+    @staticmethod
+    def ids(data: Any) -> list[str]:
+        return [str(i) for i in data["id"]]
+
+
+def _default_split(dataset: str) -> str | None:
+    from harness.registry import get_registry
+
+    split = getattr(get_registry().load("dataset", dataset), "params", {}).get("split")
+    return split.default if split is not None else None
+
+
+class Xlr(RetrievalTask):
+    """Cross-lingual retrieval (ground truth): each source against the targets of the same sample."""
+
+    version = 1
+    params = {**COMMON_PARAMS, **RANKING_PARAMS}
+
+    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+        """Recall@k, MRR and median rank per seed."""
+        src, tgt, size = self.args["src"], self.args["tgt"], len(data)
+        used = min(self.args["n"], size)
+        if used < 1:
+            raise HarnessError(f"task {self.name!r}: the dataset is empty")
+        samples = [p[:used] for p in permutations(size, ctx.seeds)]
+        subset = _Subset(samples)
+        result = metrics.xlr(self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt),
+                             subset.local(samples), self.args["k"], self.args["ties"])
+        ids = self.ids(data)
+        records = [
+            {"seed": seed, "id": ids[item], "hit": float(hit), "rank": float(rank)}
+            for seed, sample, query in zip(ctx.seeds, samples, result.queries)
+            for item, hit, rank in zip(sample, query.hit, query.rank)
+        ]
+        return TaskOutput(result.metrics, records, {"n_used": used, "items": size})
+
+
+class BackRetrieval(RetrievalTask):
+    """BackRetrieval: text retrieval into disjoint targets, then image retrieval back to the source."""
+
+    version = 1
+    params = {**COMMON_PARAMS, **RANKING_PARAMS}
+
+    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+        """Recall@k per seed."""
+        src, tgt = self.args["src"], self.args["tgt"]
+        used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
+        subset = _Subset(sources, targets)
+        images, g = self.images(data, subset.items, ctx)
+        result = metrics.backretrieval(
+            self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt), images,
+            subset.local(sources), subset.local(targets), self.args["k"], self.args["ties"],
+        )
+        ids = self.ids(data)
+        records = [
+            {"seed": seed, "id": ids[item], "retrieved": ids[subset.items[match]], "hit": float(hit)}
+            for seed, sample, query in zip(ctx.seeds, sources, result.queries)
+            for item, hit, match in zip(sample, query.hit, query.match)
+        ]
+        return TaskOutput(result.metrics, records, {"n_used": used, "items": len(data), "g": g})
+
+
+class Corr(RetrievalTask):
+    """The CORR baseline: Spearman correlation of text and image distances over source x target pairs."""
+
+    version = 1
+    main_metric = "spearman"
+    params = {**COMMON_PARAMS, "max_pairs": Param(1_000_000, "largest number of pairs per seed (beyond it: a random square sub-block)")}
+
+    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+        """Spearman's rho per seed, on the same samples as backretrieval."""
+        src, tgt = self.args["src"], self.args["tgt"]
+        if self.args["max_pairs"] < 1:
+            raise HarnessError(f"task {self.name!r}: max_pairs must be at least 1, got {self.args['max_pairs']}")
+        used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
+        side = metrics.corr_side(used, self.args["max_pairs"])
+        sources, targets = [s[:side] for s in sources], [t[:side] for t in targets]
+        subset = _Subset(sources, targets)
+        images, g = self.images(data, subset.items, ctx)
+        per_seed = metrics.corr(
+            self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt), images,
+            subset.local(sources), subset.local(targets), self.args["max_pairs"],
+        )
+        return TaskOutput(per_seed, [], {"n_used": used, "pairs_per_seed": side * side, "items": len(data), "g": g})
