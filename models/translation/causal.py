@@ -1,0 +1,102 @@
+"""``causal-lm``: a decoder-only language model scoring a translation as a prompt's continuation.
+
+The prompt is ``template`` filled with ``{source}``, ``{src}`` / ``{tgt}`` (language codes) and
+``{src_name}`` / ``{tgt_name}`` (English names), tokenized with the tokenizer's special tokens
+(a BOS where the model uses one). The continuation is ``target_prefix + target`` tokenized on
+its own without special tokens, followed by the EOS token when ``score_eos`` is true. Scored:
+exactly the continuation's tokens (and that EOS), each given the prompt and the tokens before it.
+Images are accepted and ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harness.capabilities import ScoreRequest
+from harness.errors import HarnessError
+from harness.params import Param
+from harness_models.translation.base import (
+    DTYPE_PARAM,
+    ScorerAdapter,
+    TargetTokens,
+    pad_batch,
+    rows_per_batch,
+    token_logprobs,
+    torch_dtype,
+)
+
+NAMES = {"ar": "Arabic", "cs": "Czech", "de": "German", "en": "English", "es": "Spanish", "fr": "French",
+         "it": "Italian", "ja": "Japanese", "nl": "Dutch", "pt": "Portuguese", "ru": "Russian", "zh": "Chinese"}
+DEFAULT_TEMPLATE = "Translate from {src_name} to {tgt_name}.\n{src_name}: {source}\n{tgt_name}:"
+
+
+class CausalLMScorer(ScorerAdapter):
+    """Translation log-probabilities from an ``AutoModelForCausalLM``."""
+
+    params = {
+        "pretrained": Param(None, "Hub id or folder of an AutoModelForCausalLM", str),
+        "revision": Param(None, "Hub revision (branch, tag or commit)", str),
+        "template": Param(DEFAULT_TEMPLATE, "prompt with {source}, {src}, {tgt}, {src_name}, {tgt_name}"),
+        "target_prefix": Param(" ", "text put before the target (a space after the prompt's colon)"),
+        "score_eos": Param(True, "also score the end-of-sequence token after the target"),
+        "dtype": DTYPE_PARAM,
+    }
+
+    def load(self) -> None:
+        """Tokenizer and model from the folder or Hub id."""
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        source, revision = self.args["pretrained"], self.args.get("revision")
+        self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            source, revision=revision, dtype=torch_dtype(self.args["dtype"])
+        ).to(self.device).eval()
+        if self.args["score_eos"] and self.tokenizer.eos_token_id is None:
+            raise HarnessError(f"{source}: the tokenizer has no EOS token; pass --model-args score_eos=false")
+        config = self.model.config
+        self.pad_id = config.pad_token_id if config.pad_token_id is not None else (self.tokenizer.eos_token_id or 0)
+
+    def prompt_ids(self, request: ScoreRequest) -> list[int]:
+        """The filled-in prompt's token ids."""
+        fields = {"source": request.source, "src": request.src_lang or "", "tgt": request.tgt_lang or "",
+                  "src_name": NAMES.get(request.src_lang or "", request.src_lang or ""),
+                  "tgt_name": NAMES.get(request.tgt_lang or "", request.tgt_lang or "")}
+        try:
+            prompt = self.args["template"].format(**fields)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise HarnessError(f"template {self.args['template']!r} cannot be filled: {exc!r}") from None
+        return self.tokenizer(prompt).input_ids
+
+    def target_tokens(self, request: ScoreRequest) -> TargetTokens:
+        """The continuation's tokens, all scored (the decoder input is the same sequence)."""
+        ids = self.tokenizer(self.args["target_prefix"] + request.target, add_special_tokens=False).input_ids
+        if self.args["score_eos"]:
+            ids = [*ids, self.tokenizer.eos_token_id]
+        return TargetTokens(tuple(ids), tuple(ids), (True,) * len(ids))
+
+    def logprobs(self, requests: list[ScoreRequest], temperature: float) -> list[np.ndarray]:
+        """Prompt + continuation in batches sorted by length; position p predicts token p + 1."""
+        import torch
+
+        sequences = []
+        for request in requests:
+            prompt, target = self.prompt_ids(request), self.target_tokens(request).labels
+            if not prompt:
+                raise HarnessError("the prompt is empty: a causal LM needs at least one token before the target")
+            sequences.append((prompt, target))
+        order = sorted(range(len(sequences)), key=lambda i: -sum(map(len, sequences[i])))
+        results: list[np.ndarray] = [np.zeros(0)] * len(sequences)
+        vocabulary = self.model.config.vocab_size
+        step = min(max(1, self.batch_size), rows_per_batch(sum(map(len, sequences[order[0]])), vocabulary))
+        with torch.inference_mode():
+            for start in range(0, len(order), step):
+                chunk = order[start : start + step]
+                ids, mask = pad_batch([sequences[i][0] + list(sequences[i][1]) for i in chunk], self.pad_id)
+                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
+                values = token_logprobs(logits[:, :-1], ids[:, 1:].to(self.device), temperature).cpu().numpy()
+                for row, i in enumerate(chunk):
+                    prompt, target = sequences[i]
+                    results[i] = values[row, len(prompt) - 1 : len(prompt) - 1 + len(target)]
+        return results

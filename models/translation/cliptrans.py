@@ -1,0 +1,110 @@
+"""``cliptrans``: CLIP-Trans (Gupta et al., ICCV 2023), mBART-50 with a visual prefix.
+
+A mapping network turns the CLIP image embedding (512-d for ViT-B/32) into ``prefix_length``
+vectors of mBART's width, placed in the decoder input after the start token, as in the authors'
+training: decoder inputs ``</s> P1..Pk [lang] x1..xn``. The prefix positions are not scored;
+every subword and ``</s>`` is, the forced language code is not (as for the ``seq2seq`` adapter).
+
+Parts: ``mbart`` (configuration and tokenizer), ``clip`` (the CLIP model) and ``checkpoint``
+(the CLIPTrans state dict as the authors' module names it: ``adapter.hidden.*`` for the mapping
+network, MLP ``Linear + PReLU`` or hidden MLP ``Linear + ReLU + Linear + PReLU``, and
+``mbart.*`` for the translation model; ``clip.*`` entries are ignored).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from harness.errors import HarnessError
+from harness.params import Param
+from harness_models.translation.base import torch_dtype
+from harness_models.translation.layout import load_into, load_state_dict
+from harness_models.translation.multimodal import LANGUAGE_PARAMS, MultimodalScorer, check_dim
+
+
+class MappingNetwork(nn.Module):
+    """CLIP embedding -> ``prefix_length`` x ``d_model`` (the authors' MLPAdapter / HiddenMLPAdapter)."""
+
+    def __init__(self, clip_dim: int, d_model: int, prefix_length: int, hidden: bool):
+        super().__init__()
+        layers: list[nn.Module] = [nn.Linear(clip_dim, d_model), nn.ReLU()] if hidden else []
+        layers += [nn.Linear(d_model if hidden else clip_dim, prefix_length * d_model), nn.PReLU()]
+        self.hidden = nn.Sequential(*layers)
+        self.prefix_length, self.d_model = prefix_length, d_model
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.hidden(features).view(-1, self.prefix_length, self.d_model)
+
+
+class ClipTransCheckpoint(nn.Module):
+    """The authors' module layout: ``adapter`` and ``mbart``."""
+
+    def __init__(self, adapter: MappingNetwork, mbart: nn.Module):
+        super().__init__()
+        self.adapter = adapter
+        self.mbart = mbart
+
+
+class ClipTransScorer(MultimodalScorer):
+    """mBART-50 with a CLIP visual prefix in the decoder."""
+
+    model_type = "cliptrans"
+    part_names = ("mbart", "clip", "checkpoint")
+    params = {
+        "pretrained": Param(None, "a CLIP-Trans folder (config.json with model_type cliptrans)", str),
+        "mbart": Param(None, "Hub id or folder of the mBART-50 (configuration and tokenizer)", str),
+        "clip": Param(None, "Hub id or folder of the CLIP model", str),
+        "checkpoint": Param(None, "the CLIP-Trans state dict (.safetensors or .pth)", str),
+        **LANGUAGE_PARAMS,
+    }
+
+    def load(self) -> None:
+        """Tokenizer and configuration of the mBART, the checkpoint, then CLIP."""
+        from transformers import AutoConfig, AutoTokenizer, CLIPVisionModelWithProjection, MBartForConditionalGeneration
+
+        parts = self.require_parts()
+        state = load_state_dict(parts["checkpoint"])
+        hidden = "adapter.hidden.2.weight" in state
+        first, last = "adapter.hidden.0.weight", "adapter.hidden.2.weight" if hidden else "adapter.hidden.0.weight"
+        if first not in state:
+            raise HarnessError(f"{parts['checkpoint']}: not a CLIP-Trans checkpoint (no {first})")
+        self.tokenizer = AutoTokenizer.from_pretrained(parts["mbart"])
+        mbart = MBartForConditionalGeneration(AutoConfig.from_pretrained(parts["mbart"]))
+        d_model, clip_dim = mbart.config.d_model, int(state[first].shape[1])
+        prefix_length = int(state[last].shape[0]) // d_model
+        self.mapping = MappingNetwork(clip_dim, d_model, prefix_length, hidden)
+        load_into(ClipTransCheckpoint(self.mapping, mbart), state, "CLIP-Trans", ignored=("clip.",))
+        dtype = torch_dtype(self.args["dtype"])
+        self.model = mbart.to(self.device, dtype).eval()
+        self.mapping = self.mapping.to(self.device, dtype).eval()
+        self.load_vision(parts["clip"], CLIPVisionModelWithProjection, clip_dim)
+        check_dim(self.vision.config.projection_dim, clip_dim, parts["clip"], "CLIP-Trans")
+        self.setup_text(self.tokenizer, self.model)
+
+    def vision_features(self, pixels: Any) -> Any:
+        """CLIP image embeddings (``get_image_features``)."""
+        return self.vision(pixel_values=pixels.to(self.device, self.vision.dtype)).image_embeds
+
+    def encode(self, ids: Any, mask: Any, images: list[Any]) -> dict[str, Any]:
+        """Text encoder states plus each group's visual prefix."""
+        context = super().encode(ids, mask, images)
+        context["prefix"] = self.mapping(self.features(images).to(self.model.dtype))
+        return context
+
+    def decode(self, context: dict[str, Any], decoder_ids: Any, decoder_mask: Any) -> Any:
+        """Logits with the prefix after the first decoder input, realigned to the decoder ids."""
+        from transformers.modeling_outputs import BaseModelOutput
+
+        prefix = context["prefix"]
+        embedded = self.model.model.decoder.embed_tokens(decoder_ids)
+        inputs = torch.cat([embedded[:, :1], prefix, embedded[:, 1:]], dim=1)
+        ones = torch.ones(prefix.shape[:2], dtype=decoder_mask.dtype, device=decoder_mask.device)
+        mask = torch.cat([decoder_mask[:, :1], ones, decoder_mask[:, 1:]], dim=1)
+        logits = self.model(
+            encoder_outputs=BaseModelOutput(last_hidden_state=context["hidden"]), attention_mask=context["mask"],
+            decoder_inputs_embeds=inputs, decoder_attention_mask=mask, use_cache=False,
+        ).logits
+        return torch.cat([logits[:, :1], logits[:, 1 + prefix.shape[1] :]], dim=1)

@@ -1,0 +1,111 @@
+"""``harness commute-temperature``: CoMMuTE metrics as a function of the softmax temperature.
+
+For each temperature T the CoMMuTE tasks run through ``harness.evaluate`` with
+``temperature=T`` (one results line per task and T, in ``--output``); the command then writes
+``temperature_sweep.md`` (a Markdown table: one row per T, one column per task's main metric)
+and ``temperature_sweep.png`` (the same as curves) there, and prints the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.params import parse_kv
+
+DEFAULT_TEMPERATURES = "0.25,0.5,0.75,1,1.25,1.5,2"
+DEFAULT_TASKS = "commute_tc,commute_ic,commute_gtc,commute_gic"
+
+
+def parse_temperatures(text: str) -> list[float]:
+    """``"0.5,1,2"`` -> [0.5, 1.0, 2.0]; every value must be a positive number."""
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise HarnessError(f"--temperatures must be comma-separated numbers, got {text!r}") from None
+    if not values or any(not (v > 0 and math.isfinite(v)) for v in values):
+        raise HarnessError(f"--temperatures must be positive numbers, got {text!r}")
+    return values
+
+
+def sweep_table(results: dict[float, dict[str, float | None]], tasks: list[str]) -> str:
+    """Markdown: one row per temperature, one column per task."""
+    lines = ["| T | " + " | ".join(tasks) + " |", "|---:|" + "---:|" * len(tasks)]
+    for temperature, metrics in results.items():
+        cells = ["n/a" if metrics.get(task) is None else f"{metrics[task]:.4f}" for task in tasks]
+        lines.append(f"| {temperature:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def sweep_plot(results: dict[float, dict[str, float | None]], tasks: list[str], path: Path) -> None:
+    """The metrics against T, one curve per task, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    temperatures = list(results)
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for task in tasks:
+        values = [results[t].get(task) for t in temperatures]
+        axes.plot(temperatures, [math.nan if v is None else v for v in values], marker="o", label=task)
+    axes.set_xlabel("temperature T")
+    axes.set_ylabel("score")
+    axes.set_title("CoMMuTE metrics under temperature scaling")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+class TemperatureSweep:
+    """Run CoMMuTE tasks at several softmax temperatures; write a table and a plot."""
+
+    @staticmethod
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        """The model and data arguments of ``harness run``, plus the temperatures."""
+        parser.add_argument("--model", required=True, help="a registered model or preset, a Hub id, or a folder")
+        parser.add_argument("--model-args", default=None, help="adapter arguments, k=v,k2=v2")
+        parser.add_argument("--data-dir", required=True, help="the CoMMuTE folder, a save_to_disk folder or a Hub id")
+        parser.add_argument("--images", default=None, help="folder of images named as in img.order")
+        parser.add_argument("--task-args", default=None, help="task arguments (lang, ties, prefix_removal), k=v,...")
+        parser.add_argument("--tasks", default=DEFAULT_TASKS, help=f"comma-separated tasks (default {DEFAULT_TASKS})")
+        parser.add_argument("--temperatures", default=DEFAULT_TEMPERATURES, help=f"comma-separated T (default {DEFAULT_TEMPERATURES})")
+        parser.add_argument("--output", default="results/temperature", help="folder for results, table and plot")
+        parser.add_argument("--limit", type=int, default=None, help="use only the first N tuples")
+        parser.add_argument("--batch-size", type=int, default=32)
+        parser.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto")
+        parser.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
+
+    @staticmethod
+    def run(args: argparse.Namespace) -> int:
+        """Evaluate at every temperature, then write and print the table."""
+        from harness.progress import Progress
+        from harness.runner import Skipped, evaluate, split_names
+
+        temperatures = parse_temperatures(args.temperatures)
+        tasks = split_names(args.tasks)
+        task_args = parse_kv(args.task_args, "--task-args")
+        if "temperature" in task_args:
+            raise HarnessError("give temperatures with --temperatures, not in --task-args")
+        results: dict[float, dict[str, float | None]] = {}
+        for temperature in temperatures:
+            outcomes = evaluate(
+                tasks, args.model, model_args=args.model_args, task_args={**task_args, "temperature": temperature},
+                data_dir=args.data_dir, images=args.images, limit=args.limit, batch_size=args.batch_size,
+                device=args.device, output=args.output, use_cache=not args.no_cache, progress=Progress(enabled=True),
+            )
+            results[temperature] = {o.task: o.metrics[o.main_metric] for o in outcomes if not isinstance(o, Skipped)}
+        folder = Path(args.output)
+        table = sweep_table(results, tasks)
+        (folder / "temperature_sweep.md").write_text(table + "\n", encoding="utf-8")
+        sweep_plot(results, tasks, folder / "temperature_sweep.png")
+        print(table)
+        print(f"wrote {folder / 'temperature_sweep.md'} and {folder / 'temperature_sweep.png'}")
+        return 0
+
+
+COMMAND = TemperatureSweep()

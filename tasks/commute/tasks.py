@@ -1,0 +1,239 @@
+"""The CoMMuTE tasks: TC, IC, GTC, GIC, the consistency rates and the image oracle.
+
+All take ``lang``, ``ties``, ``prefix_removal`` and ``temperature``; see ``metrics`` for the
+definitions and ``scoring`` for how perplexities are obtained. Per-sample records (one per
+tuple) hold the perplexities by ``image|target`` and the decisions, for ``--log-samples`` and
+the ``commute-iou`` command.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from harness.capabilities import Capability
+from harness.context import RunContext
+from harness.errors import HarnessError
+from harness.params import Param
+from harness.task import Task, TaskOutput
+from harness_tasks.commute.data import LANG_PARAM, target_language
+from harness_tasks.commute.metrics import (
+    TIES,
+    OracleChoice,
+    Pair,
+    consistency_rates,
+    ic_pair,
+    is_tie,
+    joint_rate,
+    mean_rate,
+    oracle_choices,
+    replacement_rate,
+    tc_pair,
+)
+from harness_tasks.commute.scoring import ScoringSettings, Slot, TupleJob, score_tables
+
+TC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("a", "inc_a"), ("b", "b"), ("b", "inc_b"))
+IC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("b", "a"), ("b", "b"), ("a", "b"))
+MIX_SLOTS: tuple[Slot, ...] = (("mix", "a"), ("mix", "inc_a"), ("mix", "b"), ("mix", "inc_b"))
+Table = dict[Slot, float]
+
+
+def tc_of(table: Table, ties: str, image_a: Any = "a", image_b: Any = "b") -> Pair:
+    """TC decisions of a tuple with the given image labels."""
+    return tc_pair(table[image_a, "a"], table[image_a, "inc_a"], table[image_b, "b"], table[image_b, "inc_b"], ties)
+
+
+def ic_of(table: Table, ties: str) -> Pair:
+    """IC decisions of a tuple with its two images."""
+    return ic_pair(table["a", "a"], table["b", "a"], table["b", "b"], table["a", "b"], ties)
+
+
+def tie_rate(tables: Sequence[Table], comparisons: Sequence[tuple[Slot, Slot]]) -> float:
+    """The fraction of the comparisons (pairs of slots) that are ties."""
+    total = len(tables) * len(comparisons)
+    tied = sum(is_tie(table[x], table[y]) for table in tables for x, y in comparisons)
+    return tied / total if total else float("nan")
+
+
+class CommuteTask(Task):
+    """Shared parameters, data access and scoring of the CoMMuTE tasks."""
+
+    version = 1
+    requires = (Capability.TRANSLATION_SCORER,)
+    dataset = "commute"
+    params = {
+        "lang": LANG_PARAM,
+        "ties": Param("wrong", "a tie counts as wrong (CoMMuTE's evaluate.py) or right (VGAMT's scorer)", choices=TIES),
+        "prefix_removal": Param(False, "drop the longest token prefix the tuple's translations share before scoring"),
+        "temperature": Param(1.0, "divide the logits by this before the log-softmax"),
+    }
+    needs_images: ClassVar[bool] = False
+
+    def __init__(self, name: str, args: dict[str, Any] | None = None):
+        super().__init__(name, args)
+        if not self.args["temperature"] > 0:
+            raise HarnessError(f"task {name!r}: temperature must be positive, got {self.args['temperature']}")
+
+    @property
+    def settings(self) -> ScoringSettings:
+        """The scoring settings of this task's arguments."""
+        return ScoringSettings(target_language(self.args["lang"]), self.args["temperature"], self.args["prefix_removal"])
+
+    def rows(self, data: Any) -> list[dict[str, Any]]:
+        """The tuples as dicts; fails early when images are needed but were not given."""
+        rows = data.to_list() if hasattr(data, "to_list") else list(data)
+        if self.needs_images and rows and not rows[0].get("image_a_path"):
+            raise HarnessError(f"task {self.name!r} compares images: pass --images DIR (files named as in img.order)")
+        return rows
+
+    @staticmethod
+    def job(row: dict[str, Any], slots: Sequence[Slot], images: dict[Any, Any] | None = None) -> TupleJob:
+        """A tuple's scoring job; by default images a, b and their mix from the row's paths."""
+        a, b = row.get("image_a_path"), row.get("image_b_path")
+        if images is None:
+            images = {"a": a, "b": b, "mix": (a, b) if a and b else None}
+        targets = {role: row[f"{'incorrect' if role.startswith('inc') else 'target'}_{role[-1]}"]
+                   for role in ("a", "b", "inc_a", "inc_b")}
+        return TupleJob(row["source"], targets, images, tuple(slots))
+
+    @staticmethod
+    def sample(row: dict[str, Any], table: Table, **decisions: Any) -> dict[str, Any]:
+        """A per-tuple record: identity, images, perplexities by ``image|target``, decisions."""
+        return {"id": row["id"], "lines": [row.get("line_a"), row.get("line_b")], "source": row["source"],
+                "image_a": row["image_a"], "image_b": row["image_b"],
+                "ppl": {f"{image}|{role}": value if math.isfinite(value) else None for (image, role), value in table.items()},
+                **decisions}
+
+    def score(self, rows: list[dict[str, Any]], model: Any, slots: Sequence[Slot]) -> list[Table]:
+        """Perplexity tables of all tuples."""
+        return score_tables(model, [self.job(row, slots) for row in rows], self.settings)
+
+
+class ContrastTask(CommuteTask):
+    """TC, IC, GTC or GIC: a decision per direction, aggregated per direction or per tuple."""
+
+    kind: ClassVar[str] = ""  # tc or ic: the name of the per-direction decisions in the samples
+    slots: ClassVar[tuple[Slot, ...]] = ()
+    comparisons: ClassVar[tuple[tuple[Slot, Slot], ...]] = ()
+    decide: Callable[[Table, str], Pair]
+    aggregate: Callable[[Sequence[Pair]], float]
+
+    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+        """Score the needed slots, decide each direction, aggregate."""
+        rows = self.rows(data)
+        tables = self.score(rows, model, self.slots)
+        pairs = [self.decide(table, self.args["ties"]) for table in tables]
+        kind = self.kind
+        samples = [self.sample(row, table, **{f"{kind}_ab": p.ab, f"{kind}_ba": p.ba, f"g{kind}": p.ab * p.ba})
+                   for row, table, p in zip(rows, tables, pairs)]
+        metrics = {self.main_metric: self.aggregate(pairs), "ties": tie_rate(tables, self.comparisons)}
+        return TaskOutput([metrics], samples)
+
+
+TC_COMPARISONS = ((("a", "a"), ("a", "inc_a")), (("b", "b"), ("b", "inc_b")))
+IC_COMPARISONS = ((("a", "a"), ("b", "a")), (("b", "b"), ("a", "b")))
+
+
+class CommuteTC(ContrastTask):
+    """TC: is each image's correct translation less perplexing than the incorrect one?"""
+
+    main_metric = "tc"
+    kind, slots, comparisons = "tc", TC_SLOTS, TC_COMPARISONS
+    decide, aggregate = staticmethod(tc_of), staticmethod(mean_rate)
+
+
+class CommuteGTC(ContrastTask):
+    """GTC: both directions of a tuple right under TC."""
+
+    main_metric = "gtc"
+    kind, slots, comparisons = "tc", TC_SLOTS, TC_COMPARISONS
+    decide, aggregate = staticmethod(tc_of), staticmethod(joint_rate)
+
+
+class CommuteIC(ContrastTask):
+    """IC: is each translation less perplexing with its own image than with the other one?"""
+
+    main_metric = "ic"
+    needs_images = True
+    kind, slots, comparisons = "ic", IC_SLOTS, IC_COMPARISONS
+    decide, aggregate = staticmethod(ic_of), staticmethod(mean_rate)
+
+
+class CommuteGIC(ContrastTask):
+    """GIC: both directions of a tuple right under IC."""
+
+    main_metric = "gic"
+    needs_images = True
+    kind, slots, comparisons = "ic", IC_SLOTS, IC_COMPARISONS
+    decide, aggregate = staticmethod(ic_of), staticmethod(joint_rate)
+
+
+class CommuteConsistency(CommuteTask):
+    """IPR, INR, CPR, CNR: TC decisions with the true image against the 50/50 mixed-image baseline."""
+
+    main_metric = "ipr"
+    needs_images = True
+
+    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+        """Score TC with the true images and with the mix of the tuple's two images."""
+        rows = self.rows(data)
+        tables = self.score(rows, model, TC_SLOTS + MIX_SLOTS)
+        ties = self.args["ties"]
+        image = [tc_of(table, ties) for table in tables]
+        mixed = [tc_of(table, ties, "mix", "mix") for table in tables]
+        metrics = {**consistency_rates(image, mixed), "tc": mean_rate(image), "tc_mix": mean_rate(mixed)}
+        samples = [self.sample(row, table, tc_ab=i.ab, tc_ba=i.ba, tc_mix_ab=m.ab, tc_mix_ba=m.ba)
+                   for row, table, i, m in zip(rows, tables, image, mixed)]
+        return TaskOutput([metrics], samples)
+
+
+class CommuteOracle(CommuteTask):
+    """Max / Min IC and GIC over k candidate images per translation, the replacement rate, TC and GTC there."""
+
+    dataset = "commute_extended"
+    main_metric = "max_gic"
+    needs_images = True
+
+    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+        """Score every candidate against both translations, choose, then score TC at the choices."""
+        rows = self.rows(data)
+        ties = self.args["ties"]
+        jobs = [self.candidate_job(row) for row in rows]
+        tables = score_tables(model, jobs, self.settings)
+        choices = [self.choose(row, table, ties) for row, table in zip(rows, tables)]
+        tc_jobs = [self.job(row, [slot for c in pair for slot in self.tc_slots(c)], job.images)
+                   for row, pair, job in zip(rows, choices, jobs)]
+        tc_tables = score_tables(model, tc_jobs, self.settings)
+        metrics: dict[str, float] = {}
+        samples = [self.sample(row, {**table, **extra}, chosen={}) for row, table, extra in zip(rows, tables, tc_tables)]
+        for index, name in enumerate(("max", "min")):
+            chosen = [pair[index] for pair in choices]
+            tc = [tc_of(table, ties, f"a{c.a}", f"b{c.b}") for table, c in zip(tc_tables, chosen)]
+            ic = [c.ic for c in chosen]
+            metrics.update({f"{name}_ic": mean_rate(ic), f"{name}_gic": joint_rate(ic), f"rr_{name}": replacement_rate(chosen),
+                            f"{name}_tc": mean_rate(tc), f"{name}_gtc": joint_rate(tc)})
+            for sample, row, c in zip(samples, rows, chosen):
+                sample["chosen"][name] = {"image_a": row["candidates_a"][c.a], "image_b": row["candidates_b"][c.b],
+                                          "ic_ab": c.ic.ab, "ic_ba": c.ic.ba, "margin": c.margin}
+        return TaskOutput([metrics], samples)
+
+    def candidate_job(self, row: dict[str, Any]) -> TupleJob:
+        """Every candidate image (``a<i>``, ``b<j>``) against both correct translations."""
+        images = {**{f"a{i}": path for i, path in enumerate(row["candidates_a"])},
+                  **{f"b{j}": path for j, path in enumerate(row["candidates_b"])}}
+        return self.job(row, [(label, role) for label in images for role in ("a", "b")], images)
+
+    @staticmethod
+    def tc_slots(choice: OracleChoice) -> list[Slot]:
+        """The slots TC needs at a chosen image pair."""
+        a, b = f"a{choice.a}", f"b{choice.b}"
+        return [(a, "a"), (a, "inc_a"), (b, "b"), (b, "inc_b")]
+
+    @staticmethod
+    def choose(row: dict[str, Any], table: Table, ties: str) -> tuple[OracleChoice, OracleChoice]:
+        """The tuple's GIC-maximising and GIC-minimising image pairs."""
+        a_labels = [f"a{i}" for i in range(len(row["candidates_a"]))]
+        b_labels = [f"b{j}" for j in range(len(row["candidates_b"]))]
+        return oracle_choices([table[x, "a"] for x in a_labels], [table[y, "a"] for y in b_labels],
+                              [table[y, "b"] for y in b_labels], [table[x, "b"] for x in a_labels], ties)

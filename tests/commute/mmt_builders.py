@@ -1,0 +1,185 @@
+"""Tiny translation models with real architectures and freshly trained tokenizers, saved to folders.
+
+Everything loads back through ``from_pretrained`` on the folder, the path a Hub id takes.
+Weights are random (seeded). Also: stand-in images named as in a CoMMuTE ``img.order``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+CORPUS = [
+    "a man rides a bike down the street", "We'll have to get rid of that mole.", "He finally made it to the bank.",
+    "un homme fait du vélo dans la rue", "Il va falloir enlever ce grain de beauté.", "Il a réussi à aller à la banque.",
+    "ein Mann fährt mit dem Fahrrad die Straße hinunter", "Wir müssen diesen Maulwurf loswerden.",
+    "muž jede na kole po ulici", "Musíme se zbavit toho krtka.", "two dogs play in the snow",
+    "deux chiens jouent dans la neige", "zwei Hunde spielen im Schnee", "la taupe, la plante, l'usine, la rive",
+]
+SMALL = {"d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 2,
+         "decoder_attention_heads": 2, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "max_position_embeddings": 256}
+
+
+def unigram_vocab(texts: Iterable[str], size: int = 300) -> list[tuple[str, float]]:
+    """A SentencePiece-style Unigram vocabulary (``<unk>``, ``<s>``, ``</s>`` first) trained on ``texts``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.Unigram())
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=size, special_tokens=["<unk>", "<s>", "</s>"], unk_token="<unk>",
+                                      show_progress=False)
+    tokenizer.train_from_iterator(list(texts), trainer)
+    return [tuple(item) for item in json.loads(tokenizer.to_str())["model"]["vocab"]]
+
+
+def tiny_mbart50(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
+    """An mBART-50 tokenizer (Unigram, all mBART-50 language codes) and a random MBartForConditionalGeneration."""
+    import torch
+    from transformers import MBart50Tokenizer, MBartConfig, MBartForConditionalGeneration
+
+    folder = Path(folder)
+    tokenizer = MBart50Tokenizer(vocab=unigram_vocab(texts), src_lang="en_XX", tgt_lang="fr_XX")
+    config = MBartConfig(vocab_size=len(tokenizer), scale_embedding=True, init_std=0.3, pad_token_id=1, bos_token_id=0,
+                         eos_token_id=2, decoder_start_token_id=2, **SMALL)
+    torch.manual_seed(seed)
+    MBartForConditionalGeneration(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_marian(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
+    """A Marian tokenizer (two SentencePiece models trained here) and a random MarianMTModel."""
+    import sentencepiece as spm
+    import torch
+    from transformers import MarianConfig, MarianMTModel, MarianTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(list(texts) * 3), model_writer=proto, vocab_size=120,
+                                   model_type="unigram", character_coverage=1.0, pad_id=0, eos_id=1, unk_id=2,
+                                   bos_id=-1, hard_vocab_limit=False, minloglevel=2)
+    for name in ("source.spm", "target.spm"):
+        (folder / name).write_bytes(proto.getvalue())
+    pieces = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
+    for index in range(pieces.get_piece_size()):
+        vocab.setdefault(pieces.id_to_piece(index), len(vocab))
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
+    config = MarianConfig(vocab_size=len(vocab), pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, **SMALL)
+    torch.manual_seed(seed)
+    MarianMTModel(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_nllb(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
+    """An NLLB tokenizer (BPE trained here, the FLORES-200 codes) and a random M2M100 model."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import M2M100Config, M2M100ForConditionalGeneration, NllbTokenizer
+
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.Metaspace()
+    bpe.train_from_iterator(list(texts), trainers.BpeTrainer(vocab_size=200, show_progress=False,
+                                                             special_tokens=["<s>", "<pad>", "</s>", "<unk>"]))
+    model = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+    tokenizer = NllbTokenizer(vocab=model["vocab"], merges=merges, src_lang="eng_Latn", tgt_lang="fra_Latn")
+    config = M2M100Config(vocab_size=len(tokenizer), pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                          decoder_start_token_id=2, scale_embedding=True, **SMALL)
+    torch.manual_seed(seed)
+    M2M100ForConditionalGeneration(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return Path(folder)
+
+
+def tiny_clip(folder: str | Path, seed: int = 0, size: int = 32, projection_dim: int = 16) -> Path:
+    """A random CLIPVisionModelWithProjection and a CLIP preprocessor configuration for ``size`` pixels."""
+    import torch
+    from transformers import CLIPVisionConfig, CLIPVisionModelWithProjection
+
+    folder = Path(folder)
+    config = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                              image_size=size, patch_size=8, projection_dim=projection_dim)
+    torch.manual_seed(seed)
+    CLIPVisionModelWithProjection(config).eval().save_pretrained(folder)
+    processor = {"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": size},
+                 "crop_size": {"height": size, "width": size}, "do_center_crop": True, "resample": 3,
+                 "image_mean": [0.48145466, 0.4578275, 0.40821073], "image_std": [0.26862954, 0.26130258, 0.27577711]}
+    (folder / "preprocessor_config.json").write_text(json.dumps(processor))
+    return folder
+
+
+def tiny_resnet(folder: str | Path, seed: int = 0, size: int = 32) -> Path:
+    """A random ResNetModel (pooled output 32-d) with a ResNet-50-style preprocessor (crop_pct 0.875)."""
+    import torch
+    from transformers import ResNetConfig, ResNetModel
+
+    folder = Path(folder)
+    config = ResNetConfig(embedding_size=8, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic")
+    torch.manual_seed(seed)
+    ResNetModel(config).eval().save_pretrained(folder)
+    processor = {"image_processor_type": "ConvNextImageProcessor", "size": {"shortest_edge": size}, "crop_pct": 0.875,
+                 "resample": 3, "image_mean": [0.485, 0.456, 0.406], "image_std": [0.229, 0.224, 0.225]}
+    (folder / "preprocessor_config.json").write_text(json.dumps(processor))
+    return folder
+
+
+def vgamt_state(mbart_folder: Path, clip_dim: int, adapters: bool, seed: int) -> dict:
+    """The state dict of a random VGAMT on the mBART in ``mbart_folder`` (image modules made strong)."""
+    import torch
+    from transformers import MBartForConditionalGeneration
+
+    from harness_models.translation import vgamt_modules
+
+    model = MBartForConditionalGeneration.from_pretrained(mbart_folder)
+    vgamt_modules.install(model, clip_dim, model.config.d_model // 8 if adapters else None)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "img" in name or "adapters" in name:
+                parameter.normal_(0.0, 0.5)
+    return {key: value.clone() for key, value in model.state_dict().items()}
+
+
+def tiny_vgamt(folder: str | Path, seed: int = 0, adapters: bool = True, checkpoint: str = "vgamt.pth") -> Path:
+    """A VGAMT folder: ``mbart/``, ``clip/``, the checkpoint (authors' ``{"model": ...}`` .pth or .safetensors), config.json."""
+    import torch
+
+    folder = Path(folder)
+    tiny_mbart50(folder / "mbart", seed=seed)
+    tiny_clip(folder / "clip", seed=seed)
+    state = vgamt_state(folder / "mbart", 16, adapters, seed)
+    if checkpoint.endswith(".safetensors"):
+        from safetensors.torch import save_file
+
+        save_file(state, str(folder / checkpoint))
+    else:
+        torch.save({"model": state, "epoch": 3, "n_total_iter": 10, "best_metrics": {"valid_mt_bleu": 1.0}},
+                   folder / checkpoint)
+    (folder / "config.json").write_text(json.dumps(
+        {"model_type": "vgamt", "mbart": "mbart", "clip": "clip", "checkpoint": checkpoint}))
+    return folder
+
+
+def stand_in_images(folder: str | Path, names: Iterable[str], size: int = 40) -> Path:
+    """Small distinct RGB images, one per name (content seeded by the name), saved as named."""
+    from PIL import Image
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in dict.fromkeys(names):
+        seed = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16)
+        pixels = np.random.default_rng(seed).integers(0, 256, (size, size + 8, 3), dtype=np.uint8)
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels).save(path, format="PNG" if name.lower().endswith(".png") else "JPEG")
+    return folder
