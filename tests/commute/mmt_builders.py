@@ -1,7 +1,7 @@
 """Tiny translation models with real architectures and freshly trained tokenizers, saved to folders.
 
 Everything loads back through ``from_pretrained`` on the folder, the path a Hub id takes.
-Weights are random (seeded). Also: stand-in images named as in a CoMMuTE ``img.order``.
+Weights are random (seeded). Also: stand-in images named as in a CoMMuTE ``img.order``, and a small CoMMuTE folder.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def tiny_marian(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0
         vocab.setdefault(pieces.id_to_piece(index), len(vocab))
     (folder / "vocab.json").write_text(json.dumps(vocab))
     tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
-    config = MarianConfig(vocab_size=len(vocab), pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, **SMALL)
+    config = MarianConfig(vocab_size=len(vocab), pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, init_std=0.3,
+                          **SMALL)
     torch.manual_seed(seed)
     MarianMTModel(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -146,7 +147,7 @@ def vgamt_state(mbart_folder: Path, clip_dim: int, adapters: bool, seed: int) ->
     with torch.no_grad():
         for name, parameter in model.named_parameters():
             if "img" in name or "adapters" in name:
-                parameter.normal_(0.0, 0.5)
+                parameter.normal_(0.0, 0.2)
     return {key: value.clone() for key, value in model.state_dict().items()}
 
 
@@ -182,4 +183,86 @@ def stand_in_images(folder: str | Path, names: Iterable[str], size: int = 40) ->
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(pixels).save(path, format="PNG" if name.lower().endswith(".png") else "JPEG")
+    return folder
+
+
+def tiny_gated_fusion(folder: str | Path, text_model: Path, seed: int = 0) -> Path:
+    """A Gated Fusion folder: the text model referenced by path, ``resnet/``, ``fusion.safetensors``, config.json."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoConfig
+
+    folder = Path(folder)
+    tiny_resnet(folder / "resnet", seed=seed)
+    d_model = AutoConfig.from_pretrained(text_model).d_model
+    generator = torch.Generator().manual_seed(seed)
+    fusion = {"encoder.dense.weight": torch.randn(d_model, 32, generator=generator),
+              "encoder.dense.bias": torch.randn(d_model, generator=generator),
+              "encoder.gate_dense.weight": torch.randn(d_model, 2 * d_model, generator=generator) * 0.3,
+              "encoder.gate_dense.bias": torch.zeros(d_model)}
+    save_file(fusion, str(folder / "fusion.safetensors"))
+    (folder / "config.json").write_text(json.dumps(
+        {"model_type": "gated_fusion", "text_model": str(text_model), "image_model": "resnet", "fusion": "fusion.safetensors"}))
+    return folder
+
+
+def tiny_cliptrans(folder: str | Path, mbart: Path, clip: Path, seed: int = 0, prefix_length: int = 3) -> Path:
+    """A CLIP-Trans folder: checkpoint with ``adapter.hidden.*`` and ``mbart.*`` keys, parts referenced by path."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import MBartForConditionalGeneration
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model = MBartForConditionalGeneration.from_pretrained(mbart)
+    d_model = model.config.d_model
+    generator = torch.Generator().manual_seed(seed)
+    state = {f"mbart.{key}": value.clone() for key, value in model.state_dict().items()}
+    state.update({"adapter.hidden.0.weight": torch.randn(prefix_length * d_model, 16, generator=generator),
+                  "adapter.hidden.0.bias": torch.zeros(prefix_length * d_model),
+                  "adapter.hidden.1.weight": torch.tensor([0.25])})
+    save_file(state, str(folder / "cliptrans.safetensors"))
+    (folder / "config.json").write_text(json.dumps(
+        {"model_type": "cliptrans", "mbart": str(mbart), "clip": str(clip), "checkpoint": "cliptrans.safetensors"}))
+    return folder
+
+
+def tiny_gpt2(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
+    """A byte-level BPE tokenizer trained here and a random GPT2LMHeadModel."""
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+
+    folder = Path(folder)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(list(texts), vocab_size=400, min_frequency=1, special_tokens=["<|endoftext|>"],
+                            show_progress=False)
+    tokenizer = GPT2TokenizerFast(tokenizer_object=bpe._tokenizer, eos_token="<|endoftext|>",
+                                  bos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=256, n_embd=32, n_layer=2, n_head=2,
+                        bos_token_id=tokenizer.eos_token_id, eos_token_id=tokenizer.eos_token_id, initializer_range=0.3)
+    torch.manual_seed(seed)
+    GPT2LMHeadModel(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+MINI = [  # (source, correct, incorrect, image) per line; tuple 2 is not an exact swap, as in en-fr
+    ("He finally made it to the bank.", "Il a réussi à atteindre la rive.", "Il a réussi à aller à la banque.", "rive.jpg"),
+    ("He finally made it to the bank.", "Il a réussi à aller à la banque.", "Il a réussi à atteindre la rive.", "banque.png"),
+    ("Don't eat the bones!", "Ne mange pas les os !", "Ne mange pas les arêtes !", "os.jpeg"),
+    ("Don't eat the bones!", "Ne mange pas les arêtes", "Ne mange pas les os !", "aretes.jpg"),
+    ("We'll have to get rid of that mole.", "Il va falloir enlever ce grain de beauté.",
+     "Il va falloir se débarasser de cette taupe.", "grain.jpg"),
+    ("We'll have to get rid of that mole.", "Il va falloir se débarasser de cette taupe.",
+     "Il va falloir enlever ce grain de beauté.", "taupe.jpg"),
+]
+
+
+def write_commute(folder: Path, lines=MINI, lang: str = "fr") -> Path:
+    """A CoMMuTE folder with ``en-<lang>/`` in the original layout (last line without a newline)."""
+    pair = folder / f"en-{lang}"
+    pair.mkdir(parents=True, exist_ok=True)
+    for index, name in enumerate(("src.en", f"correct.{lang}", f"incorrect.{lang}", "img.order")):
+        (pair / name).write_text("\n".join(line[index] for line in lines), encoding="utf-8")
     return folder
