@@ -12,7 +12,7 @@ from typing import Any
 from harness.errors import HarnessError, UnknownNameError
 from harness.registry import KINDS, get_registry
 
-BUILTIN_COMMANDS = ("run", "list", "plugins")
+BUILTIN_COMMANDS = ("run", "list", "plugins", "leaderboard", "compare")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,24 +34,36 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-samples", action="store_true", help="write per-sample JSONL beside results.jsonl")
     parser.add_argument("--resume", action="store_true", help="skip tasks whose signature is already in the results")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding/score cache")
+    parser.add_argument("--shard", default=None, metavar="I/N",
+                        help="compute and cache only slice I of N of the model outputs (cluster job arrays); "
+                        "a final run without --shard writes the results")
+    parser.add_argument("--dist-timeout", type=float, default=None, metavar="SECONDS",
+                        help="timeout of collectives under torchrun/accelerate (default 1800, or HARNESS_DIST_TIMEOUT)")
 
 
 def _command_run(args: argparse.Namespace) -> int:
+    from harness.distributed import shutdown
     from harness.progress import Progress
-    from harness.runner import Skipped, evaluate
+    from harness.runner import ShardDone, Skipped, evaluate
     from harness.summary import print_summary
 
-    outcomes = evaluate(
-        args.tasks, args.model, model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
-        images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
-        limit=args.limit, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
-        output=args.output, log_samples=args.log_samples, resume=args.resume, use_cache=not args.no_cache,
-        progress=Progress(enabled=True),
-    )
+    try:
+        outcomes = evaluate(
+            args.tasks, args.model, model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
+            images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
+            limit=args.limit, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
+            output=args.output, log_samples=args.log_samples, resume=args.resume, use_cache=not args.no_cache,
+            shard=args.shard, dist_timeout=args.dist_timeout, progress=Progress(enabled=True),
+        )
+    finally:
+        shutdown()
     for outcome in outcomes:
         if isinstance(outcome, Skipped):
             print(f"skipped {outcome.task}: already in the results ({outcome.signature})", file=sys.stderr)
-    print_summary([o for o in outcomes if not isinstance(o, Skipped)], args.output)
+        elif isinstance(outcome, ShardDone) and args.shard:
+            print(f"shard {outcome.shard}: {outcome.task}: this shard's model outputs are cached "
+                  f"({outcome.missing} belong to other shards); run again without --shard to write the results", file=sys.stderr)
+    print_summary([o for o in outcomes if not isinstance(o, (Skipped, ShardDone))], args.output)
     return 0
 
 
@@ -93,6 +105,14 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     listing.add_argument("kind", nargs="?", default="tasks", help="tasks (default), models, datasets or commands")
     listing.set_defaults(handler=_command_list)
     sub.add_parser("plugins", help="installed plugins as JSON").set_defaults(handler=_command_plugins)
+    from harness.leaderboard import commands as board  # argparse only; the handlers import the rest
+
+    leaderboard = sub.add_parser("leaderboard", help="merge results into Markdown, CSV, JSON, a static HTML page and plots")
+    board.add_leaderboard_arguments(leaderboard)
+    leaderboard.set_defaults(handler=board.run_leaderboard)
+    compare = sub.add_parser("compare", help="paired bootstrap of two models on a task, from their per-sample logs")
+    board.add_compare_arguments(compare)
+    compare.set_defaults(handler=board.run_compare)
     if plugin_command is not None:
         name, command = plugin_command
         command_parser = sub.add_parser(name, help=getattr(command, "__doc__", None))

@@ -16,8 +16,8 @@ class RunContext:
     """Run-wide settings handed to ``Task.evaluate``.
 
     ``aux_models`` maps a role (``"image"`` for ``--image-model``) to a model name and its
-    arguments; ``load_model`` builds such a model through the same resolution and cache as the
-    main model.
+    arguments; ``load_model`` builds such a model through the same resolution, cache and
+    partition as the main model, once per run (``loaded_models`` is shared across tasks).
     """
 
     seeds: list[int]
@@ -26,13 +26,14 @@ class RunContext:
     progress: Progress = field(default_factory=lambda: Progress(enabled=False))
     cache: Cache | None = None
     aux_models: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
-    _loaded: dict[str, CachedModel] = field(default_factory=dict)
+    partition: Any = None
+    loaded_models: dict[str, CachedModel] = field(default_factory=dict)
 
     def load_model(self, role: str, capability: Capability, task_name: str) -> CachedModel | None:
         """The auxiliary model given for ``role``, or None when the user gave none."""
         if role not in self.aux_models:
             return None
-        if role not in self._loaded:
+        if role not in self.loaded_models:
             from harness.registry import get_registry
             from harness.resolve import build_adapter
 
@@ -40,5 +41,5 @@ class RunContext:
             adapter = build_adapter(
                 get_registry(), name, args, {task_name: [capability]}, device=self.device, batch_size=self.batch_size
             )
-            self._loaded[role] = CachedModel(adapter, self.cache, self.progress)
-        return self._loaded[role]
+            self.loaded_models[role] = CachedModel(adapter, self.cache, self.progress, self.partition)
+        return self.loaded_models[role]

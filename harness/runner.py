@@ -17,6 +17,7 @@ from harness.cache import Cache
 from harness.cached_model import CachedModel
 from harness.context import RunContext
 from harness.data import DatasetLoader, LoadedData
+from harness.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
 from harness.errors import HarnessError, UnknownNameError
 from harness.jsonl import write_json_lines_atomic
 from harness.params import parse_kv
@@ -33,6 +34,15 @@ class Skipped:
 
     task: str
     signature: str
+
+
+@dataclass
+class ShardDone:
+    """A task run with ``--shard``: its slice of model outputs is cached, no results written."""
+
+    task: str
+    shard: str
+    missing: int
 
 
 def resolve_device(device: str) -> str:
@@ -153,30 +163,50 @@ def evaluate(
     log_samples: bool = False,
     resume: bool = False,
     use_cache: bool = True,
+    shard: str | None = None,
+    dist_timeout: float | None = None,
     progress: Progress | None = None,
     registry: Registry | None = None,
-) -> list[ResultRecord | Skipped]:
+) -> list[ResultRecord | Skipped | ShardDone]:
     """Run tasks on one model and append one results line per task to ``<output>/results.jsonl``.
 
     Each task's line is written as soon as that task finishes, so an error in a later task
-    loses nothing already computed. Returns the records (and ``Skipped`` for resumed tasks).
+    loses nothing already computed. Returns the records (``Skipped`` for resumed tasks,
+    ``ShardDone`` for tasks whose shard could not see every model output).
+
+    Under ``torchrun`` / ``accelerate launch`` every rank computes its share of the missing
+    model outputs and rank 0 alone writes results. With ``shard="i/N"`` only slice i of the
+    missing outputs is computed and cached (see ``harness.distributed``).
     """
     registry = registry or get_registry()
     progress = progress or Progress(enabled=False)
     task_objects = build_tasks(registry, split_names(tasks), parse_kv(task_args, "--task-args"))
     if batch_size < 1:
         raise HarnessError(f"--batch-size must be at least 1, got {batch_size}")
-    folder = check_output_folder(output)
+    partition: RankPartition | ShardPartition | None = parse_shard(shard) if shard else None
     device = resolve_device(device)
+    launched = init_from_launcher(device, dist_timeout)
+    if launched is not None:
+        if partition is not None:
+            raise HarnessError("--shard is for runs without a launcher; under torchrun each rank already takes its share")
+        partition, device = launched
+    is_main = not isinstance(partition, RankPartition) or partition.rank == 0
+    if not is_main:
+        progress = Progress(enabled=False)
+    folder = check_output_folder(output) if is_main else Path(output)
     adapter = build_adapter(
         registry, model, parse_kv(model_args, "--model-args"),
         {t.name: t.requires for t in task_objects}, device=device, batch_size=batch_size,
     )
     cache = Cache() if use_cache else None
-    cached_model = CachedModel(adapter, cache, progress)
+    cached_model = CachedModel(adapter, cache, progress, partition)
     aux = {"image": (image_model, parse_kv(image_model_args, "--image-model-args"))} if image_model else {}
-    done = {r.signature for r in read_records(folder / RESULTS_FILE)[0]} if resume else set()
-    outcomes: list[ResultRecord | Skipped] = []
+    done = {r.signature for r in read_records(folder / RESULTS_FILE)[0]} if resume and is_main else set()
+    if isinstance(partition, RankPartition):
+        done = partition.from_main(done, "agreeing on finished tasks")
+    outcomes: list[ResultRecord | Skipped | ShardDone] = []
+    aux_loaded: dict[str, CachedModel] = {}  # auxiliary models, built once for all tasks
+    world_size = partition.world_size if isinstance(partition, RankPartition) else 1
     for task in task_objects:
         started = datetime.now(timezone.utc)
         clock = time.perf_counter()
@@ -187,14 +217,28 @@ def evaluate(
         if signature in done:
             outcomes.append(Skipped(task.name, signature))
             continue
-        ctx = RunContext(seed_list, batch_size, device, progress, cache, aux)
-        result = task.evaluate(loaded.data, cached_model, ctx)
+        ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded)
+        models = [cached_model, *aux_loaded.values()]
+        for m in models:
+            m.placeholders = 0
+        try:
+            result = task.evaluate(loaded.data, cached_model, ctx)
+        except Exception:
+            if not any(m.placeholders for m in [cached_model, *aux_loaded.values()]):
+                raise
+            result = None  # a shard's stand-in values may break a task: expected, nothing to report
+        blanks = sum(m.placeholders for m in [cached_model, *aux_loaded.values()])
+        if blanks or result is None:
+            outcomes.append(ShardDone(task.name, shard or "", blanks))
+            continue
+        if not is_main:
+            continue
         if len(result.per_seed) != len(seed_list):
             raise HarnessError(f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(seed_list)} seeds")
         samples_file = _write_samples(folder, task.name, signature, result) if log_samples else None
         record = _record(task, cached_model, loaded, seed_list, result, task_sig, signature, samples_file,
                          {"limit": limit, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
-                          "image_model": image_model, "use_cache": use_cache},
+                          "image_model": image_model, "use_cache": use_cache, "world_size": world_size},
                          started, time.perf_counter() - clock)
         append_record(folder, record)
         outcomes.append(record)

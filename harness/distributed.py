@@ -1,0 +1,146 @@
+"""Splitting model work across processes: ``torch.distributed`` ranks or independent shards.
+
+Both split only the inputs missing from the cache, by their content keys, so any world size
+or shard count can resume what another left in a shared cache.
+
+- ``RankPartition`` (launched by ``torchrun`` or ``accelerate launch``): rank r computes every
+  W-th missing key of the union of all ranks' missing keys, then the ranks exchange what they
+  computed (``all_gather_object``), so every rank holds every value. Collectives have a timeout,
+  and a lost peer becomes a clear error, never a hang.
+- ``ShardPartition`` (``--shard i/N``, for clusters without a launcher): computes only the
+  missing keys whose hash falls in slice i and caches them; the values of other slices are not
+  available, so the run writes no results (a final run without ``--shard`` does).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from harness.errors import HarnessError
+
+DEFAULT_TIMEOUT = 1800.0
+
+
+class PeerLostError(HarnessError):
+    """A collective failed: another rank died or stopped answering."""
+
+
+@dataclass(frozen=True)
+class ShardPartition:
+    """Slice ``index`` of ``count`` of the missing keys (by key hash)."""
+
+    index: int
+    count: int
+
+    def agree(self, keys: list[str], what: str) -> list[str]:
+        """A shard decides alone: its own missing keys."""
+        return sorted(keys)
+
+    def mine(self, keys: list[str]) -> list[str]:
+        """The keys this shard computes."""
+        return [key for key in keys if int(key[:12], 16) % self.count == self.index]
+
+    def exchange(self, computed: dict[str, bytes], what: str) -> dict[str, bytes]:
+        """Shards share nothing directly; the cache is their meeting point."""
+        return computed
+
+    @property
+    def complete(self) -> bool:
+        """False: a shard never holds every value."""
+        return False
+
+
+def parse_shard(text: str) -> ShardPartition:
+    """``"i/N"`` with 0 <= i < N."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 0 <= int(match[1]) < int(match[2]):
+        raise HarnessError(f"--shard takes i/N with 0 <= i < N (for example 0/4), got {text!r}")
+    return ShardPartition(int(match[1]), int(match[2]))
+
+
+class RankPartition:
+    """The ranks of an initialised ``torch.distributed`` process group."""
+
+    def __init__(self, rank: int, world_size: int):
+        self.rank, self.world_size = rank, world_size
+
+    @property
+    def complete(self) -> bool:
+        """True: after the exchange every rank holds every value."""
+        return True
+
+    def _all_gather(self, value: Any, what: str) -> list[Any]:
+        import torch.distributed as dist
+
+        gathered: list[Any] = [None] * self.world_size
+        try:
+            dist.all_gather_object(gathered, value)
+        except Exception as exc:  # gloo/nccl raise RuntimeError subclasses when a peer is gone
+            raise PeerLostError(
+                f"rank {self.rank} of {self.world_size} lost contact with the other ranks while {what} "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}); what was "
+                "finished is in the cache: rerun (at any world size) to resume"
+            ) from None
+        return gathered
+
+    def from_main(self, value: Any, what: str) -> Any:
+        """Rank 0's ``value``, on every rank."""
+        return self._all_gather(value, what)[0]
+
+    def agree(self, keys: list[str], what: str) -> list[str]:
+        """The sorted union of every rank's missing keys."""
+        return sorted(set().union(*self._all_gather(keys, what)))
+
+    def mine(self, keys: list[str]) -> list[str]:
+        """Every world_size-th key, starting at this rank."""
+        return keys[self.rank :: self.world_size]
+
+    def exchange(self, computed: dict[str, bytes], what: str) -> dict[str, bytes]:
+        """Every rank's computed values, merged."""
+        merged: dict[str, bytes] = {}
+        for part in self._all_gather(computed, what):
+            merged.update(part)
+        return merged
+
+
+def launched_world_size() -> int:
+    """WORLD_SIZE set by torchrun / accelerate, else 1."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def init_from_launcher(device: str, timeout: float | None = None) -> tuple[RankPartition, str] | None:
+    """Join the process group a launcher prepared; returns the partition and this rank's device.
+
+    ``gloo`` on CPU, ``nccl`` on CUDA (one GPU per local rank). ``timeout`` (seconds, default
+    ``HARNESS_DIST_TIMEOUT`` or 1800) bounds every collective.
+    """
+    if launched_world_size() <= 1:
+        return None
+    import torch
+    import torch.distributed as dist
+
+    seconds = timeout if timeout is not None else float(os.environ.get("HARNESS_DIST_TIMEOUT", DEFAULT_TIMEOUT))
+    if device.startswith("cuda"):
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local_rank)
+        device, backend = f"cuda:{local_rank}", "nccl"
+    else:
+        backend = "gloo"
+    if not dist.is_initialized():
+        dist.init_process_group(backend=backend, timeout=timedelta(seconds=seconds))
+    return RankPartition(dist.get_rank(), dist.get_world_size()), device
+
+
+def shutdown() -> None:
+    """Leave the process group, if any."""
+    import sys
+
+    if "torch.distributed" in sys.modules:
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            dist.destroy_process_group()
