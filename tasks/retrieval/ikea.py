@@ -9,7 +9,8 @@ folder itself, holding per split (``test``, ``val``):
 
 ``split=test+val`` pools splits (their feature rows come from the same extractor). Item ids are
 ``<split>:<line>``. With ``--images DIR`` the listed image files are loaded from DIR. A Hub id or
-``save_to_disk`` folder is read as in the ``image-text`` loader.
+``save_to_disk`` folder is read as in the ``image-text`` loader. With no ``--data-dir`` the
+built-in benchmark ``xling-shapes`` is loaded instead (docs/default-benchmark.md).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class IkeaLoader(DatasetLoader):
         """Read, validate and (for ``a+b``) pool the splits of the pair (src, tgt)."""
         args = resolve_params(self.params, args, f"dataset {self.name!r}")
         if source is None:
-            raise HarnessError("dataset 'ikea' needs --data-dir: the IKEA folder (with en.de/, en.fr/), a save_to_disk folder or a Hub id")
+            return default_benchmark(args, images_dir)
         if uses_hf_dataset(source):
             return load_mapped(source, args, images_dir)
         src, tgt = languages(args)
@@ -71,6 +72,21 @@ class IkeaLoader(DatasetLoader):
         if images_dir is not None:
             identity.update(images=str(images_dir), revision=combined_revision(revision, files_revision(sorted(set(rows["image"])))))
         return LoadedData(data, identity)
+
+
+DEFAULT_DATASET = "xling-shapes"  # registered by the default-benchmark plugin
+
+
+def default_benchmark(args: Mapping[str, Any], images_dir: str | None) -> LoadedData:
+    """The built-in benchmark for the pair (src, tgt): what the retrieval tasks run on without --data-dir."""
+    from harness.registry import get_registry
+
+    registry = get_registry()
+    if DEFAULT_DATASET not in registry.names("dataset"):
+        raise HarnessError("dataset 'ikea' needs --data-dir: the IKEA folder (with en.de/, en.fr/), a save_to_disk folder or a Hub id "
+                           f"(the built-in default, {DEFAULT_DATASET!r}, is not available: its plugin default-benchmark is not loaded)")
+    loader = registry.load("dataset", DEFAULT_DATASET)(DEFAULT_DATASET)
+    return loader.load(None, {"src": args["src"], "tgt": args["tgt"]}, images_dir)
 
 
 def pair_folder(folder: Path, src: str, tgt: str, split: str) -> Path:
