@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Union
@@ -61,70 +63,114 @@ class ResultRecord:
         return cls(**data)
 
 
-_HINTS: dict[str, Any] | None = None
+Checker = Callable[[Any, str], None]
+_FIELDS: list[tuple[str, Checker, bool]] | None = None
 
 
 def validate(data: Any) -> None:
     """Check a dict against ``ResultRecord``; raise ``SchemaError`` naming the first bad field."""
-    global _HINTS
-    if _HINTS is None:
-        _HINTS = typing.get_type_hints(ResultRecord)
+    global _FIELDS
+    if _FIELDS is None:
+        hints = typing.get_type_hints(ResultRecord)
+        _FIELDS = [(f.name, _checker(hints[f.name]), f.default is MISSING and f.default_factory is MISSING)
+                   for f in fields(ResultRecord)]
     if not isinstance(data, dict):
         raise SchemaError(f"expected a JSON object, got {type(data).__name__}")
-    names = {f.name for f in fields(ResultRecord)}
-    unknown = sorted(set(data) - names)
+    unknown = sorted(set(data) - {name for name, _, _ in _FIELDS})
     if unknown:
         raise SchemaError(f"unknown field {unknown[0]!r}")
-    for f in fields(ResultRecord):
-        if f.name not in data:
-            if f.default is MISSING and f.default_factory is MISSING:
-                raise SchemaError(f"missing field {f.name!r}")
-            continue
-        _check(data[f.name], _HINTS[f.name], f.name)
+    for name, check, required in _FIELDS:
+        if name in data:
+            check(data[name], name)
+        elif required:
+            raise SchemaError(f"missing field {name!r}")
     if data.get("schema_version", SCHEMA_VERSION) > SCHEMA_VERSION:
         raise SchemaError(f"field 'schema_version': {data['schema_version']} is newer than this harness reads")
 
 
-def _check(value: Any, hint: Any, where: str) -> None:
+@functools.cache
+def _checker(hint: Any) -> Checker:
+    """A function checking a value against a type hint, built once per hint (reading results is a hot path)."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (Union, types.UnionType):
+        return _union_checker(tuple(_checker(option) for option in args), type(None) in args)
+    if hint is type(None):
+        return _check_null
+    if hint is Any:
+        return _check_any
+    if origin is dict:
+        return _dict_checker(_checker(args[1]))
+    if origin is list:
+        return _list_checker(_checker(args[0]))
+    if hint is float:
+        return _check_number
+    if hint is int:
+        return _check_integer
+    return _instance_checker(hint)
+
+
+def _union_checker(options: tuple[Checker, ...], nullable: bool) -> Checker:
+    def check(value: Any, where: str) -> None:
+        if value is None and nullable:
+            return
         errors = []
-        for option in args:
+        for option in options:
             try:
-                return _check(value, option, where)
+                return option(value, where)
             except SchemaError as exc:
                 errors.append(exc)
         raise errors[0]
-    if hint is type(None):
-        if value is not None:
-            raise SchemaError(f"field {where!r}: expected null, got {type(value).__name__}")
-        return
-    if hint is Any:
-        return
-    if origin is dict:
+
+    return check
+
+
+def _dict_checker(item: Checker) -> Checker:
+    def check(value: Any, where: str) -> None:
         if not isinstance(value, dict):
             raise SchemaError(f"field {where!r}: expected an object, got {type(value).__name__}")
-        for key, item in value.items():
+        for key, element in value.items():
             if not isinstance(key, str):
                 raise SchemaError(f"field {where!r}: keys must be strings")
-            _check(item, args[1], f"{where}.{key}")
-        return
-    if origin is list:
+            item(element, f"{where}.{key}")
+
+    return check
+
+
+def _list_checker(item: Checker) -> Checker:
+    def check(value: Any, where: str) -> None:
         if not isinstance(value, list):
             raise SchemaError(f"field {where!r}: expected a list, got {type(value).__name__}")
-        for index, item in enumerate(value):
-            _check(item, args[0], f"{where}[{index}]")
-        return
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
-        return
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise SchemaError(f"field {where!r}: expected an integer, got {value!r}")
-        return
-    if not isinstance(value, hint):
-        raise SchemaError(f"field {where!r}: expected {hint.__name__}, got {type(value).__name__}")
+        for index, element in enumerate(value):
+            item(element, f"{where}[{index}]")
+
+    return check
+
+
+def _instance_checker(hint: type) -> Checker:
+    def check(value: Any, where: str) -> None:
+        if not isinstance(value, hint):
+            raise SchemaError(f"field {where!r}: expected {hint.__name__}, got {type(value).__name__}")
+
+    return check
+
+
+def _check_null(value: Any, where: str) -> None:
+    if value is not None:
+        raise SchemaError(f"field {where!r}: expected null, got {type(value).__name__}")
+
+
+def _check_any(value: Any, where: str) -> None:
+    """Anything is accepted."""
+
+
+def _check_number(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
+
+
+def _check_integer(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SchemaError(f"field {where!r}: expected an integer, got {value!r}")
 
 
 def _short(value: Any, length: int = 12) -> str:

@@ -1,0 +1,148 @@
+"""How long ``harness leaderboard`` takes on 100,000 generated result lines.
+
+The lines are realistic records (environment, hardware, 25 per-seed values for the retrieval
+tasks): 270 models x 37 task configurations (xlr, backretrieval, corr in two directions with 25
+seeds; CoMMuTE TC/IC/GTC/GIC at seven temperatures; YiSi-2 STS and filtering; one more task),
+each run 10 times, so 90% of the lines end up superseded. They are split over 8 files with two
+corrupt lines, as if gathered from several machines. Each stage is timed in this process
+(median of ``--repeats``), then the whole command once in a fresh process.
+
+    python benchmarks/leaderboard_merge.py [--lines 100000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from harness.leaderboard.export import to_csv, to_json
+from harness.leaderboard.load import load_entries
+from harness.leaderboard.markdown import readme
+from harness.leaderboard.merge import merge
+from harness.leaderboard.page import page
+from harness.leaderboard.plots import write_plots
+from harness.leaderboard.tables import family_tables
+from harness.results import full_signature, task_signature
+
+RUNS = 10
+FILES = 8
+
+
+def configurations() -> list[tuple[str, str, dict[str, Any], int]]:
+    """(task, main metric, task arguments, seeds): the 37 columns."""
+    found = []
+    for tgt in ("de", "fr"):
+        for task, metric in (("xlr", "recall@k"), ("backretrieval", "recall@k"), ("corr", "spearman")):
+            found.append((task, metric, {"dataset": "ikea", "src": "en", "tgt": tgt, "n": 1000, "k": 10}, 25))
+    for temperature in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0):
+        for task, metric in (("commute_tc", "tc"), ("commute_ic", "ic"), ("commute_gtc", "gtc"), ("commute_gic", "gic")):
+            found.append((task, metric, {"lang": "fr", "ties": "wrong", "prefix_removal": False, "temperature": temperature}, 1))
+    found += [("yisi2_sts", "pearson", {"src": "en", "tgt": "de", "alpha": 0.5}, 1),
+              ("yisi2_filter", "roc_auc", {"src": "en", "tgt": "de", "alpha": 0.5}, 1),
+              ("bitext_mining", "accuracy", {"src": "en", "tgt": "fr", "k": 4}, 1)]
+    return found
+
+
+def lines(count: int, rng: random.Random) -> Iterator[str]:
+    """``count`` JSON lines: models x configurations x runs, in a shuffled order."""
+    configs = configurations()
+    models = max(1, count // (len(configs) * RUNS))
+    plan = [(m, c, r) for m in range(models) for c in range(len(configs)) for r in range(RUNS)][:count]
+    rng.shuffle(plan)
+    for model_index, config_index, run in plan:
+        task, metric, args, seeds = configs[config_index]
+        values = [rng.random() for _ in range(seeds)]
+        mean = sum(values) / seeds
+        std = (sum((v - mean) ** 2 for v in values) / (seeds - 1)) ** 0.5 if seeds > 1 else 0.0
+        dataset = {"loader": "ikea", "source": "/data/ikea", "revision": "sha256:0123456789abcdef", "split": "test", "size": 1000}
+        model = {"name": f"model-{model_index:03d}", "adapter": "hf-text", "source": f"org/model-{model_index:03d}",
+                 "revision": "a1b2c3d4e5f6", "args": {"pooling": "mean"}, "dtype": "float32"}
+        task_sig = task_signature(task, 1, args, dataset, list(range(seeds)) if seeds > 1 else None)
+        yield json.dumps({
+            "task": task, "task_version": 1, "task_args": args, "main_metric": metric,
+            "metrics": {metric: mean, "extra": mean / 2}, "metrics_std": {metric: std, "extra": std / 2},
+            "per_seed": {metric: values, "extra": [v / 2 for v in values]}, "seeds": list(range(seeds)),
+            "model": model, "dataset": dataset, "run": {"limit": None, "batch_size": 32, "device": "cpu"},
+            "signature": full_signature(task_sig, model), "task_signature": task_sig,
+            "harness": {"version": "0.1.0", "git": "0123456789abcdef0123456789abcdef01234567"},
+            "environment": {"python": "3.11.7", "torch": "2.13.0+cpu", "transformers": "5.23.0", "numpy": "2.4.6"},
+            "hardware": {"device": "cpu", "machine": "x86_64", "cpu": "generic"},
+            "started": f"2026-{1 + run:02d}-01T00:00:00+00:00", "wall_seconds": 1.5, "samples_file": None, "extra": {},
+            "schema_version": 1,
+        })
+
+
+def generate(folder: Path, count: int) -> list[Path]:
+    """Write the lines over ``FILES`` results files (one folder each), plus two corrupt lines."""
+    rng = random.Random(0)
+    handles = []
+    for index in range(FILES):
+        (folder / f"machine{index}").mkdir(parents=True)
+        handles.append(open(folder / f"machine{index}" / "results.jsonl", "w", encoding="utf-8"))
+    for number, line in enumerate(lines(count, rng)):
+        handles[number % FILES].write(line + "\n")
+    handles[0].write("{not json\n")
+    handles[1].write('{"task": "xlr"}\n')
+    for handle in handles:
+        handle.close()
+    return [Path(h.name) for h in handles]
+
+
+def timed(function: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    """Median seconds over ``repeats`` calls, and the last result."""
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    """Generate, time each stage, time the command, print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as temporary:
+        root = Path(temporary)
+        generate(root / "results", args.lines)
+        size = sum(p.stat().st_size for p in (root / "results").rglob("results.jsonl"))
+        rows = []
+        seconds, (entries, problems) = timed(lambda: load_entries([str(root / "results")]), args.repeats)
+        rows.append(("read and validate", seconds))
+        seconds, board = timed(lambda: merge(entries), args.repeats)
+        rows.append(("merge (newest wins, columns, labels)", seconds))
+        seconds, tables = timed(lambda: family_tables(board), args.repeats)
+        rows.append(("family tables", seconds))
+        rows.append(("leaderboard.csv", timed(lambda: to_csv(board), args.repeats)[0]))
+        rows.append(("leaderboard.json (all results)", timed(lambda: to_json(board), args.repeats)[0]))
+        seconds, plots = timed(lambda: write_plots(board, root / "plots"), args.repeats)
+        rows.append(("plots", seconds))
+        rows.append(("README.md", timed(lambda: readme(board, tables, plots, "harness leaderboard results"), args.repeats)[0]))
+        rows.append(("index.html", timed(lambda: page(board, tables, plots), args.repeats)[0]))
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(root / "results"), "-o", str(root / "out")],
+                       check=True, capture_output=True)
+        command = time.perf_counter() - start
+    superseded = sum(r.superseded for r in board.results)
+    print(f"{len(entries)} valid lines ({size / 1e6:.0f} MB in {FILES} files, {len(problems)} corrupt lines reported), "
+          f"{superseded} superseded, {len(board.labels)} models, {len(board.columns)} columns, {len(plots)} plots\n")
+    print("| stage | seconds |\n|---|---:|")
+    for name, seconds in rows:
+        print(f"| {name} | {seconds:.2f} |")
+    print(f"| **total of the stages** | **{sum(s for _, s in rows):.2f}** |")
+    print(f"| `harness leaderboard` end to end, fresh process | {command:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""The ``leaderboard`` and ``compare`` subcommands: arguments here, heavy imports inside the handlers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+
+def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``harness leaderboard``."""
+    parser.add_argument("results", nargs="+", help="results.jsonl files, or folders searched for results.jsonl")
+    parser.add_argument("-o", "--output", default="leaderboard", help="output folder (default ./leaderboard)")
+    parser.add_argument("--no-plots", action="store_true", help="write the tables and the page only")
+
+
+def run_leaderboard(args: argparse.Namespace) -> int:
+    """Merge the results and write the leaderboard folder."""
+    from harness.leaderboard.build import write_leaderboard
+
+    command = shlex.join(["harness", "leaderboard", *args.results, "-o", args.output] + (["--no-plots"] if args.no_plots else []))
+    built = write_leaderboard(args.results, args.output, command, plots=not args.no_plots)
+    for problem in built.problems:
+        print(f"harness: warning: skipped {problem}", file=sys.stderr)
+    board = built.board
+    superseded = sum(r.superseded for r in board.results)
+    print(f"merged {len(board.results)} results ({superseded} superseded) of {len(board.labels)} models into "
+          f"{len(board.columns)} columns; {len(built.problems)} bad lines skipped")
+    for path in built.files:
+        print(f"wrote {path}")
+    return 0
+
+
+def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``harness compare``."""
+    parser.add_argument("a", metavar="A", help="model A: its leaderboard label or its name")
+    parser.add_argument("b", metavar="B", help="model B")
+    parser.add_argument("--task", required=True, help="the task both were run on, with --log-samples")
+    parser.add_argument("--results", nargs="+", default=["results"], help="results files or folders (default ./results)")
+    parser.add_argument("--select", default=None, help="keep only results whose task arguments match, k=v,...")
+    parser.add_argument("--statistic", default=None,
+                        help="what to compute from the samples: mean:FIELD[,FIELD...], pearson:SCORE,GOLD or auc:SCORE,LABEL "
+                             "(default: the task's main metric)")
+    parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="confidence level of the interval (default 0.95)")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Find both results, align their samples, bootstrap, print."""
+    from harness.leaderboard.bootstrap import Statistic
+    from harness.leaderboard.compare import compare, format_comparison, mismatches
+    from harness.leaderboard.load import load_entries
+    from harness.leaderboard.merge import merge
+    from harness.params import parse_kv
+
+    entries, problems = load_entries(args.results)
+    for problem in problems:
+        print(f"harness: warning: skipped {problem}", file=sys.stderr)
+    statistic = Statistic.parse(args.statistic) if args.statistic else None
+    comparison = compare(merge(entries), args.a, args.b, args.task, select=parse_kv(args.select, "--select"),
+                         statistic=statistic, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
+    if statistic is None:
+        for warning in mismatches(comparison):
+            print(f"harness: warning: {warning}", file=sys.stderr)
+    print(json.dumps(comparison.to_dict(), indent=2) if args.json else format_comparison(comparison))
+    return 0

@@ -1,0 +1,47 @@
+"""Finding and reading results files: bad lines are reported with file and line, never rewritten."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.jsonl import BadLine
+from harness.results import RESULTS_FILE, ResultRecord, read_records
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record and the results file it was read from (per-sample logs are beside that file)."""
+
+    record: ResultRecord
+    source: Path
+
+
+def results_files(locations: Sequence[str]) -> list[Path]:
+    """The results files named or found (``results.jsonl`` at any depth) in the given folders."""
+    files: list[Path] = []
+    for location in locations:
+        path = Path(location)
+        if path.is_dir():
+            found = sorted(path.rglob(RESULTS_FILE))
+            if not found:
+                raise HarnessError(f"no {RESULTS_FILE} under the folder {location!r}")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise HarnessError(f"results file or folder {location!r} not found")
+    return list(dict.fromkeys(files))
+
+
+def load_entries(locations: Sequence[str]) -> tuple[list[Entry], list[BadLine]]:
+    """Every valid record of the given files and folders, and the lines that were skipped."""
+    entries: list[Entry] = []
+    problems: list[BadLine] = []
+    for path in results_files(locations):
+        records, bad = read_records(path)
+        entries.extend(Entry(record, path) for record in records)
+        problems.extend(bad)
+    return entries, problems

@@ -1,0 +1,198 @@
+"""The merge rules.
+
+- Records are grouped by (model, task, task signature); the newest (by ``started``) is current,
+  the older ones are kept as superseded. A line read twice (the same file given twice, or copied
+  between machines) counts once.
+- A column is (task, main metric, task signature): records of different models share a column
+  only when their task signatures are equal. Differing signatures become separate, labelled
+  columns; nothing is ever averaged across signatures.
+- A model is its (name, revision, arguments), as in the full signature; models whose short names
+  collide get labels that tell them apart.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.leaderboard.families import Family, family_of, task_order
+from harness.leaderboard.load import Entry
+
+_OLDEST = datetime.min.replace(tzinfo=timezone.utc)
+_LOCAL = ("/", "./", "../", "~")  # a model given as a local folder is labelled by the folder's name
+
+
+@dataclass(frozen=True)
+class Column:
+    """One cell per model: a task's main metric under one task signature."""
+
+    task: str
+    metric: str
+    task_signature: str
+    label: str
+
+    @property
+    def family(self) -> Family:
+        """The table this column is shown in."""
+        return family_of(self.task)
+
+
+@dataclass(frozen=True)
+class Result:
+    """A merged record: its model's key and label, and whether a newer record replaced it."""
+
+    entry: Entry
+    model_key: str
+    model_label: str
+    superseded: bool
+
+    @property
+    def record(self) -> Any:
+        """The ``ResultRecord``."""
+        return self.entry.record
+
+
+@dataclass
+class Board:
+    """Everything the outputs are written from."""
+
+    results: list[Result]
+    columns: list[Column]
+    cells: dict[tuple[str, Column], Result]
+    labels: dict[str, str]
+    examples: dict[Column, Result]
+
+    @property
+    def current(self) -> list[Result]:
+        """The results not superseded, in output order."""
+        return [r for r in self.results if not r.superseded]
+
+    def families(self) -> list[tuple[Family, list[Column]]]:
+        """The families present, in order, each with its columns."""
+        grouped: dict[Family, list[Column]] = {}
+        for column in self.columns:
+            grouped.setdefault(column.family, []).append(column)
+        return list(grouped.items())
+
+    def example(self, column: Column) -> Any:
+        """A record of the column (all share the task signature, so any one tells its arguments)."""
+        return self.examples[column].record
+
+    def column_of(self, task: str, task_signature: str) -> Column | None:
+        """The column of a task signature, if any model has it."""
+        return next((c for c in self.columns if c.task == task and c.task_signature == task_signature), None)
+
+
+def model_key(model: dict[str, Any]) -> str:
+    """A model's identity as in its full signature: name, revision, arguments."""
+    return json.dumps([model.get("name"), model.get("revision"), model.get("args") or {}], sort_keys=True, default=str)
+
+
+def started_at(text: str) -> datetime:
+    """A record's start time (UTC when the text gives no zone; the oldest possible when unreadable)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return _OLDEST
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _canonical(entry: Entry) -> str:
+    return json.dumps(asdict(entry.record), sort_keys=True, ensure_ascii=False)
+
+
+def _newest_first(group: list[Entry]) -> list[Entry]:
+    """The group without repeated lines, newest first; equal start times are ordered by content,
+    so the order of the input never matters (content is serialised only for such ties)."""
+    if len(group) == 1:
+        return group
+    by_time: dict[datetime, list[Entry]] = {}
+    for entry in group:
+        by_time.setdefault(started_at(entry.record.started), []).append(entry)
+    ordered = []
+    for moment in sorted(by_time, reverse=True):
+        same = by_time[moment]
+        if len(same) > 1:
+            unique = {_canonical(e): e for e in sorted(same, key=lambda e: str(e.source))}
+            same = [unique[text] for text in sorted(unique, reverse=True)]
+        ordered += same
+    return ordered
+
+
+def _refine(labels: dict[str, str], detail: Callable[[list[str]], dict[str, str]]) -> None:
+    """Replace the labels that collide with what ``detail`` gives for each colliding group."""
+    groups: dict[str, list[str]] = {}
+    for key, label in labels.items():
+        groups.setdefault(label, []).append(key)
+    for keys in groups.values():
+        if len(keys) > 1:
+            labels.update(detail(sorted(keys)))
+
+
+def model_labels(identities: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Short, unique labels: the model name (a local folder's name), then more only where labels collide."""
+    names = {key: str(identity.get("name")) for key, identity in identities.items()}
+    labels = {key: (Path(name).name or name) if name.startswith(_LOCAL) else name for key, name in names.items()}
+    _refine(labels, lambda keys: {k: names[k] for k in keys} if len({names[k] for k in keys}) > 1 else {})
+
+    def by_args(keys: list[str]) -> dict[str, str]:
+        args = {k: identities[k].get("args") or {} for k in keys}
+        differing = sorted({name for a in args.values() for name in a
+                            if len({json.dumps(b.get(name), sort_keys=True, default=str) for b in args.values()}) > 1})
+        if not differing:
+            return {}
+        return {k: labels[k] + "(" + ",".join(f"{name}={args[k].get(name)}" for name in differing) + ")" for k in keys}
+
+    _refine(labels, by_args)
+    _refine(labels, lambda keys: {k: f"{labels[k]}@{str(identities[k].get('revision'))[:12]}" for k in keys})
+    _refine(labels, lambda keys: {k: f"{labels[k]}#{index + 1}" for index, k in enumerate(keys)})
+    return labels
+
+
+def column_labels(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
+    """``task metric``, plus the signature parts that differ when a task has several signatures."""
+    by_task: dict[tuple[str, str], list[str]] = {}
+    for task, metric, signature in keys:
+        by_task.setdefault((task, metric), []).append(signature)
+    labels = {}
+    for (task, metric), signatures in by_task.items():
+        parts = {signature: signature.split("|")[1:] for signature in signatures}
+        shared = set.intersection(*(set(p) for p in parts.values()))
+        for signature, own in parts.items():
+            differing = [part for part in own if part not in shared]
+            labels[task, metric, signature] = f"{task} {metric}" + (f" ({', '.join(differing)})" if differing else "")
+    return labels
+
+
+def merge(entries: Sequence[Entry]) -> Board:
+    """Apply the merge rules; the result does not depend on the order of ``entries``."""
+    groups: dict[tuple[str, str, str], list[Entry]] = {}
+    identities: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        record = entry.record
+        key = model_key(record.model)
+        identities.setdefault(key, record.model)
+        groups.setdefault((key, record.task, record.task_signature), []).append(entry)
+    labels = model_labels(identities)
+    ranked: list[tuple[tuple[Any, ...], Result]] = []
+    for (key, task, signature), group in groups.items():
+        for rank, entry in enumerate(_newest_first(group)):
+            result = Result(entry, key, labels[key], superseded=rank > 0)
+            ranked.append(((task_order(task), signature, labels[key], rank), result))
+    ranked.sort(key=lambda item: item[0])
+    results = [result for _, result in ranked]
+    current = [r for r in results if not r.superseded]
+    keys = sorted({(r.record.task, r.record.main_metric, r.record.task_signature) for r in current},
+                  key=lambda k: (task_order(k[0]), k[1], k[2]))
+    names = column_labels(keys)
+    columns = [Column(task, metric, signature, names[task, metric, signature]) for task, metric, signature in keys]
+    by_key = {(c.task, c.metric, c.task_signature): c for c in columns}
+    cells = {(r.model_key, by_key[r.record.task, r.record.main_metric, r.record.task_signature]): r for r in current}
+    examples: dict[Column, Result] = {}
+    for (_, column), result in cells.items():
+        examples.setdefault(column, result)
+    return Board(results, columns, cells, {key: labels[key] for key in sorted(labels, key=labels.get)}, examples)

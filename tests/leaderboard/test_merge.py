@@ -1,0 +1,184 @@
+"""The merge rules, case by case, and their independence from the order of the input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from leaderboard.builders import record, write_results
+
+from harness.leaderboard.export import to_csv, to_json
+from harness.leaderboard.load import Entry, load_entries
+from harness.leaderboard.markdown import readme
+from harness.leaderboard.merge import merge, model_labels
+from harness.leaderboard.tables import family_tables
+
+T1, T2, T3 = "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00", "2026-03-01T00:00:00+00:00"
+SRC = Path("results.jsonl")
+
+
+def entries(*records, source: Path = SRC) -> list[Entry]:
+    return [Entry(r, source) for r in records]
+
+
+def main_values(board) -> dict[tuple[str, str], float]:
+    """(model label, column label) -> value of every current cell."""
+    return {(board.labels[key], column.label): result.record.metrics[column.metric]
+            for (key, column), result in board.cells.items()}
+
+
+def test_the_newest_entry_wins_and_older_ones_are_kept_as_superseded():
+    old, new, newest = (record("xlr", "labse", v, started=t) for v, t in ((0.1, T1), (0.9, T3), (0.5, T2)))
+    board = merge(entries(old, new, newest))
+    assert main_values(board) == {("labse", "xlr recall@k"): 0.9}
+    assert [(r.record.metrics["recall@k"], r.superseded) for r in board.results] == [(0.9, False), (0.5, True), (0.1, True)]
+    rows = json.loads(to_json(board))
+    assert [(row["value"], row["superseded"]) for row in rows] == [(0.9, False), (0.5, True), (0.1, True)]
+    assert to_csv(board).count("\n") == 2  # header and the current result only
+
+
+def test_start_times_compare_as_moments_across_time_zones():
+    earlier = record("xlr", "labse", 0.1, started="2026-01-01T10:00:00+02:00")  # 08:00 UTC
+    later = record("xlr", "labse", 0.2, started="2026-01-01T09:00:00+00:00")
+    assert main_values(merge(entries(later, earlier)))[("labse", "xlr recall@k")] == 0.2
+
+
+def test_a_line_read_twice_counts_once():
+    line = record("xlr", "labse", 0.4)
+    board = merge(entries(line, source=Path("a/results.jsonl")) + entries(line, source=Path("b/results.jsonl")))
+    assert len(board.results) == 1 and not board.results[0].superseded
+
+
+def test_equal_start_times_are_ordered_by_content_whatever_the_input_order():
+    a, b = record("xlr", "labse", 0.3, started=T1), record("xlr", "labse", 0.7, started=T1)
+    first, second = merge(entries(a, b)), merge(entries(b, a))
+    assert to_json(first) == to_json(second)
+    assert sum(not r.superseded for r in first.results) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "differs_by"),
+    [
+        ({"args": {"src": "en", "tgt": "de", "dataset": "ikea", "k": 5}}, "k:5"),
+        ({"version": 2}, "v:2"),
+        ({"data_revision": "sha256:data2"}, "data:ikea@data2"),
+        ({"values": [0.2, 0.4, 0.6]}, "seeds:3"),
+        ({"size": 50}, "n:50"),
+    ],
+)
+def test_differing_signatures_become_separate_labelled_columns_never_averaged(change, differs_by):
+    args = {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}
+    base = record("xlr", "labse", 0.5, args=args)
+    other = record("xlr", "mbert", **{"values": 0.9, "args": args, **change})
+    assert len(set(base.task_signature.split("|")) ^ set(other.task_signature.split("|"))) <= 2  # one part differs
+    board = merge(entries(base, other))
+    assert len(board.columns) == 2
+    labels = [c.label for c in board.columns]
+    assert len(set(labels)) == 2 and any(differs_by in label for label in labels)
+    assert sorted(main_values(board).values()) == sorted([0.5, other.metrics["recall@k"]])  # each number as recorded
+    table = family_tables(board)[0]
+    assert [sum(c is not None for c in row.cells) for row in table.rows] == [1, 1]  # no cell holds both
+
+
+def test_records_of_different_models_with_equal_task_signatures_share_a_column():
+    board = merge(entries(record("xlr", "labse", 0.8), record("xlr", "mbert", 0.6)))
+    assert [c.label for c in board.columns] == ["xlr recall@k"]
+    assert main_values(board) == {("labse", "xlr recall@k"): 0.8, ("mbert", "xlr recall@k"): 0.6}
+
+
+def test_models_that_differ_in_revision_or_arguments_are_separate_rows():
+    board = merge(entries(record("xlr", "labse", 0.8, revision="aaa"), record("xlr", "labse", 0.7, revision="bbb"),
+                          record("xlr", "labse", 0.6, revision="aaa", model_args={"pooling": "cls"})))
+    assert sorted(board.labels.values()) == ["labse(pooling=None)@aaa", "labse(pooling=None)@bbb", "labse(pooling=cls)"]
+    assert len(board.current) == 3
+
+
+def test_labels_shorten_local_folders_only():
+    labels = model_labels({"a": {"name": "/models/labse"}, "b": {"name": "sentence-transformers/LaBSE"},
+                           "c": {"name": "./x/mbert"}, "d": {"name": "/other/mbert"}})
+    assert labels == {"a": "labse", "b": "sentence-transformers/LaBSE", "c": "./x/mbert", "d": "/other/mbert"}
+
+
+def test_a_missing_cell_is_shown_missing():
+    board = merge(entries(record("xlr", "labse", 0.8), record("backretrieval", "labse", 0.5), record("xlr", "mbert", 0.6)))
+    text = readme(board, family_tables(board), [], "harness leaderboard results")
+    assert "| labse | 0.8000 | 0.5000 |" in text and "| mbert | 0.6000 | — |" in text
+    assert "mbert,backretrieval" not in to_csv(board)
+
+
+def test_an_undefined_metric_is_shown_as_such():
+    board = merge(entries(record("xlr", "labse", [None, None])))
+    assert "| labse | n/a |" in readme(board, family_tables(board), [], "c")
+
+
+COMMUTE = {"lang": "fr", "ties": "wrong", "temperature": 1.0}
+
+
+def commute(model: str, values: dict[str, float], **changes) -> list:
+    return [record(task, model, value, args={**COMMUTE, **changes}) for task, value in values.items()]
+
+
+def test_an_average_is_shown_only_for_models_that_have_every_task():
+    complete = commute("vgamt", {"commute_tc": 0.6, "commute_ic": 0.7, "commute_gtc": 0.3, "commute_gic": 0.4})
+    partial = commute("marian", {"commute_tc": 0.9, "commute_gtc": 0.8, "commute_gic": 0.7})
+    (table,) = family_tables(merge(entries(*complete, *partial)))
+    assert table.averaged
+    rows = {row.label: row for row in table.rows}
+    assert rows["vgamt"].average == pytest.approx(0.5)
+    assert rows["marian"].average is None
+    assert [row.label for row in table.rows] == ["vgamt", "marian"]  # ranked by the average, missing last
+
+
+def test_no_average_when_a_task_has_several_columns_or_for_retrieval():
+    tables = family_tables(merge(entries(
+        *commute("vgamt", {"commute_tc": 0.6, "commute_ic": 0.7}),
+        *commute("vgamt", {"commute_tc": 0.5}, temperature=2.0),
+        record("xlr", "labse", 0.8), record("backretrieval", "labse", 0.5),
+    )))
+    assert [(t.family.name, t.averaged) for t in tables] == [("retrieval", False), ("commute", False)]
+
+
+def test_families_are_tables_in_a_fixed_order():
+    board = merge(entries(record("bitext_mining", "m", 0.3), record("yisi2_sts", "m", 0.2),
+                          *commute("m", {"commute_gic": 0.1}), record("corr", "m", 0.4), record("xlr", "m", 0.5)))
+    assert [t.family.name for t in family_tables(board)] == ["retrieval", "commute", "yisi", "other"]
+    assert [c.task for c in board.columns] == ["xlr", "corr", "commute_gic", "yisi2_sts", "bitext_mining"]
+
+
+def test_corrupt_and_schema_invalid_lines_are_reported_with_file_and_line_and_the_file_is_untouched(tmp_path):
+    path = write_results(tmp_path / "a", [record("xlr", "labse", 0.8)])
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write("{torn\n")
+        handle.write(json.dumps({**record("xlr", "mbert", 0.5).to_dict(), "metrics": {"recall@k": "high"}}) + "\n")
+    write_results(tmp_path / "a", [record("xlr", "xlmr", 0.7)])
+    before = path.read_bytes()
+    found, problems = load_entries([str(tmp_path)])
+    assert [r.record.model["name"] for r in found] == ["labse", "xlmr"]
+    assert [(p.path, p.line) for p in problems] == [(str(path), 2), (str(path), 3)]
+    assert "not valid JSON" in problems[0].reason and "metrics.recall@k" in problems[1].reason
+    assert path.read_bytes() == before
+
+
+def _outputs(items: list[Entry]) -> tuple[str, str, str]:
+    board = merge(items)
+    return to_json(board), to_csv(board), readme(board, family_tables(board), [], "c")
+
+
+RECORDS = st.builds(
+    lambda task, model, value, month, k, source: Entry(
+        record(task, model, value, started=f"2026-{month:02d}-01T00:00:00+00:00",
+               args={"src": "en", "tgt": "de", "dataset": "ikea", "k": k}), Path(f"{source}/results.jsonl")),
+    st.sampled_from(["xlr", "backretrieval", "commute_tc"]), st.sampled_from(["labse", "mbert", "/m/labse"]),
+    st.sampled_from([0.1, 0.5, 0.9]), st.integers(1, 3), st.sampled_from([5, 10]), st.sampled_from(["a", "b"]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(RECORDS, min_size=1, max_size=12), st.randoms(use_true_random=False))
+def test_the_merge_does_not_depend_on_the_order_of_lines_or_files(items, rng):
+    shuffled = list(items)
+    rng.shuffle(shuffled)
+    assert _outputs(shuffled) == _outputs(items)
