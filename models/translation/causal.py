@@ -58,13 +58,16 @@ class CausalLMScorer(ScorerAdapter):
         config = self.model.config
         self.pad_id = config.pad_token_id if config.pad_token_id is not None else (self.tokenizer.eos_token_id or 0)
 
+    def prompt_fields(self, request: ScoreRequest) -> dict[str, str]:
+        """The values the template may use (a subclass may add its own)."""
+        return {"source": request.source, "src": request.src_lang or "", "tgt": request.tgt_lang or "",
+                "src_name": NAMES.get(request.src_lang or "", request.src_lang or ""),
+                "tgt_name": NAMES.get(request.tgt_lang or "", request.tgt_lang or "")}
+
     def prompt_ids(self, request: ScoreRequest) -> list[int]:
         """The filled-in prompt's token ids."""
-        fields = {"source": request.source, "src": request.src_lang or "", "tgt": request.tgt_lang or "",
-                  "src_name": NAMES.get(request.src_lang or "", request.src_lang or ""),
-                  "tgt_name": NAMES.get(request.tgt_lang or "", request.tgt_lang or "")}
         try:
-            prompt = self.args["template"].format(**fields)
+            prompt = self.args["template"].format(**self.prompt_fields(request))
         except (KeyError, IndexError, ValueError) as exc:
             raise HarnessError(f"template {self.args['template']!r} cannot be filled: {exc!r}") from None
         return self.tokenizer(prompt).input_ids
