@@ -51,7 +51,9 @@ def read_samples(entry: Entry, fields: tuple[str, ...]) -> dict[Key, tuple[float
             raise _bad(path, line, "the sample belongs to another run (its signature differs from the result's)")
         numbers = []
         for name in fields:
-            value = row.get(name)
+            if name not in row:
+                raise _bad(path, line, f"no field {name!r} (choose what to compute with --statistic)")
+            value = row[name]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise _bad(path, line, f"field {name!r}: expected a finite number, got {value!r}")
             numbers.append(float(value))

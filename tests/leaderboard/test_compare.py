@@ -1,0 +1,158 @@
+"""The paired bootstrap on cases with known answers, the statistics, and ``harness compare`` end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from fixtures.plugins.fake import fake_data
+from fixtures.registries import fixture_registry
+from leaderboard.builders import record, with_samples, write_results
+from scipy.stats import pearsonr
+
+from harness.cli import main
+from harness.errors import HarnessError
+from harness.leaderboard.bootstrap import Paired, Statistic, paired_bootstrap
+from harness.leaderboard.samples import align
+from harness.runner import evaluate
+
+
+def mean_pair(a, b, counts=None) -> Paired:
+    return Paired("mean", np.asarray(a, float), np.asarray(b, float), np.ones(len(a)) if counts is None else np.asarray(counts, float))
+
+
+def test_a_model_better_on_every_unit_has_a_degenerate_interval_and_p_zero():
+    result = paired_bootstrap(mean_pair([1, 1, 1, 1], [0, 0, 0, 0]), resamples=200)
+    assert (result.difference, result.low, result.high, result.p_value) == (1.0, 1.0, 1.0, 0.0)
+
+
+def test_a_model_against_itself_differs_by_zero_with_p_one():
+    scores = np.random.default_rng(1).random(30)
+    result = paired_bootstrap(mean_pair(scores, scores), resamples=300)
+    assert (result.difference, result.low, result.high, result.p_value) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_two_units_with_opposite_differences_resample_to_minus_one_zero_one_at_one_quarter_half_quarter():
+    # the difference of a resample is the mean of two draws from {+1, -1}: -1, 0, +1 with probabilities 1/4, 1/2, 1/4
+    paired = mean_pair([1, 0], [0, 1])
+    inner = paired_bootstrap(paired, resamples=20000, confidence=0.4)  # quantiles 0.3 and 0.7 fall on 0
+    outer = paired_bootstrap(paired, resamples=20000, confidence=0.6)  # quantiles 0.2 and 0.8 fall on -1 and +1
+    assert (inner.low, inner.high) == (0.0, 0.0) and (outer.low, outer.high) == (-1.0, 1.0)
+    assert inner.difference == 0.0 and inner.p_value == 1.0
+
+
+def test_the_interval_width_matches_the_standard_error_of_a_mean_difference():
+    rng = np.random.default_rng(7)
+    a, b = rng.random(400), rng.random(400)
+    result = paired_bootstrap(mean_pair(a, b), resamples=4000, seed=3, confidence=0.6827)
+    standard_error = np.std(a - b) / np.sqrt(len(a))
+    assert (result.high - result.low) / 2 == pytest.approx(standard_error, rel=0.1)
+    assert result.low < result.difference < result.high
+
+
+def test_the_resampling_is_seeded():
+    rng = np.random.default_rng(0)
+    paired = mean_pair(rng.random(50), rng.random(50))
+    first, again, other = (paired_bootstrap(paired, resamples=500, seed=seed) for seed in (5, 5, 6))
+    assert first == again
+    assert (other.low, other.high) != (first.low, first.high) and other.difference == first.difference
+
+
+def test_pearson_and_auc_statistics_on_the_full_data():
+    gold = np.array([0.0, 1.0, 2.0, 3.0, 5.0])
+    first, second = np.array([0.1, 0.3, 0.2, 0.9, 1.0]), np.array([1.0, 0.0, 0.5, 0.2, 0.3])
+    result = paired_bootstrap(Paired("pearson", first, second, gold), resamples=50)
+    assert result.a == pytest.approx(pearsonr(first, gold).statistic) and result.b == pytest.approx(pearsonr(second, gold).statistic)
+    labels = np.array([0.0, 0.0, 1.0, 1.0])
+    auc = paired_bootstrap(Paired("auc", np.array([0.1, 0.4, 0.35, 0.8]), np.array([0.5, 0.5, 0.5, 0.5]), labels), resamples=50)
+    assert (auc.a, auc.b) == (0.75, 0.5)  # 3 of 4 (positive, negative) pairs ordered; all ties count half
+
+
+def test_samples_of_an_id_move_together_and_mismatched_logs_are_refused():
+    first = {(0, "x"): (1.0, 0.0), (1, "x"): (1.0, 1.0), (0, "y"): (0.0, 0.0)}
+    second = {(0, "x"): (0.0, 0.0), (1, "x"): (1.0, 0.0), (0, "y"): (1.0, 1.0)}
+    paired, samples = align(first, second, Statistic("mean", ("ab", "ba")))
+    assert samples == 3 and paired.a.tolist() == [3.0, 0.0] and paired.b.tolist() == [1.0, 2.0]
+    assert paired.reference.tolist() == [4.0, 2.0]  # two seeds x two fields for x; one seed x two fields for y
+    with pytest.raises(HarnessError, match=r"different samples \(0 only in A, 1 only in B\)"):
+        align({(0, "x"): (1.0,)}, {(0, "x"): (1.0,), (0, "z"): (0.0,)}, Statistic("mean", ("hit",)))
+    with pytest.raises(HarnessError, match="one sample per id"):
+        align(first, second, Statistic("pearson", ("ab", "ba")))
+    with pytest.raises(HarnessError, match="reference field 'gold' differs"):
+        align({(None, "x"): (1.0, 2.0)}, {(None, "x"): (1.0, 3.0)}, Statistic("pearson", ("s", "gold")))
+
+
+@pytest.mark.parametrize(("text", "message"), [("median:x", "unknown statistic"), ("pearson:x", "two fields"), ("mean:", "one or more")])
+def test_bad_statistics_are_user_errors(text, message):
+    with pytest.raises(HarnessError, match=message):
+        Statistic.parse(text)
+
+
+HITS = {"labse": {0: [1, 1, 0, 1, 1], 1: [1, 0, 1, 1, 1]}, "mbert": {0: [0, 1, 0, 0, 1], 1: [1, 0, 0, 0, 1]}}
+IDS = ["a", "b", "c", "d", "e"]
+
+
+def xlr_with_samples(folder, model: str, args: dict | None = None, samples: bool = True, drop: str | None = None):
+    hits = HITS[model]
+    item = record("xlr", model, [float(np.mean(hits[seed])) for seed in (0, 1)],
+                  args=args or {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10})
+    if samples:
+        rows = [{"seed": seed, "id": i, "hit": float(h)} for seed in (0, 1) for i, h in zip(IDS, hits[seed]) if i != drop]
+        with_samples(folder, item, rows, f"samples_xlr_{model}.jsonl")
+    return item
+
+
+def test_compare_end_to_end(tmp_path, capsys):
+    write_results(tmp_path, [xlr_with_samples(tmp_path, "labse"), xlr_with_samples(tmp_path, "mbert")])
+    assert main(["compare", "labse", "mbert", "--task", "xlr", "--results", str(tmp_path), "--json", "--resamples", "500"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert err == ""  # the samples reproduce the recorded recall: no warning
+    assert (result["model_a"], result["model_b"], result["statistic"], result["units"], result["samples"]) == ("labse", "mbert", "mean:hit", 5, 10)
+    assert result["bootstrap"]["difference"] == pytest.approx(0.8 - 0.4)
+    assert result["bootstrap"]["a"] == pytest.approx(result["recorded_a"])
+    assert result["bootstrap"]["low"] <= 0.4 <= result["bootstrap"]["high"] and result["bootstrap"]["resamples"] == 500
+    assert main(["compare", "labse", "mbert", "--task", "xlr", "--results", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "A - B  +0.4000  95% CI [" in text and "(1000 resamples, seed 0)" in text
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (dict(args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 5}), "same task signature"),
+        (dict(samples=False), "run it with --log-samples"),
+        (dict(drop="c"), "different samples (0 only in A, 2 only in B)"),
+    ],
+)
+def test_compare_refuses_what_is_not_paired(tmp_path, capsys, second, message):
+    write_results(tmp_path, [xlr_with_samples(tmp_path, "mbert", **second), xlr_with_samples(tmp_path, "labse")])
+    assert main(["compare", "mbert", "labse", "--task", "xlr", "--results", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_compare_names_the_models_and_tasks_it_knows(tmp_path, capsys):
+    write_results(tmp_path, [xlr_with_samples(tmp_path, "labse"), xlr_with_samples(tmp_path, "mbert")])
+    assert main(["compare", "labse", "xlmr", "--task", "xlr", "--results", str(tmp_path)]) == 2
+    assert "no results of model 'xlmr' on task 'xlr' (models with xlr: labse, mbert)" in capsys.readouterr().err
+    assert main(["compare", "labse", "mbert", "--task", "corr", "--results", str(tmp_path)]) == 2
+    assert "no results of task 'corr' (tasks found: xlr)" in capsys.readouterr().err
+
+
+def test_compare_runs_of_the_fixture_plugin_with_a_chosen_statistic(tmp_path, capsys):
+    data = fake_data(tmp_path / "data", ["a b", "c d", "e f", "g h"], ["x y", "z w", "u v", "a b"])
+    for model in ("counting-encoder", "counting-encoder-dim2"):
+        evaluate("mean_similarity", model, data_dir=str(data), output=str(tmp_path / "out"), log_samples=True,
+                 seeds=2, registry=fixture_registry())
+    assert main(["compare", "counting-encoder", "counting-encoder-dim2", "--task", "mean_similarity",
+                 "--results", str(tmp_path / "out"), "--statistic", "mean:cos", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    cos = {}
+    for path in sorted((tmp_path / "out").glob("samples_*.jsonl")):
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        cos[rows[0]["signature"].split("model:")[1].split("@")[0]] = np.mean([row["cos"] for row in rows])
+    assert result["bootstrap"]["difference"] == pytest.approx(cos["counting-encoder"] - cos["counting-encoder-dim2"])
+    assert main(["compare", "counting-encoder", "counting-encoder-dim2", "--task", "mean_similarity",
+                 "--results", str(tmp_path / "out")]) == 2  # by default, the mean of a 'similarity' field: absent
+    assert "no field 'similarity' (choose what to compute with --statistic)" in capsys.readouterr().err

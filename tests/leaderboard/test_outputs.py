@@ -1,0 +1,115 @@
+"""README, CSV and JSON content; byte-identical regeneration; stale plots; the command line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from leaderboard.builders import read_json, record, write_results
+
+from harness.cli import main
+
+COMMUTE = {"lang": "fr", "ties": "wrong", "temperature": 1.0}
+
+
+def mixed_results(folder):
+    """Two machines' results: retrieval with seeds for three models, CoMMuTE, one superseded line."""
+    write_results(folder / "machine1", [
+        record("xlr", "labse", [0.9, 0.8, 0.85]), record("backretrieval", "labse", [0.7, 0.6, 0.65]),
+        record("xlr", "mbert", [0.5, 0.4, 0.45]), record("backretrieval", "mbert", [0.4, 0.5, 0.3]),
+        record("commute_tc", "vgamt", 0.61, args=COMMUTE, started="2026-01-01T00:00:00+00:00"),
+    ])
+    write_results(folder / "machine2", [
+        record("xlr", "xlmr", [0.6, 0.7, 0.65]), record("backretrieval", "xlmr", [0.5, 0.55, 0.6]),
+        record("commute_tc", "vgamt", 0.63, args=COMMUTE, started="2026-02-01T00:00:00+00:00"),
+        record("commute_ic", "vgamt", 0.55, args=COMMUTE),
+    ])
+
+
+def test_readme_has_a_table_per_family_with_signatures_and_plot_links(tmp_path, capsys):
+    mixed_results(tmp_path / "results")
+    assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board")]) == 0
+    assert "merged 9 results (1 superseded) of 4 models into 4 columns; 0 bad lines skipped" in capsys.readouterr().out
+    text = (tmp_path / "board" / "README.md").read_text(encoding="utf-8")
+    assert text.index("## Image-pivoted retrieval") < text.index("## CoMMuTE")
+    assert "| model | xlr recall@k | backretrieval recall@k |" in text
+    assert "| labse | 0.8500 ± 0.0500 | 0.6500 ± 0.0500 |" in text  # mean ± sample std over three seeds
+    assert "| vgamt | 0.6300 | 0.5500 | 0.5900 |" in text  # no ± for one seed; the newer TC; the average
+    assert "- xlr recall@k: `xlr|dataset:ikea|src:en|tgt:de|n:100|seeds:3|data:ikea@data1|v:1`" in text
+    assert "(plots/bkr_vs_xlr_ikea_en-de.png)" in text and "(plots/bkr_boxplots.png)" in text
+    assert "(plots/commute_bars_fr.png)" in text and "commute_temperature" not in text  # no sweep: one temperature
+    assert f"harness leaderboard {tmp_path / 'results'} -o {tmp_path / 'board'}" in text
+    for name in ("bkr_vs_xlr_ikea_en-de.png", "bkr_boxplots.png", "commute_bars_fr.png"):
+        assert (tmp_path / "board" / "plots" / name).read_bytes().startswith(b"\x89PNG")
+
+
+def test_csv_holds_current_results_and_json_all_with_superseded_flags(tmp_path):
+    mixed_results(tmp_path / "results")
+    assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board"), "--no-plots"]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert list(rows[0]) == ["model", "task", "metric", "value", "std", "n", "seeds", "signature", "task_signature",
+                             "harness_version", "date"]
+    tc = [r for r in rows if r["task"] == "commute_tc"]
+    assert [(r["model"], float(r["value"]), r["seeds"], r["n"], r["date"]) for r in tc] == [
+        ("vgamt", 0.63, "1", "100", "2026-02-01T00:00:00+00:00")]
+    labse = next(r for r in rows if r["model"] == "labse" and r["task"] == "xlr")
+    assert abs(float(labse["value"]) - 0.85) < 1e-12 and abs(float(labse["std"]) - 0.05) < 1e-12
+    data = read_json(tmp_path / "board" / "leaderboard.json")
+    tc_json = [(r["value"], r["superseded"]) for r in data if r["task"] == "commute_tc"]
+    assert tc_json == [(0.63, False), (0.61, True)]
+    assert next(r for r in data if r["model"] == "mbert" and r["task"] == "backretrieval")["per_seed"] == [0.4, 0.5, 0.3]
+
+
+def test_model_names_cannot_break_the_markdown_table(tmp_path):
+    write_results(tmp_path / "r", [record("xlr", "a|b*<i>", 0.5), record("backretrieval", "plain", 0.4)])
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
+    lines = (tmp_path / "b" / "README.md").read_text(encoding="utf-8").splitlines()
+    row = next(line for line in lines if line.startswith("| a"))
+    assert row == "| a\\|b\\*&lt;i&gt; | 0.5000 | — |"
+    assert row.replace("\\|", "").count("|") == lines[lines.index(row) - 2].count("|")  # as many cells as the header
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_regeneration_is_byte_identical_and_removes_stale_plots(tmp_path):
+    mixed_results(tmp_path / "results")
+    board = tmp_path / "board"
+    command = ["leaderboard", str(tmp_path / "results"), "-o", str(board)]
+    assert main(command) == 0
+    first = _snapshot(board)
+    shutil.rmtree(board)
+    assert main(command) == 0
+    assert _snapshot(board) == first and len(first) == 7
+    assert main(command) == 0  # over the existing folder
+    assert _snapshot(board) == first
+    png = first[Path("plots/bkr_boxplots.png")]
+    assert b"Software" not in png and b"matplotlib" not in png.lower()  # no version stamp in the file
+    write_results(tmp_path / "commute_only", [record("commute_tc", "vgamt", 0.6, args=COMMUTE)])
+    assert main(["leaderboard", str(tmp_path / "commute_only"), "-o", str(board)]) == 0
+    assert sorted(p.name for p in (board / "plots").iterdir()) == ["commute_bars_fr.png"]
+
+
+def test_user_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
+    assert main(["leaderboard", str(tmp_path / "nowhere"), "-o", str(tmp_path / "b")]) == 2
+    assert "results file or folder" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["leaderboard", str(tmp_path / "empty"), "-o", str(tmp_path / "b")]) == 2
+    assert "no results.jsonl under the folder" in capsys.readouterr().err
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "results.jsonl").write_text("{oops\n")
+    assert main(["leaderboard", str(tmp_path / "bad"), "-o", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "no valid results" in err and "1 lines skipped" in err
+
+
+def test_harness_list_imports_neither_the_leaderboard_nor_matplotlib():
+    code = ("import sys; from harness.cli import main; main(['list']); "
+            "print(sorted(m for m in sys.modules if m.startswith(('matplotlib', 'numpy', 'harness.leaderboard.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "['harness.leaderboard.commands']"
