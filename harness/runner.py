@@ -20,7 +20,7 @@ from harness.data import DatasetLoader, LoadedData
 from harness.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
 from harness.errors import HarnessError, UnknownNameError
 from harness.jsonl import write_json_lines_atomic
-from harness.params import parse_kv
+from harness.params import parse_kv, resolve_params
 from harness.progress import Progress
 from harness.registry import Registry, get_registry
 from harness.resolve import build_adapter
@@ -66,25 +66,42 @@ def split_names(value: str | Sequence[str]) -> list[str]:
 
 
 def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, Any]) -> list[Task]:
-    """Instantiate the tasks; each receives the arguments it declares, and every argument must fit one."""
+    """Instantiate the tasks; each receives the arguments it declares.
+
+    Every argument must be declared by one of the tasks or by the dataset loader of one of
+    them (a loader's own arguments, such as the size of a generated dataset, reach it through
+    ``--task-args`` too).
+    """
     classes = {name: registry.load("task", name) for name in names}
     for name, cls in classes.items():
         if not (isinstance(cls, type) and issubclass(cls, Task)):
             raise HarnessError(f"task {name!r} is not a Task subclass ({registry.get('task', name).ref})")
-    declared = {param for cls in classes.values() for param in cls.params}
+    tasks = [cls(name, {k: v for k, v in task_args.items() if k in cls.params}) for name, cls in classes.items()]
+    declared = {param for task in tasks for param in (*task.params, *loader_class(registry, task).params)}
     for key in task_args:
         if key not in declared:
             raise UnknownNameError(
                 "task argument", key, declared, listing=f"the tasks {', '.join(names)} take: {', '.join(sorted(declared)) or 'none'}"
             )
-    return [cls(name, {k: v for k, v in task_args.items() if k in cls.params}) for name, cls in classes.items()]
+    return tasks
 
 
-def load_task_data(registry: Registry, task: Task, data_dir: str | None, images: str | None, limit: int | None) -> LoadedData:
+def loader_class(registry: Registry, task: Task) -> type[DatasetLoader]:
+    """The dataset loader class registered under the task's dataset name."""
+    return registry.load("dataset", task.dataset)
+
+
+def loader_args(registry: Registry, task: Task, task_args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments the task's loader declares: the task's values, else the user's, else the loader's defaults."""
+    spec = loader_class(registry, task).params
+    given = {**{k: v for k, v in task_args.items() if k in spec}, **{k: v for k, v in task.dataset_args().items() if k in spec}}
+    return resolve_params(spec, given, f"dataset {task.dataset!r}")
+
+
+def load_task_data(registry: Registry, task: Task, args: Mapping[str, Any], data_dir: str | None, images: str | None,
+                   limit: int | None) -> LoadedData:
     """Load a task's dataset through its registered loader, then apply ``--limit``."""
-    loader_class = registry.load("dataset", task.dataset)
-    loader: DatasetLoader = loader_class(task.dataset)
-    args = {k: v for k, v in task.dataset_args().items() if k in loader_class.params}
+    loader: DatasetLoader = loader_class(registry, task)(task.dataset)
     loaded = loader.load(data_dir, args, images_dir=images)
     if limit is not None:
         if limit < 1:
@@ -180,7 +197,8 @@ def evaluate(
     """
     registry = registry or get_registry()
     progress = progress or Progress(enabled=False)
-    task_objects = build_tasks(registry, split_names(tasks), parse_kv(task_args, "--task-args"))
+    given_args = parse_kv(task_args, "--task-args")
+    task_objects = build_tasks(registry, split_names(tasks), given_args)
     if batch_size < 1:
         raise HarnessError(f"--batch-size must be at least 1, got {batch_size}")
     partition: RankPartition | ShardPartition | None = parse_shard(shard) if shard else None
@@ -210,9 +228,11 @@ def evaluate(
     for task in task_objects:
         started = datetime.now(timezone.utc)
         clock = time.perf_counter()
-        loaded = load_task_data(registry, task, data_dir, images, limit)
+        data_args = loader_args(registry, task, given_args)
+        loaded = load_task_data(registry, task, data_args, data_dir, images, limit)
         seed_list = choose_seeds(task, seeds, seed)
-        task_sig = task_signature(task.name, task.version, task.args, loaded.identity, seed_list if task.uses_seeds else None)
+        all_args = {**data_args, **task.args}  # the loader's own arguments count: they change the data
+        task_sig = task_signature(task.name, task.version, all_args, loaded.identity, seed_list if task.uses_seeds else None)
         signature = full_signature(task_sig, cached_model.identity.as_dict())
         if signature in done:
             outcomes.append(Skipped(task.name, signature))
@@ -236,7 +256,7 @@ def evaluate(
         if len(result.per_seed) != len(seed_list):
             raise HarnessError(f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(seed_list)} seeds")
         samples_file = _write_samples(folder, task.name, signature, result) if log_samples else None
-        record = _record(task, cached_model, loaded, seed_list, result, task_sig, signature, samples_file,
+        record = _record(task, all_args, cached_model, loaded, seed_list, result, task_sig, signature, samples_file,
                          {"limit": limit, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
                           "image_model": image_model, "use_cache": use_cache, "world_size": world_size},
                          started, time.perf_counter() - clock)
@@ -245,13 +265,13 @@ def evaluate(
     return outcomes
 
 
-def _record(task: Task, model: CachedModel, loaded: LoadedData, seeds: list[int], result: TaskOutput, task_sig: str,
+def _record(task: Task, args: dict[str, Any], model: CachedModel, loaded: LoadedData, seeds: list[int], result: TaskOutput, task_sig: str,
             signature: str, samples_file: str | None, run: dict[str, Any], started: datetime, wall: float) -> ResultRecord:
     means, stds, series = aggregate(result.per_seed)
     if task.main_metric not in means:
         raise HarnessError(f"task {task.name!r} did not report its main metric {task.main_metric!r}")
     return ResultRecord(
-        task=task.name, task_version=task.version, task_args=dict(task.args), main_metric=task.main_metric,
+        task=task.name, task_version=task.version, task_args=dict(args), main_metric=task.main_metric,
         metrics=means, metrics_std=stds, per_seed=series, seeds=seeds,
         model=model.identity.as_dict(), dataset=dict(loaded.identity), run=run,
         signature=signature, task_signature=task_sig,

@@ -51,7 +51,7 @@ def test_results_line_is_complete_and_valid(registry, data_dir, tmp_path):
     assert saved.task_version == 1 and saved.dataset["size"] == 4 and saved.dataset["loader"] == "line_pairs"
     assert saved.dataset["revision"].startswith("sha256:")
     assert saved.model["name"] == "counting-encoder" and saved.model["args"] == {"dim": 8}
-    assert saved.signature.startswith("mean_similarity|scale:1.0|side_a:a|n:4|seeds:3|data:line_pairs@")
+    assert saved.signature.startswith("mean_similarity|scale:1.0|side_a:a|skip:0|n:4|seeds:3|data:line_pairs@")
     assert "|model:counting-encoder@" in saved.signature and saved.signature.endswith("|v:1")
     assert saved.environment["numpy"] and saved.harness["version"] and saved.hardware["device"] == "cpu"
     assert saved.wall_seconds >= 0 and saved.started
@@ -111,9 +111,16 @@ def test_task_args_reach_task_and_loader(registry, tmp_path):
     folder = fake_data(tmp_path / "d", A, B)
     (folder / "c.txt").write_text("\n".join(A) + "\n")
     (record,) = run(registry, str(folder), tmp_path / "o", task_args="side_a=c,scale=2")
-    assert record.task_args == {"side_a": "c", "scale": 2.0}
+    assert record.task_args == {"side_a": "c", "scale": 2.0, "skip": 0}
     (base,) = run(registry, str(folder), tmp_path / "o")
     assert record.metrics["similarity"] == pytest.approx(2 * base.metrics["similarity"])
+
+
+def test_loader_only_arguments_reach_the_loader_and_the_signature(registry, data_dir, tmp_path):
+    (record,) = run(registry, data_dir, tmp_path, task_args="skip=1")
+    assert record.dataset["size"] == 3 and record.task_args["skip"] == 1 and "|skip:1|" in record.signature
+    (default,) = run(registry, data_dir, tmp_path / "d")
+    assert default.task_args["skip"] == 0 and default.signature != record.signature
 
 
 def test_capability_mismatch_is_caught_before_loading(registry, data_dir, tmp_path):
