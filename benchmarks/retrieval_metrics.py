@@ -1,0 +1,118 @@
+"""Benchmark: xlr + backretrieval + corr from cached embeddings, against a plain NumPy implementation.
+
+The plain implementation is what one writes first: per seed, build the full similarity matrices
+of the sample, argsort them, read off ranks (and Spearman on the same pairs as ``corr``). Both
+run on the same synthetic embeddings (N = 2n items; text 768-d, image 2048-d, float32) and
+seeds; their numbers are checked to agree (continuous random data: no ties), then time and peak
+memory (tracemalloc: every array allocated during the computation, inputs excluded) are compared.
+
+    python benchmarks/retrieval_metrics.py [--sizes 1000,5000,10000,20000] [--seeds 25]
+
+The plain implementation does the same work for every seed, so above ``--plain-max-n`` it runs
+``--plain-seeds`` seeds and its time is scaled to all seeds (marked "extrapolated").
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import time
+import tracemalloc
+
+import numpy as np
+from scipy import stats
+
+from harness_tasks.retrieval import metrics
+
+D_TEXT, D_IMAGE, K = 768, 2048, 10
+
+
+def embeddings(n_items: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Source and target text vectors (targets are noisy copies) and non-negative image vectors."""
+    rng = np.random.default_rng(seed)
+    src = rng.standard_normal((n_items, D_TEXT), dtype=np.float32)
+    tgt = src + 2.5 * rng.standard_normal((n_items, D_TEXT), dtype=np.float32)
+    images = np.maximum(rng.standard_normal((n_items, D_IMAGE), dtype=np.float32), 0)
+    return src, tgt, images
+
+
+def samples(n_items: int, n: int, seeds: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    perms = [np.random.default_rng(s).permutation(n_items) for s in range(seeds)]
+    return [p[:n] for p in perms], [p[n : 2 * n] for p in perms]
+
+
+def ours(src, tgt, images, sources, targets) -> dict[str, list[float]]:
+    xlr = metrics.xlr(src, tgt, sources, K).metrics
+    bkr = metrics.backretrieval(src, tgt, images, sources, targets, K).metrics
+    corr = metrics.corr(src, tgt, images, sources, targets)
+    return {"xlr": [m["recall@k"] for m in xlr], "mrr": [m["mrr"] for m in xlr], "median_rank": [m["median_rank"] for m in xlr],
+            "bkr": [m["recall@k"] for m in bkr], "corr": [m["spearman"] for m in corr]}
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def plain(src, tgt, images, sources, targets) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"xlr": [], "mrr": [], "median_rank": [], "bkr": [], "corr": []}
+    for q, t in zip(sources, targets):
+        text = unit(src[q]) @ unit(tgt[q]).T  # xlr: sources against their own targets
+        order = np.argsort(-text, axis=1)
+        ranks = np.argmax(order == np.arange(len(q))[:, None], axis=1) + 1
+        out["xlr"].append(float(np.mean(ranks <= K)))
+        out["mrr"].append(float(np.mean(1.0 / ranks)))
+        out["median_rank"].append(float(np.median(ranks)))
+        text = unit(src[q]) @ unit(tgt[t]).T  # backretrieval: sources against disjoint targets
+        best = np.argmax(text, axis=1)
+        image = unit(images[t]) @ unit(images[q]).T
+        image_order = np.argsort(-image, axis=1)
+        own_rank = np.argmax(image_order[best] == np.arange(len(q))[:, None], axis=1) + 1
+        out["bkr"].append(float(np.mean(own_rank <= K)))
+        side = metrics.corr_side(len(q), 1_000_000)
+        out["corr"].append(float(stats.spearmanr(text[:side, :side].ravel(), image.T[:side, :side].ravel()).statistic))
+    return out
+
+
+def measure(function, *args) -> tuple[dict[str, list[float]], float, float]:
+    """(result, seconds, peak MiB allocated during the call)."""
+    gc.collect()
+    tracemalloc.start()
+    start = time.perf_counter()
+    result = function(*args)
+    seconds = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    return result, seconds, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,5000,10000,20000", help="sample sizes n (N = 2n items)")
+    parser.add_argument("--seeds", type=int, default=25)
+    parser.add_argument("--plain-max-n", type=int, default=10000, help="largest n at which the plain version runs every seed")
+    parser.add_argument("--plain-seeds", type=int, default=2, help="seeds of the plain version above --plain-max-n")
+    args = parser.parse_args()
+    rows = []
+    for n in (int(s) for s in args.sizes.split(",")):
+        src, tgt, images = embeddings(2 * n)
+        sources, targets = samples(2 * n, n, args.seeds)
+        mine, mine_time, mine_peak = measure(ours, src, tgt, images, sources, targets)
+        plain_seeds = args.seeds if n <= args.plain_max_n else min(args.plain_seeds, args.seeds)
+        reference, plain_time, plain_peak = measure(plain, src, tgt, images, sources[:plain_seeds], targets[:plain_seeds])
+        for name, values in reference.items():
+            np.testing.assert_allclose(mine[name][:plain_seeds], values, atol=1e-6, err_msg=f"{name} differs at n={n}")
+        plain_total = plain_time * args.seeds / plain_seeds
+        rows.append((n, mine_time, plain_total, plain_seeds < args.seeds, mine_peak, plain_peak))
+        print(f"n={n}: ours {mine_time:.1f}s {mine_peak:.0f} MiB, plain {plain_total:.1f}s {plain_peak:.0f} MiB", flush=True)
+        del src, tgt, images
+    print(f"\nxlr + backretrieval + corr, {args.seeds} seeds, k={K}, text {D_TEXT}-d, image {D_IMAGE}-d, N = 2n items\n")
+    print("| n | ours (s) | plain NumPy (s) | speed-up | ours peak (MiB) | plain peak (MiB) | memory ratio |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, mine_time, plain_total, extrapolated, mine_peak, plain_peak in rows:
+        mark = " (extrapolated)" if extrapolated else ""
+        print(f"| {n:,} | {mine_time:.1f} | {plain_total:.1f}{mark} | {plain_total / mine_time:.1f}x | {mine_peak:.0f} | "
+              f"{plain_peak:.0f} | {mine_peak / plain_peak:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""The retrieval metrics: hand-computed cases (ties, duplicates, n < k), an oracle and a random
+encoder, and a property test against a brute-force reference over chunking and pooling paths."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness_tasks.retrieval import metrics as M
+
+# --- hand-computed cases -------------------------------------------------------------------
+
+# xlr: items 0..2; cosines S[i, j] = cos(src_i, tgt_j):
+#   item 0: [1, .707, 0]   own target best                  -> better 0, tied 0
+#   item 1: [0, .707, 1]   target 2 better                  -> better 1, tied 0
+#   item 2: [.707, 1, .707] target 1 better, target 0 tied  -> better 1, tied 1
+XLR_SRC = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32)
+XLR_TGT = np.array([[1, 0], [1, 1], [0, 1]], dtype=np.float32)
+ALL3 = [np.arange(3)]
+
+
+@pytest.mark.parametrize(("k", "rule", "expected"), [
+    (1, "expected", 1 / 3),
+    (2, "expected", (1 + 1 + 0.5) / 3),
+    (2, "optimistic", 1.0),
+    (2, "pessimistic", 2 / 3),
+    (3, "pessimistic", 1.0),
+])
+def test_xlr_recall_by_hand(k, rule, expected):
+    (metrics,) = M.xlr(XLR_SRC, XLR_TGT, ALL3, k, rule).metrics
+    assert metrics["recall@k"] == pytest.approx(expected)
+
+
+def test_xlr_mrr_and_median_rank_by_hand():
+    (metrics,) = M.xlr(XLR_SRC, XLR_TGT, ALL3, 1).metrics
+    # reciprocal ranks 1, 1/2 and (1/2 + 1/3) / 2 (rank 2 or 3); expected ranks 1, 2, 2.5
+    assert metrics["mrr"] == pytest.approx((1 + 1 / 2 + 5 / 12) / 3)
+    assert metrics["median_rank"] == pytest.approx(2.0)
+    optimistic = M.xlr(XLR_SRC, XLR_TGT, ALL3, 1, "optimistic").metrics[0]
+    assert optimistic["mrr"] == pytest.approx((1 + 1 / 2 + 1 / 2) / 3) and optimistic["median_rank"] == 2.0
+
+
+def test_xlr_duplicate_targets_share_the_hit():
+    src = np.eye(3, dtype=np.float32)
+    tgt = np.array([[1, 0, 0], [1, 0, 0], [0, 0, 1]], dtype=np.float32)  # target 1 duplicates target 0
+    result = M.xlr(src, tgt, ALL3, 1)
+    # item 0: own target tied with target 1 -> 1/2; item 1: its target scores 0 like target 2,
+    # while target 0 (= its duplicate) scores 0 too -> 3-way tie -> 1/3; item 2: exact -> 1
+    assert result.queries[0].hit.tolist() == pytest.approx([0.5, 1 / 3, 1.0])
+
+
+def test_xlr_with_n_below_k_is_one():
+    rng = np.random.default_rng(0)
+    src, tgt = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
+    assert M.xlr(src, tgt, [np.array([0, 3, 4])], k=10).metrics[0]["recall@k"] == 1.0
+
+
+# backretrieval: sources 0..2, targets 3..5 (k = 1 and 2), worked out in the comments.
+#   text: q0 ties targets 3 and 4 (duplicate vectors); q1 -> target 5; q2 ties all three (all 0).
+#   images (g): sources 0=[1,0], 1=[0,1], 2=[1,1]; targets 3=[1,0] (duplicates source 0's), 4=[0,1], 5=[1,1].
+#   q0 via 3: its image is the best -> hit; via 4: two sources better -> miss.
+#   q1 via 5: source 2 better, source 0 tied with q1 -> k=1: 0, k=2: (2-1)/(1+1) = 1/2.
+#   q2 via 3 or 4: one better (k=1: 0, k=2: 1); via 5: best (hit).
+BKR_SRC = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [9, 9, 9], [9, 9, 9], [9, 9, 9]], dtype=np.float32)
+BKR_TGT = np.array([[9, 9, 9], [9, 9, 9], [9, 9, 9], [1, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=np.float32)
+BKR_IMG = np.array([[1, 0], [0, 1], [1, 1], [1, 0], [0, 1], [1, 1]], dtype=np.float32)
+SOURCES, TARGETS = [np.array([0, 1, 2])], [np.array([3, 4, 5])]
+
+
+@pytest.mark.parametrize(("k", "rule", "hits"), [
+    (1, "expected", [0.5, 0.0, 1 / 3]),
+    (1, "optimistic", [1.0, 0.0, 1.0]),
+    (1, "pessimistic", [0.0, 0.0, 0.0]),
+    (2, "expected", [0.5, 0.5, 1.0]),
+    (2, "optimistic", [1.0, 1.0, 1.0]),
+    (2, "pessimistic", [0.0, 0.0, 1.0]),
+])
+def test_backretrieval_by_hand(k, rule, hits):
+    result = M.backretrieval(BKR_SRC, BKR_TGT, BKR_IMG, SOURCES, TARGETS, k, rule)
+    assert result.queries[0].hit.tolist() == pytest.approx(hits)
+    assert result.metrics[0]["recall@k"] == pytest.approx(sum(hits) / 3)
+    assert result.queries[0].match[1] == 5  # q1's retrieved target
+
+
+def test_backretrieval_with_n_below_k_is_one():
+    assert M.backretrieval(BKR_SRC, BKR_TGT, BKR_IMG, SOURCES, TARGETS, k=10).metrics[0]["recall@k"] == 1.0
+
+
+def test_backretrieval_refuses_overlapping_samples():
+    with pytest.raises(ValueError, match="disjoint"):
+        M.backretrieval(BKR_SRC, BKR_TGT, BKR_IMG, [np.array([0, 1])], [np.array([1, 2])])
+
+
+# corr: pairs (q0,t2), (q0,t3), (q1,t2), (q1,t3); text cosines rank (4, 2, 1, 3), image cosines
+# .949, .707, .316, .707 rank (4, 2.5, 1, 2.5); Spearman = Pearson of the ranks = sqrt(0.9).
+CORR_SRC = np.array([[1, 0], [0, 1], [0, 0], [0, 0]], dtype=np.float32)
+CORR_TGT = np.array([[0, 0], [0, 0], [5, 1], [1, 2]], dtype=np.float32)
+CORR_IMG = np.array([[1, 0], [0, 1], [3, 1], [1, 1]], dtype=np.float32)
+
+
+def test_corr_by_hand_with_tied_ranks():
+    (value,) = M.corr(CORR_SRC, CORR_TGT, CORR_IMG, [np.array([0, 1])], [np.array([2, 3])])
+    assert value["spearman"] == pytest.approx(math.sqrt(0.9))
+
+
+def test_corr_caps_pairs_with_a_square_sub_block():
+    assert M.corr_side(3, 9) == 3 and M.corr_side(3, 8) == 2 and M.corr_side(1000, 1_000_000) == 1000
+    src, tgt, img = (np.vstack([a, a[:1]]) for a in (CORR_SRC, CORR_TGT, CORR_IMG))  # item 4 copies item 0
+    capped = M.corr(src, tgt, img, [np.array([0, 1, 4])], [np.array([2, 3, 4])], max_pairs=4)
+    assert capped[0]["spearman"] == pytest.approx(math.sqrt(0.9))
+
+
+def test_corr_is_undefined_for_constant_distances():
+    flat = np.ones((4, 2), dtype=np.float32)
+    assert M.corr(CORR_SRC, CORR_TGT, flat, [np.array([0, 1])], [np.array([2, 3])])[0]["spearman"] is None
+
+
+def test_tie_formulas():
+    assert M.hit_probability([0, 1, 3, 9], [0, 1, 3, 0], 2).tolist() == pytest.approx([1.0, 0.5, 0.0, 0.0])
+    assert M.hit_probability([1], [4], 3).tolist() == pytest.approx([0.4])  # ranks 2..6, two of five in the top 3
+    assert M.reciprocal_rank([0, 2], [0, 1]).tolist() == pytest.approx([1.0, (1 / 3 + 1 / 4) / 2])
+    assert M.rank([2], [3]).tolist() == [4.5]
+    with pytest.raises(ValueError, match="tie rule"):
+        M.hit_probability([0], [0], 1, "random")
+
+
+def test_zero_vectors_tie_with_everything():
+    src = np.zeros((3, 2), dtype=np.float32)
+    tgt = np.eye(3, 2, dtype=np.float32)
+    assert M.xlr(src, tgt, ALL3, 1).metrics[0]["recall@k"] == pytest.approx(1 / 3)
+
+
+def test_plan_pools_overlapping_samples_and_splits_disjoint_ones():
+    overlapping = [np.array([0, 1, 2]), np.array([2, 1, 0])]
+    (block,) = M.plan_blocks(overlapping, overlapping)
+    assert block.seeds == (0, 1) and block.row_member.all()
+    disjoint = [np.array([0, 1]), np.array([2, 3]), np.array([4, 5])]
+    blocks = M.plan_blocks(disjoint, disjoint)
+    assert [b.seeds for b in blocks] == [(0,), (1,), (2,)] and blocks[1].rows.tolist() == [2, 3]
+
+
+# --- oracle and random encoders ------------------------------------------------------------
+
+def test_oracle_encoder_gives_exactly_one():
+    one_hot = np.eye(500, dtype=np.float32)  # item id as vector: a text and its translation are identical
+    samples = [np.random.default_rng(s).permutation(500)[:200] for s in range(5)]
+    result = M.xlr(one_hot, one_hot.copy(), samples, k=1)
+    assert all(m["recall@k"] == 1.0 and m["mrr"] == 1.0 and m["median_rank"] == 1.0 for m in result.metrics)
+
+
+def test_random_encoder_is_near_chance():
+    rng = np.random.default_rng(42)
+    n_items, n, k, seeds = 3000, 500, 10, 20
+    src, tgt = rng.standard_normal((n_items, 32)), rng.standard_normal((n_items, 32))
+    samples = [np.random.default_rng(s).permutation(n_items)[:n] for s in range(seeds)]
+    recall = np.mean([m["recall@k"] for m in M.xlr(src, tgt, samples, k).metrics])
+    chance = k / n
+    # n * seeds queries, nearly independent (the samples overlap by a sixth): 5 standard errors
+    assert abs(recall - chance) < 5 * math.sqrt(chance * (1 - chance) / (n * seeds))
+
+
+# --- brute force over chunking and pooling --------------------------------------------------
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    return (a / np.where(na == 0, 1, na)[:, None]) @ (b / np.where(nb == 0, 1, nb)[:, None]).T
+
+
+def counts(row: np.ndarray, value: float, tol: float = M.TIE_TOLERANCE) -> tuple[int, int]:
+    better = int((row > value + tol).sum())
+    return better, int((row >= value - tol).sum()) - better - 1
+
+
+def brute_xlr(src, tgt, samples, k, rule):
+    out = []
+    for sample in samples:
+        sims = cosine(src[sample], tgt[sample])
+        hits = [M.hit_probability(*counts(sims[i], sims[i, i]), k, rule) for i in range(len(sample))]
+        out.append(float(np.mean(hits)))
+    return out
+
+
+def brute_backretrieval(src, tgt, images, sources, targets, k, rule):
+    combine = {"expected": np.mean, "optimistic": np.max, "pessimistic": np.min}[rule]
+    out = []
+    for q, t in zip(sources, targets):
+        text, image = cosine(src[q], tgt[t]), cosine(images[t], images[q])
+        hits = []
+        for a in range(len(q)):
+            best = np.flatnonzero(text[a] >= text[a].max() - M.TIE_TOLERANCE)
+            hits.append(combine([M.hit_probability(*counts(image[b], image[b, a]), k, rule) for b in best]))
+        out.append(float(np.mean(hits)))
+    return out
+
+
+@st.composite
+def problems(draw):
+    n_items = draw(st.integers(2, 30))
+    dim = draw(st.integers(1, 3))
+    ints = st.integers(-2, 2)
+    src, tgt, img = (np.array(draw(st.lists(st.lists(ints, min_size=dim, max_size=dim), min_size=n_items, max_size=n_items)),
+                              dtype=np.float32) for _ in range(3))
+    n = draw(st.integers(1, n_items // 2))
+    seeds = draw(st.integers(1, 4))
+    perms = [np.random.default_rng(s).permutation(n_items) for s in range(seeds)]
+    return src, tgt, img, [p[:n] for p in perms], [p[n : 2 * n] for p in perms], draw(st.integers(1, 5)), draw(st.sampled_from(M.TIE_RULES))
+
+
+@pytest.mark.parametrize("path", ["default", "tiny chunks, few candidates"])
+@settings(max_examples=60, deadline=None)
+@given(problem=problems())
+def test_matches_brute_force(path, problem):
+    src, tgt, img, sources, targets, k, rule = problem
+    with pytest.MonkeyPatch.context() as patch:
+        if path != "default":  # one row per chunk, and candidate lists too short: the fallbacks run
+            patch.setattr(M, "CHUNK_BYTES", 1)
+            patch.setattr(M, "_depth", lambda needed, block: min(len(block.cols), needed))
+        xlr = [m["recall@k"] for m in M.xlr(src, tgt, sources, k, rule).metrics]
+        bkr = [m["recall@k"] for m in M.backretrieval(src, tgt, img, sources, targets, k, rule).metrics]
+    assert xlr == pytest.approx(brute_xlr(src, tgt, sources, k, rule))
+    assert bkr == pytest.approx(brute_backretrieval(src, tgt, img, sources, targets, k, rule))
