@@ -303,22 +303,11 @@ def backretrieval(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources:
     hits = [np.zeros(len(q)) for q in sources]
     match = [np.zeros(len(q), dtype=np.int64) for q in sources]
     order = [np.argsort(q, kind="stable") for q in sources]
-    for block in plan_blocks(sources, targets):
-        depth = _depth(1, block)
-        for part, sims in _chunks(block, src_side, tgt_side):
-            cand = _candidates(sims, depth)
-            for b, seed in enumerate(block.seeds):
-                local = np.flatnonzero(block.row_member[part, b])
-                if not len(local):
-                    continue
-                sub = (cand[0][local], cand[1][local], cand[2][local])
-                rows, cols, _ = _member_lists(sims[local], sub, block.col_member[:, b], 1, tol)
-                items, matches = block.rows[part][local], block.cols[cols]
-                keys = (seed * len(images) + matches) * len(images) + items[rows]
-                probs = _lookup(hit_keys, hit_probs, keys)
-                where = _positions(sources[seed], order[seed], items)
-                hits[seed][where] = _aggregate_ties(rows, probs, len(local), rule)
-                match[seed][where] = matches[np.searchsorted(rows, np.arange(len(local)))]
+    for seed, items, rows, matches, _ in _top_lists(src_side, tgt_side, sources, targets, 1, tol):
+        probs = _lookup(hit_keys, hit_probs, (seed * len(images) + matches) * len(images) + items[rows])
+        where = _positions(sources[seed], order[seed], items)
+        hits[seed][where] = _aggregate_ties(rows, probs, len(items), rule)
+        match[seed][where] = matches[np.searchsorted(rows, np.arange(len(items)))]
     metrics = [{"recall@k": float(h.mean()) if len(h) else None} for h in hits]
     return SeedResults(metrics, [PerQuery(np.asarray(q), h, match=m) for q, h, m in zip(sources, hits, match)])
 
@@ -342,6 +331,25 @@ def _depth(needed: int, block: Block) -> int:
     return min(len(block.cols), math.ceil(2 * (needed + 10) / max(density, 1e-9)))
 
 
+def _top_lists(row_side: _Side, col_side: _Side, row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray],
+               needed: int, margin: float):
+    """For each seed and its row items: the seed's column items whose similarity is at least (the
+    ``needed``-th best - ``margin``), ordered by row then similarity, descending.
+
+    Yields (seed, row items, entry rows as positions in the row items, entry column items, entry similarities).
+    """
+    for block in plan_blocks(row_sets, col_sets):
+        depth = _depth(needed, block)
+        for part, sims in _chunks(block, row_side, col_side):
+            cand = _candidates(sims, depth)
+            for b, seed in enumerate(block.seeds):
+                local = np.flatnonzero(block.row_member[part, b])
+                if len(local):
+                    sub = (cand[0][local], cand[1][local], cand[2][local])
+                    rows, cols, values = _member_lists(sims[local], sub, block.col_member[:, b], needed, margin)
+                    yield seed, block.rows[part][local], rows, block.cols[cols], values
+
+
 def _image_hits(images: _Side, sources: Sequence[np.ndarray], targets: Sequence[np.ndarray], k: int, rule: str,
                 tol: float, n_items: int) -> tuple[np.ndarray, np.ndarray]:
     """For every seed s, target t and source q with a non-zero chance: the probability that q's
@@ -350,22 +358,11 @@ def _image_hits(images: _Side, sources: Sequence[np.ndarray], targets: Sequence[
     Returned as sorted keys ((s * n_items + t) * n_items + q) and their probabilities.
     """
     keys, probs = [], []
-    for block in plan_blocks(targets, sources):
-        depth = _depth(k, block)
-        for part, sims in _chunks(block, images, images):
-            cand = _candidates(sims, depth)
-            for b, seed in enumerate(block.seeds):
-                local = np.flatnonzero(block.row_member[part, b])
-                if not len(local):
-                    continue
-                sub = (cand[0][local], cand[1][local], cand[2][local])
-                rows, cols, values = _member_lists(sims[local], sub, block.col_member[:, b], k, 2 * tol)
-                better, tied = _tie_counts(rows, values, tol)
-                p = hit_probability(better, tied, k, rule)
-                keep = p > 0
-                t_items, q_items = block.rows[part][local][rows[keep]], block.cols[cols[keep]]
-                keys.append((seed * n_items + t_items) * n_items + q_items)
-                probs.append(p[keep])
+    for seed, t_items, rows, q_items, values in _top_lists(images, images, targets, sources, k, 2 * tol):
+        p = hit_probability(*_tie_counts(rows, values, tol), k, rule)
+        keep = p > 0
+        keys.append((seed * n_items + t_items[rows[keep]]) * n_items + q_items[keep])
+        probs.append(p[keep])
     if not keys:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     all_keys, all_probs = np.concatenate(keys), np.concatenate(probs)
