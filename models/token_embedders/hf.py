@@ -4,7 +4,9 @@ Layer indexing follows ``output_hidden_states``: layer 0 is the embedding output
 (``hidden_states[0]``) and layer L the output of the L-th transformer layer
 (``hidden_states[L]``); ``mbert-l9`` is ``hidden_states[9]`` of bert-base-multilingual-cased.
 The model is built with ``num_hidden_layers=L``, so the layers above L are neither loaded nor
-computed. Texts are tokenized as the tokenizer does (subword units), truncated at the
+computed, and layer L is the truncated model's ``last_hidden_state`` (the same tensor as
+``hidden_states[L]`` for encoders without a final norm after the last layer: BERT, XLM-R,
+DistilBERT, ...; keeping every layer's states would cost memory for nothing). Texts are tokenized as the tokenizer does (subword units), truncated at the
 model's maximum length, length-sorted and batched; the units the tokenizer marks as special
 ([CLS], [SEP], <s>, </s>, ...) are dropped.
 """
@@ -97,9 +99,7 @@ class HFTokenEmbedder(ModelAdapter):
                 batch = order[start : start + self.batch_size]
                 features = [{k: encoded[k][i] for k in encoded if k != "special_tokens_mask"} for i in batch]
                 inputs = self.tokenizer.pad(features, return_tensors="pt").to(self.device)
-                outputs = self.model(**inputs, output_hidden_states=True)
-                # with no layer at all, hidden_states is empty and the embedding output is last_hidden_state
-                states = outputs.hidden_states[self.args["layer"]] if outputs.hidden_states else outputs.last_hidden_state
+                states = self.model(**inputs).last_hidden_state  # the top layer is layer L
                 states, mask = states.float().cpu().numpy(), inputs["attention_mask"].cpu().numpy()
                 for row, i in enumerate(batch):
                     keep = [p for p, special in enumerate(encoded["special_tokens_mask"][i]) if not special]

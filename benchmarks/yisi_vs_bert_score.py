@@ -1,0 +1,158 @@
+"""Throughput and memory of YiSi-2 (this harness) against ``bert_score.score``, CPU.
+
+Both score the same sentence pairs with the same model folder, layer and batch size, idf off
+(the setting where the two metrics coincide up to special tokens and clipping). Each
+measurement runs in a fresh subprocess, so peak RSS is that implementation's alone and nothing
+is shared through caches; the harness's embedding cache is off. Every measurement includes
+loading the model, not importing the libraries. One untimed warm-up per implementation first (file system cache, the
+harness's memo of the weights' hash) on 10 pairs, then ``--repeats`` timed runs, alternating.
+
+The model is a BERT-base-shaped encoder (12 layers, hidden 768, mBERT's vocabulary size of
+119,547) with random weights and a WordPiece tokenizer trained on the pairs, built once in a
+temporary folder, unless ``--model`` names a folder (for example a local copy of
+bert-base-multilingual-cased). Pairs are Multi30K test_2016_flickr en-de.
+
+    python benchmarks/yisi_vs_bert_score.py [--pairs 500] [--batch-size 64] [--layer 9] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO.parent / "shared" / "data" / "multi30k"
+
+
+def read_pairs(data: Path, count: int) -> tuple[list[str], list[str]]:
+    """The first ``count`` en-de pairs of Multi30K test_2016_flickr."""
+    en = (data / "test_2016_flickr.en").read_text(encoding="utf-8").splitlines()[:count]
+    de = (data / "test_2016_flickr.de").read_text(encoding="utf-8").splitlines()[:count]
+    return en, de
+
+
+def build_model(folder: Path, texts: list[str]) -> Path:
+    """A BERT-base-shaped encoder with random weights and a tokenizer trained on ``texts``."""
+    import torch
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    raw = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
+    raw.train_from_iterator(texts, vocab_size=30000, min_frequency=1, show_progress=False)
+    tokenizer = BertTokenizerFast(tokenizer_object=raw._tokenizer, do_lower_case=False, model_max_length=512,
+                                  unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    BertModel(BertConfig(vocab_size=119547)).eval().save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def run_yisi(model: str, en: list[str], de: list[str], layer: int, batch_size: int) -> list[float]:
+    """YiSi-2 F of each pair through the harness: adapter, uncached CachedModel, the task's scoring."""
+    import datasets
+
+    from harness.cached_model import CachedModel
+    from harness_models.token_embedders.hf import HFTokenEmbedder
+    from harness_tasks.yisi.tasks import Yisi2Sts
+
+    adapter = HFTokenEmbedder("bench", {"pretrained": model, "layer": layer}, batch_size=batch_size)
+    data = datasets.Dataset.from_dict({"sentence1": en, "sentence2": de})
+    scores, _ = Yisi2Sts("yisi2_sts", {"src": "en", "tgt": "de", "idf": "none"}).score_pairs(data, CachedModel(adapter, None))
+    return [f for _, _, f in scores]
+
+
+def run_bert_score(model: str, en: list[str], de: list[str], layer: int, batch_size: int) -> list[float]:
+    """BERTScore F of each pair."""
+    import bert_score
+
+    _, _, f = bert_score.score(en, de, model_type=model, num_layers=layer, idf=False, batch_size=batch_size, device="cpu")
+    return f.tolist()
+
+
+RUNNERS = {"yisi2 (harness)": run_yisi, "bert_score.score": run_bert_score}
+IMPORTS = {  # imported before the clock starts
+    "yisi2 (harness)": ["datasets", "transformers", "harness_models.token_embedders.hf", "harness_tasks.yisi.tasks"],
+    "bert_score.score": ["bert_score"],
+}
+
+
+def memory_mib(field: str) -> float:
+    """VmRSS (now) or VmHWM (peak) of this process; unlike ru_maxrss, not inherited across exec."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def worker(args: argparse.Namespace) -> None:
+    """One measurement: print seconds, peak RSS and the mean score as JSON."""
+    import torch
+
+    for module in IMPORTS[args.worker]:
+        importlib.import_module(module)
+    en, de = read_pairs(Path(args.data), args.pairs)
+    baseline = memory_mib("VmRSS")
+    start = time.perf_counter()
+    scores = RUNNERS[args.worker](args.model, en, de, args.layer, args.batch_size)
+    seconds = time.perf_counter() - start
+    peak = memory_mib("VmHWM")
+    print(json.dumps({"seconds": seconds, "peak_mib": peak, "added_mib": peak - baseline,
+                      "mean_f": sum(scores) / len(scores), "threads": torch.get_num_threads()}))
+
+
+def measure(name: str, args: argparse.Namespace, model: str, pairs: int) -> dict:
+    """Run one worker subprocess and return what it measured."""
+    command = [sys.executable, __file__, "--worker", name, "--model", model, "--data", str(args.data),
+               "--pairs", str(pairs), "--layer", str(args.layer), "--batch-size", str(args.batch_size)]
+    out = subprocess.run(command, check=True, capture_output=True, text=True, env=os.environ | {"HF_HUB_OFFLINE": "1"})
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=500)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--layer", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--model", default=None, help="a model folder (default: build a BERT-base-shaped one)")
+    parser.add_argument("--data", default=str(DATA), help="Multi30K raw folder")
+    parser.add_argument("--worker", choices=list(RUNNERS), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        os.environ["HARNESS_CACHE_DIR"] = str(Path(scratch) / "cache")  # never the user's cache
+        en, de = read_pairs(Path(args.data), args.pairs)
+        model = args.model or str(build_model(Path(scratch) / "model", en + de))
+        runs: dict[str, list[dict]] = {name: [] for name in RUNNERS}
+        for name in RUNNERS:
+            measure(name, args, model, 10)  # warm-up
+        for _ in range(args.repeats):
+            for name in RUNNERS:
+                runs[name].append(measure(name, args, model, args.pairs))
+    print(f"{len(en)} Multi30K en-de pairs, layer {args.layer}, batch size {args.batch_size}, "
+          f"CPU ({os.cpu_count()} cores, {runs['bert_score.score'][0]['threads']} torch threads), "
+          f"median of {args.repeats} runs, model loading included, imports excluded\n")
+    print("| implementation | seconds | pairs/s | peak RSS (MiB) | RSS added by loading and scoring (MiB) | mean F |")
+    print("|---|---:|---:|---:|---:|---:|")
+    speed = {}
+    for name, results in runs.items():
+        seconds = statistics.median(r["seconds"] for r in results)
+        speed[name] = len(en) / seconds
+        peak = max(r["peak_mib"] for r in results)
+        added = max(r["added_mib"] for r in results)
+        print(f"| {name} | {seconds:.2f} | {speed[name]:.1f} | {peak:.0f} | {added:.0f} | {results[0]['mean_f']:.4f} |")
+    print(f"\nthroughput ratio yisi2 / bert_score: {speed['yisi2 (harness)'] / speed['bert_score.score']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
