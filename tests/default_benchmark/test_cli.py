@@ -1,0 +1,46 @@
+"""End to end: ``harness run --tasks xlr,backretrieval,corr`` with no --data-dir runs on the
+built-in benchmark, with the pixel-statistics g or with an --image-model over its images."""
+
+from __future__ import annotations
+
+import pytest
+from retrieval.builders import tiny_resnet
+from tiny_models import tiny_bert
+
+from harness.cli import main
+from harness.results import read_records
+from harness_tasks.default_benchmark.benchmark import generate, revision
+
+RUN = ["run", "--tasks", "xlr,backretrieval,corr", "--seeds", "3", "--task-args", "src=en,tgt=fr,n=200"]
+
+
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory):
+    """A random-weight BERT without layers over a tokenizer trained on the captions: a lexical encoder."""
+    captions = generate(1000, 0).captions
+    return str(tiny_bert(tmp_path_factory.mktemp("bert"), captions["en"] + captions["fr"], layers=0, hidden=128))
+
+
+def test_run_without_data_dir_evaluates_the_builtin_benchmark(tmp_path, encoder, capsys):
+    assert main([*RUN, "--model", encoder, "--model-args", "pooling=mean", "--output", str(tmp_path)]) == 0
+    records, problems = read_records(tmp_path / "results.jsonl")
+    assert problems == [] and [r.task for r in records] == ["xlr", "backretrieval", "corr"]
+    for record in records:
+        assert record.dataset == {"loader": "xling-shapes", "source": "xling-shapes:size=1000,seed=0",
+                                  "revision": revision(1000, 0), "split": None, "generator": 1, "size": 1000}
+        assert "data:xling-shapes@" in record.signature and record.seeds == [0, 1, 2]
+    xlr, bkr, corr = records
+    assert xlr.extra["n_used"] == 200 and bkr.extra == {"n_used": 200, "items": 1000, "g": {"source": "image_features"}}
+    assert xlr.metrics["recall@k"] > 2 * 10 / 200  # shared sub-words between English and French captions
+    assert -1 <= corr.metrics["spearman"] <= 1
+    assert "xlr" in capsys.readouterr().out
+
+
+def test_an_image_model_encodes_the_generated_images(tmp_path, encoder):
+    resnet = str(tiny_resnet(tmp_path / "resnet"))
+    args = ["run", "--tasks", "backretrieval", "--seeds", "2", "--task-args", "n=50", "--model", encoder,
+            "--image-model", resnet, "--output", str(tmp_path / "out")]
+    assert main(args) == 0
+    (record,) = read_records(tmp_path / "out" / "results.jsonl")[0]
+    assert record.extra["g"]["source"] == "image_model" and record.dataset["loader"] == "xling-shapes"
+    assert 0 <= record.metrics["recall@k"] <= 1

@@ -1,0 +1,58 @@
+"""The ``xling-shapes`` loader: the retrieval schema, its identity, its errors, and the retrieval
+tasks falling back to it when no --data-dir is given."""
+
+from __future__ import annotations
+
+import datasets
+import pytest
+from fixtures.registries import fixture_registry
+
+import harness.registry
+from harness.errors import HarnessError
+from harness_tasks.default_benchmark.benchmark import revision
+from harness_tasks.default_benchmark.loader import XlingShapesLoader
+from harness_tasks.retrieval.ikea import IkeaLoader
+from harness_tasks.retrieval.schema import image_features, validate
+
+LOADER = XlingShapesLoader("xling-shapes")
+
+
+def test_the_data_has_the_retrieval_schema_in_every_language():
+    loaded = LOADER.load(None, {"size": 30, "seed": 2, "src": "cs", "tgt": "es"})
+    data = loaded.data
+    assert data.column_names == ["id", "text_en", "text_de", "text_fr", "text_es", "text_cs", "image", "image_features"]
+    assert isinstance(data.features["image"], datasets.Image)
+    validate("xling-shapes", data, ("cs", "es"))
+    assert image_features("xling-shapes", data).shape == (30, 256)
+    assert data[0]["image"].size == (128, 128) and data[0]["image"].mode == "RGB"
+    assert loaded.identity == {"loader": "xling-shapes", "source": "xling-shapes:size=30,seed=2", "revision": revision(30, 2),
+                               "split": None, "generator": 1}
+
+
+def test_defaults_are_a_thousand_items_seed_zero_en_de():
+    loaded = LOADER.load(None, {})
+    assert len(loaded.data) == 1000 and loaded.identity["revision"] == revision(1000, 0)
+
+
+@pytest.mark.parametrize(("source", "args", "images", "message"), [
+    (None, {"tgt": "ja"}, None, "has no language 'ja' \\(it has: en, de, fr, es, cs\\)"),
+    (None, {"src": "de", "tgt": "de"}, None, "src and tgt are both 'de'"),
+    ("some/folder", {}, None, "is generated and takes no --data-dir"),
+    (None, {}, "images/", "draws its own images and takes no --images"),
+    (None, {"size": "many"}, None, "argument size='many' is not a valid int"),
+])
+def test_errors_name_the_problem(source, args, images, message):
+    with pytest.raises(HarnessError, match=message):
+        LOADER.load(source, {"size": 10, **args}, images_dir=images)
+
+
+def test_the_retrieval_tasks_default_dataset_falls_back_to_it_without_data_dir():
+    loaded = IkeaLoader("ikea").load(None, {"src": "en", "tgt": "fr"})
+    assert loaded.identity["loader"] == "xling-shapes" and len(loaded.data) == 1000
+    assert loaded.data[0]["text_fr"].endswith(".")
+
+
+def test_without_the_plugin_the_old_error_remains(monkeypatch):
+    monkeypatch.setattr(harness.registry, "get_registry", lambda: fixture_registry("fake"))
+    with pytest.raises(HarnessError, match="dataset 'ikea' needs --data-dir.*'xling-shapes', is not available"):
+        IkeaLoader("ikea").load(None, {})
