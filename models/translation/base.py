@@ -77,6 +77,22 @@ def torch_dtype(name: str) -> Any:
     return getattr(torch, name)
 
 
+def hub_params(what: str) -> dict[str, Param]:
+    """``pretrained`` and ``revision``: where a Hugging Face model comes from."""
+    return {"pretrained": Param(None, f"Hub id or folder of {what}", str),
+            "revision": Param(None, "Hub revision (branch, tag or commit)", str)}
+
+
+def load_pretrained(auto_class: Any, args: dict[str, Any], device: str) -> tuple[Any, Any]:
+    """Tokenizer and model (``auto_class``) from ``args`` pretrained / revision / dtype, in eval mode."""
+    from transformers import AutoTokenizer
+
+    source, revision = args["pretrained"], args.get("revision")
+    tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
+    model = auto_class.from_pretrained(source, revision=revision, dtype=torch_dtype(args["dtype"]))
+    return tokenizer, model.to(device).eval()
+
+
 def combined_revision(parts: dict[str, str | None]) -> str:
     """One revision for a model assembled from several sources (folders or Hub ids)."""
     revisions = {name: source_revision(value) for name, value in sorted(parts.items()) if value}

@@ -22,9 +22,10 @@ from harness_models.translation.base import (
     ScorerAdapter,
     TargetTokens,
     pad_batch,
+    hub_params,
+    load_pretrained,
     rows_per_batch,
     token_logprobs,
-    torch_dtype,
 )
 
 NAMES = {"ar": "Arabic", "cs": "Czech", "de": "German", "en": "English", "es": "Spanish", "fr": "French",
@@ -36,8 +37,7 @@ class CausalLMScorer(ScorerAdapter):
     """Translation log-probabilities from an ``AutoModelForCausalLM``."""
 
     params = {
-        "pretrained": Param(None, "Hub id or folder of an AutoModelForCausalLM", str),
-        "revision": Param(None, "Hub revision (branch, tag or commit)", str),
+        **hub_params("an AutoModelForCausalLM"),
         "template": Param(DEFAULT_TEMPLATE, "prompt with {source}, {src}, {tgt}, {src_name}, {tgt_name}"),
         "target_prefix": Param(" ", "text put before the target (a space after the prompt's colon)"),
         "score_eos": Param(True, "also score the end-of-sequence token after the target"),
@@ -46,15 +46,11 @@ class CausalLMScorer(ScorerAdapter):
 
     def load(self) -> None:
         """Tokenizer and model from the folder or Hub id."""
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
 
-        source, revision = self.args["pretrained"], self.args.get("revision")
-        self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-        self.model = AutoModelForCausalLM.from_pretrained(
-            source, revision=revision, dtype=torch_dtype(self.args["dtype"])
-        ).to(self.device).eval()
+        self.tokenizer, self.model = load_pretrained(AutoModelForCausalLM, self.args, self.device)
         if self.args["score_eos"] and self.tokenizer.eos_token_id is None:
-            raise HarnessError(f"{source}: the tokenizer has no EOS token; pass --model-args score_eos=false")
+            raise HarnessError(f"{self.args['pretrained']}: the tokenizer has no EOS token; pass --model-args score_eos=false")
         config = self.model.config
         self.pad_id = config.pad_token_id if config.pad_token_id is not None else (self.tokenizer.eos_token_id or 0)
 

@@ -18,11 +18,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from harness.errors import HarnessError
-from harness.params import Param
 from harness_models.translation.base import torch_dtype
-from harness_models.translation.layout import load_into, load_state_dict
-from harness_models.translation.multimodal import LANGUAGE_PARAMS, MultimodalScorer, check_dim
+from harness_models.translation.layout import load_into
+from harness_models.translation.multimodal import MbartClipScorer, mbart_clip_params
 
 
 class MappingNetwork(nn.Module):
@@ -48,45 +46,25 @@ class ClipTransCheckpoint(nn.Module):
         self.mbart = mbart
 
 
-class ClipTransScorer(MultimodalScorer):
+class ClipTransScorer(MbartClipScorer):
     """mBART-50 with a CLIP visual prefix in the decoder."""
 
     model_type = "cliptrans"
-    part_names = ("mbart", "clip", "checkpoint")
-    params = {
-        "pretrained": Param(None, "a CLIP-Trans folder (config.json with model_type cliptrans)", str),
-        "mbart": Param(None, "Hub id or folder of the mBART-50 (configuration and tokenizer)", str),
-        "clip": Param(None, "Hub id or folder of the CLIP model", str),
-        "checkpoint": Param(None, "the CLIP-Trans state dict (.safetensors or .pth)", str),
-        **LANGUAGE_PARAMS,
-    }
+    label = "CLIP-Trans"
+    params = mbart_clip_params(label, model_type)
 
     def load(self) -> None:
-        """Tokenizer and configuration of the mBART, the checkpoint, then CLIP."""
-        from transformers import AutoConfig, AutoTokenizer, CLIPVisionModelWithProjection, MBartForConditionalGeneration
-
+        """The checkpoint, the mBART and the mapping network it holds, then CLIP."""
         parts = self.require_parts()
-        state = load_state_dict(parts["checkpoint"])
+        state = self.checkpoint_state(parts, "adapter.hidden.0.weight")
         hidden = "adapter.hidden.2.weight" in state
-        first, last = "adapter.hidden.0.weight", "adapter.hidden.2.weight" if hidden else "adapter.hidden.0.weight"
-        if first not in state:
-            raise HarnessError(f"{parts['checkpoint']}: not a CLIP-Trans checkpoint (no {first})")
-        self.tokenizer = AutoTokenizer.from_pretrained(parts["mbart"])
-        mbart = MBartForConditionalGeneration(AutoConfig.from_pretrained(parts["mbart"]))
-        d_model, clip_dim = mbart.config.d_model, int(state[first].shape[1])
-        prefix_length = int(state[last].shape[0]) // d_model
-        self.mapping = MappingNetwork(clip_dim, d_model, prefix_length, hidden)
-        load_into(ClipTransCheckpoint(self.mapping, mbart), state, "CLIP-Trans", ignored=("clip.",))
-        dtype = torch_dtype(self.args["dtype"])
-        self.model = mbart.to(self.device, dtype).eval()
-        self.mapping = self.mapping.to(self.device, dtype).eval()
-        self.load_vision(parts["clip"], CLIPVisionModelWithProjection, clip_dim)
-        check_dim(self.vision.config.projection_dim, clip_dim, parts["clip"], "CLIP-Trans")
-        self.setup_text(self.tokenizer, self.model)
-
-    def vision_features(self, pixels: Any) -> Any:
-        """CLIP image embeddings (``get_image_features``)."""
-        return self.vision(pixel_values=pixels.to(self.device, self.vision.dtype)).image_embeds
+        mbart = self.new_mbart(parts)
+        d_model, clip_dim = mbart.config.d_model, int(state["adapter.hidden.0.weight"].shape[1])
+        prefix_length = int(state[f"adapter.hidden.{2 if hidden else 0}.weight"].shape[0]) // d_model
+        mapping = MappingNetwork(clip_dim, d_model, prefix_length, hidden)
+        load_into(ClipTransCheckpoint(mapping, mbart), state, self.label, ignored=("clip.",))
+        self.mapping = mapping.to(self.device, torch_dtype(self.args["dtype"])).eval()
+        self.finish_loading(mbart, parts, clip_dim)
 
     def encode(self, ids: Any, mask: Any, images: list[Any]) -> dict[str, Any]:
         """Text encoder states plus each group's visual prefix."""

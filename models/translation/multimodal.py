@@ -12,17 +12,10 @@ from typing import Any, ClassVar
 
 from harness.errors import HarnessError
 from harness.params import Param
-from harness_models.translation.base import DTYPE_PARAM
+from harness_models.translation.base import torch_dtype
 from harness_models.translation.images import ImageSpec, image_features
-from harness_models.translation.layout import read_layout
-from harness_models.translation.seq2seq import Seq2SeqScorer
-
-LANGUAGE_PARAMS = {
-    "src_code": Param(None, "the model's token for the source language, if not derived from it", str),
-    "tgt_code": Param(None, "the model's token for the target language, if not derived from it", str),
-    "dtype": DTYPE_PARAM,
-}
-
+from harness_models.translation.layout import load_state_dict, read_layout
+from harness_models.translation.seq2seq import LANGUAGE_PARAMS, Seq2SeqScorer
 
 class MultimodalScorer(Seq2SeqScorer):
     """A seq2seq scorer whose encoder or decoder also sees an image."""
@@ -81,3 +74,48 @@ def check_dim(found: int, expected: int, source: str, what: str) -> None:
     """Fail when a vision model's feature size is not the one the fusion weights expect."""
     if found != expected:
         raise HarnessError(f"{source!r} gives {found}-d image features, the {what} weights expect {expected}")
+
+
+def mbart_clip_params(label: str, model_type: str) -> dict[str, Param]:
+    """The arguments of an mBART-50 + CLIP model: a folder, or its three parts."""
+    return {
+        "pretrained": Param(None, f"a {label} folder (config.json with model_type {model_type})", str),
+        "mbart": Param(None, "Hub id or folder of the mBART-50 (configuration and tokenizer)", str),
+        "clip": Param(None, "Hub id or folder of the CLIP model whose image embeddings it uses", str),
+        "checkpoint": Param(None, f"the {label} state dict (.safetensors or the authors' .pth)", str),
+        **LANGUAGE_PARAMS,
+    }
+
+
+class MbartClipScorer(MultimodalScorer):
+    """An mBART-50 translation model seeing CLIP image embeddings; the checkpoint holds all its weights."""
+
+    part_names = ("mbart", "clip", "checkpoint")
+    label: ClassVar[str] = ""
+
+    def checkpoint_state(self, parts: dict[str, Any], required_key: str) -> dict[str, Any]:
+        """The checkpoint's tensors, or an error when ``required_key`` shows it is not this model's."""
+        state = load_state_dict(parts["checkpoint"])
+        if required_key not in state:
+            raise HarnessError(f"{parts['checkpoint']}: not a {self.label} checkpoint (no {required_key})")
+        return state
+
+    def new_mbart(self, parts: dict[str, Any]) -> Any:
+        """The tokenizer, and an mBART of the configured shape (its weights come from the checkpoint)."""
+        from transformers import AutoConfig, AutoTokenizer, MBartForConditionalGeneration
+
+        self.tokenizer = AutoTokenizer.from_pretrained(parts["mbart"])
+        return MBartForConditionalGeneration(AutoConfig.from_pretrained(parts["mbart"]))
+
+    def finish_loading(self, mbart: Any, parts: dict[str, Any], clip_dim: int) -> None:
+        """Move the loaded mBART to the device and dtype, load CLIP, check its embedding size."""
+        from transformers import CLIPVisionModelWithProjection
+
+        self.model = mbart.to(self.device, torch_dtype(self.args["dtype"])).eval()
+        self.load_vision(parts["clip"], CLIPVisionModelWithProjection, clip_dim)
+        check_dim(self.vision.config.projection_dim, clip_dim, parts["clip"], self.label)
+        self.setup_text(self.tokenizer, self.model)
+
+    def vision_features(self, pixels: Any) -> Any:
+        """CLIP image embeddings (projected, not normalised: ``encode_image`` / ``get_image_features``)."""
+        return self.vision(pixel_values=pixels.to(self.device, self.vision.dtype)).image_embeds

@@ -14,30 +14,27 @@ from typing import Any
 
 from harness.capabilities import ScoreRequest
 from harness.params import Param
-from harness_models.translation.base import DTYPE_PARAM, EncoderDecoderScorer, TargetTokens, torch_dtype
+from harness_models.translation.base import DTYPE_PARAM, EncoderDecoderScorer, TargetTokens, hub_params, load_pretrained
 from harness_models.translation.languages import LanguageConvention
+
+
+LANGUAGE_PARAMS = {
+    "src_code": Param(None, "the model's token for the source language, if not derived from it", str),
+    "tgt_code": Param(None, "the model's token for the target language, if not derived from it", str),
+    "dtype": DTYPE_PARAM,
+}
 
 
 class Seq2SeqScorer(EncoderDecoderScorer):
     """Text-only encoder-decoder scorer over a Hugging Face seq2seq model."""
 
-    params = {
-        "pretrained": Param(None, "Hub id or folder of an AutoModelForSeq2SeqLM", str),
-        "revision": Param(None, "Hub revision (branch, tag or commit)", str),
-        "src_code": Param(None, "the model's token for the source language, if not derived from it", str),
-        "tgt_code": Param(None, "the model's token for the target language, if not derived from it", str),
-        "dtype": DTYPE_PARAM,
-    }
+    params = {**hub_params("an AutoModelForSeq2SeqLM"), **LANGUAGE_PARAMS}
 
     def load(self) -> None:
         """Tokenizer and model from the folder or Hub id (safetensors preferred, no remote code)."""
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        from transformers import AutoModelForSeq2SeqLM
 
-        source, revision = self.args["pretrained"], self.args.get("revision")
-        self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-        self.model = AutoModelForSeq2SeqLM.from_pretrained(
-            source, revision=revision, dtype=torch_dtype(self.args["dtype"])
-        ).to(self.device).eval()
+        self.tokenizer, self.model = load_pretrained(AutoModelForSeq2SeqLM, self.args, self.device)
         self.setup_text(self.tokenizer, self.model)
 
     def setup_text(self, tokenizer: Any, model: Any) -> None:

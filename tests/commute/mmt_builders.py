@@ -38,15 +38,20 @@ def unigram_vocab(texts: Iterable[str], size: int = 300) -> list[tuple[str, floa
     return [tuple(item) for item in json.loads(tokenizer.to_str())["model"]["vocab"]]
 
 
-def tiny_mbart50(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
-    """An mBART-50 tokenizer (Unigram, all mBART-50 language codes) and a random MBartForConditionalGeneration."""
+def tiny_mbart50(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0, vocab_size: int = 300,
+                 **overrides: float) -> Path:
+    """An mBART-50 tokenizer (Unigram, all mBART-50 language codes) and a random MBartForConditionalGeneration.
+
+    ``overrides`` replace entries of the small default configuration (``d_model``, ``encoder_layers``,
+    ``init_std``, ...); the large default ``init_std`` makes a tiny model's predictions far from uniform.
+    """
     import torch
     from transformers import MBart50Tokenizer, MBartConfig, MBartForConditionalGeneration
 
     folder = Path(folder)
-    tokenizer = MBart50Tokenizer(vocab=unigram_vocab(texts), src_lang="en_XX", tgt_lang="fr_XX")
-    config = MBartConfig(vocab_size=len(tokenizer), scale_embedding=True, init_std=0.3, pad_token_id=1, bos_token_id=0,
-                         eos_token_id=2, decoder_start_token_id=2, **SMALL)
+    tokenizer = MBart50Tokenizer(vocab=unigram_vocab(texts, vocab_size), src_lang="en_XX", tgt_lang="fr_XX")
+    config = MBartConfig(vocab_size=len(tokenizer), scale_embedding=True, pad_token_id=1, bos_token_id=0,
+                         eos_token_id=2, decoder_start_token_id=2, **{**SMALL, "init_std": 0.3, **overrides})
     torch.manual_seed(seed)
     MBartForConditionalGeneration(config).eval().save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -152,11 +157,13 @@ def vgamt_state(mbart_folder: Path, clip_dim: int, adapters: bool, seed: int) ->
 
 
 def tiny_vgamt(folder: str | Path, seed: int = 0, adapters: bool = True, checkpoint: str = "vgamt.pth") -> Path:
-    """A VGAMT folder: ``mbart/``, ``clip/``, the checkpoint (authors' ``{"model": ...}`` .pth or .safetensors), config.json."""
+    """A VGAMT folder: ``mbart/`` (kept if already there), ``clip/``, the checkpoint (authors' ``{"model": ...}``
+    .pth or .safetensors) and config.json."""
     import torch
 
     folder = Path(folder)
-    tiny_mbart50(folder / "mbart", seed=seed)
+    if not (folder / "mbart").is_dir():
+        tiny_mbart50(folder / "mbart", seed=seed)
     tiny_clip(folder / "clip", seed=seed)
     state = vgamt_state(folder / "mbart", 16, adapters, seed)
     if checkpoint.endswith(".safetensors"):
