@@ -54,23 +54,25 @@ class IkeaLoader(DatasetLoader):
             if set(part.columns) != columns:
                 raise DataError(str(folder), f"splits {' and '.join(splits)} cannot be pooled: they have different files "
                                              f"({part.split} has {', '.join(sorted(part.columns))})")
-        rows: dict[str, Any] = {name: [v for part in parts for v in part.columns[name]] for name in sorted(columns - {"image_features"})}
         import datasets
+        import pyarrow as pa
 
-        features = {name: datasets.Value("string") for name in rows}
+        arrays = {name: pa.array([v for part in parts for v in part.columns[name]], type=pa.string())
+                  for name in sorted(columns - {"image_features"})}
         if "image_features" in columns:
             dims = {part.split: part.columns["image_features"].shape[1] for part in parts}
             if len(set(dims.values())) > 1:
                 raise DataError(str(folder), f"image features of different sizes cannot be pooled: {dims}")
-            rows["image_features"] = np.concatenate([part.columns["image_features"] for part in parts])
-            features["image_features"] = datasets.List(datasets.Value("float32"), length=next(iter(dims.values())))
-        if "image" in rows:
-            features["image"] = datasets.Image()
-        data = datasets.Dataset.from_dict(rows, features=datasets.Features(features))
+            matrix = np.concatenate([part.columns["image_features"] for part in parts])
+            arrays["image_features"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1])
+        data = datasets.Dataset(pa.table(arrays))
+        if "image" in columns:
+            data = data.cast_column("image", datasets.Image())
         revision = files_revision([f for part in parts for f in part.files])
         identity = {"source": str(folder), "revision": revision, "split": "+".join(splits)}
         if images_dir is not None:
-            identity.update(images=str(images_dir), revision=combined_revision(revision, files_revision(sorted(set(rows["image"])))))
+            image_files = sorted({path for part in parts for path in part.columns["image"]})
+            identity.update(images=str(images_dir), revision=combined_revision(revision, files_revision(image_files)))
         return LoadedData(data, identity)
 
 

@@ -25,14 +25,14 @@ from harness.errors import HarnessError
 from harness.params import Param
 from harness.task import Task, TaskOutput
 from harness_tasks.retrieval import metrics
-from harness_tasks.retrieval.schema import DATA_PARAMS, image_features
+from harness_tasks.retrieval.schema import image_features
 
 IMAGE_CHUNK = 256  # images decoded at a time
 
 COMMON_PARAMS: dict[str, Param] = {
     "dataset": Param("ikea", "dataset loader: ikea, image-text, multi30k, or another loader with the retrieval schema"),
-    **DATA_PARAMS,
-    "split": Param(None, "dataset split (default: the loader's; ikea: test, test+val pools both)", str),
+    "src": Param("en", "source language code"),
+    "tgt": Param("de", "target language code"),
     "n": Param(1000, "sample size per seed (capped by the data; see n_used in the results)"),
 }
 RANKING_PARAMS: dict[str, Param] = {
@@ -81,9 +81,7 @@ class RetrievalTask(Task):
             raise HarnessError(f"task {name!r}: n must be at least 1, got {self.args['n']}")
         if "k" in self.args and self.args["k"] < 1:
             raise HarnessError(f"task {name!r}: k must be at least 1, got {self.args['k']}")
-        self.dataset = self.args["dataset"]
-        if self.args["split"] is None:
-            self.args["split"] = _default_split(self.dataset)
+        self.dataset = self.args["dataset"]  # the loader's own arguments (split, columns) reach it through --task-args
 
     def texts(self, model: Any, data: Any, items: np.ndarray, lang: str) -> np.ndarray:
         """The text vectors of ``items`` in ``lang``."""
@@ -108,13 +106,6 @@ class RetrievalTask(Task):
     @staticmethod
     def ids(data: Any) -> list[str]:
         return [str(i) for i in data["id"]]
-
-
-def _default_split(dataset: str) -> str | None:
-    from harness.registry import get_registry
-
-    split = getattr(get_registry().load("dataset", dataset), "params", {}).get("split")
-    return split.default if split is not None else None
 
 
 class Xlr(RetrievalTask):

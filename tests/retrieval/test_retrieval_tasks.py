@@ -12,6 +12,8 @@ from conftest import shared_data
 
 from harness.context import RunContext
 from harness.errors import HarnessError, UnknownNameError
+from harness.registry import get_registry
+from harness.runner import build_tasks, loader_args
 from harness_tasks.retrieval.ikea import IkeaLoader
 from harness_tasks.retrieval.tasks import BackRetrieval, Corr, Xlr, disjoint_samples, permutations
 
@@ -86,11 +88,19 @@ def test_missing_image_vectors_is_a_clear_error():
         BackRetrieval("backretrieval").evaluate(synthetic(10, with_features=False), text, RunContext([0]))
 
 
-def test_arguments_split_default_and_unknown_dataset():
-    assert Xlr("xlr").args["split"] == "test" and Xlr("xlr", {"dataset": "multi30k"}).args["split"] == "test_2016_flickr"
-    assert Xlr("xlr", {"split": "test+val"}).args["split"] == "test+val"
+def test_arguments_reach_task_or_loader_and_are_checked():
+    registry = get_registry()
+    tasks = build_tasks(registry, ["xlr", "corr"], {"split": "test+val", "columns": "id:sku", "k": "5", "max_pairs": "9"})
+    assert tasks[0].args["k"] == 5 and tasks[1].args["max_pairs"] == 9 and "split" not in tasks[0].args
+    assert loader_args(registry, tasks[0], {"split": "test+val"})["split"] == "test+val"
+    multi30k = build_tasks(registry, ["xlr"], {"dataset": "multi30k"})[0]
+    assert loader_args(registry, multi30k, {})["split"] == "test_2016_flickr"  # the loader's own default
+    with pytest.raises(UnknownNameError, match="did you mean 'columns'"):
+        build_tasks(registry, ["xlr"], {"column": "id:sku"})
+    with pytest.raises(UnknownNameError, match="unknown task argument 'columns'"):
+        build_tasks(registry, ["xlr"], {"dataset": "multi30k", "columns": "id:sku"})  # multi30k has no column mapping
     with pytest.raises(UnknownNameError, match="did you mean 'ikea'"):
-        Xlr("xlr", {"dataset": "ikeaa"})
+        build_tasks(registry, ["xlr"], {"dataset": "ikeaa"})
     with pytest.raises(HarnessError, match="n must be at least 1"):
         Corr("corr", {"n": 0})
     with pytest.raises(HarnessError, match="k must be at least 1"):
