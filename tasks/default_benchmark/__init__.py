@@ -12,8 +12,3 @@ def register_datasets(register):
     register("xling-shapes", "harness_tasks.default_benchmark.loader:XlingShapesLoader",
              "Built-in default benchmark: generated shape scenes, captions in en/de/fr/es/cs, any size, seeded.")
 
-
-@hookimpl
-def register_commands(register):
-    register("xling-shapes", "harness_tasks.default_benchmark.export:COMMAND",
-             "Write the built-in benchmark for any --size and --seed as a save_to_disk folder (for dataset=image-text).")

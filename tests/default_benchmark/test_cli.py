@@ -46,13 +46,11 @@ def test_an_image_model_encodes_the_generated_images(tmp_path, encoder):
     assert 0 <= record.metrics["recall@k"] <= 1
 
 
-def test_export_writes_any_size_and_seed_for_the_image_text_loader(tmp_path, encoder, capsys):
-    folder = tmp_path / "shapes"
-    assert main(["xling-shapes", str(folder), "--size", "60", "--seed", "2"]) == 0
-    assert f"wrote 60 items (seed 2, revision {revision(60, 2)})" in capsys.readouterr().out
-    assert main(["run", "--tasks", "xlr", "--seeds", "1", "--model", encoder, "--data-dir", str(folder),
-                 "--task-args", "dataset=image-text,src=en,tgt=cs", "--output", str(tmp_path / "out")]) == 0
-    (record,) = read_records(tmp_path / "out" / "results.jsonl")[0]
-    assert record.dataset["loader"] == "image-text" and record.dataset["size"] == 60
-    assert main(["xling-shapes", str(folder)]) == 2
-    assert "already exists" in capsys.readouterr().err
+
+def test_size_and_seed_are_task_arguments_once_the_dataset_is_named(tmp_path, encoder):
+    args = ["run", "--tasks", "xlr", "--seeds", "1", "--model", encoder, "--output", str(tmp_path),
+            "--task-args", "dataset=xling-shapes,size=60,seed=2,src=en,tgt=cs"]
+    assert main(args) == 0
+    (record,) = read_records(tmp_path / "results.jsonl")[0]
+    assert record.dataset["source"] == "xling-shapes:size=60,seed=2" and record.dataset["revision"] == revision(60, 2)
+    assert "|seed:2|size:60|" in record.signature and record.extra["n_used"] == 60
