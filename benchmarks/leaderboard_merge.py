@@ -5,7 +5,8 @@ tasks): 270 models x 37 task configurations (xlr, backretrieval, corr in two dir
 seeds; CoMMuTE TC/IC/GTC/GIC at seven temperatures; YiSi-2 STS and filtering; one more task),
 each run 10 times, so 90% of the lines end up superseded. They are split over 8 files with two
 corrupt lines, as if gathered from several machines. Each stage is timed in this process
-(median of ``--repeats``), then the whole command once in a fresh process.
+(median of ``--repeats``; wall-clock and CPU time, since a shared machine inflates
+the former), then the whole command once in a fresh process.
 
     python benchmarks/leaderboard_merge.py [--lines 100000] [--repeats 3]
 """
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -97,14 +100,15 @@ def generate(folder: Path, count: int) -> list[Path]:
     return [Path(h.name) for h in handles]
 
 
-def timed(function: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    """Median seconds over ``repeats`` calls, and the last result."""
-    times, result = [], None
+def timed(function: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
+    """Median wall-clock and CPU seconds over ``repeats`` calls, and the last result."""
+    walls, cpus, result = [], [], None
     for _ in range(repeats):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         result = function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), result
 
 
 def main() -> None:
@@ -117,31 +121,35 @@ def main() -> None:
         root = Path(temporary)
         generate(root / "results", args.lines)
         size = sum(p.stat().st_size for p in (root / "results").rglob("results.jsonl"))
-        rows = []
-        seconds, (entries, problems) = timed(lambda: load_entries([str(root / "results")]), args.repeats)
-        rows.append(("read and validate", seconds))
-        seconds, board = timed(lambda: merge(entries), args.repeats)
-        rows.append(("merge (newest wins, columns, labels)", seconds))
-        seconds, tables = timed(lambda: family_tables(board), args.repeats)
-        rows.append(("family tables", seconds))
-        rows.append(("leaderboard.csv", timed(lambda: to_csv(board), args.repeats)[0]))
-        rows.append(("leaderboard.json (all results)", timed(lambda: to_json(board), args.repeats)[0]))
-        seconds, plots = timed(lambda: write_plots(board, root / "plots"), args.repeats)
-        rows.append(("plots", seconds))
-        rows.append(("README.md", timed(lambda: readme(board, tables, plots, "harness leaderboard results"), args.repeats)[0]))
-        rows.append(("index.html", timed(lambda: page(board, tables, plots), args.repeats)[0]))
-        start = time.perf_counter()
+        rows: list[tuple[str, float, float]] = []
+
+        def stage(name: str, function: Callable[[], Any]) -> Any:
+            wall, cpu, result = timed(function, args.repeats)
+            rows.append((name, wall, cpu))
+            return result
+
+        entries, problems = stage("read and validate", lambda: load_entries([str(root / "results")]))
+        board = stage("merge (newest wins, columns, labels)", lambda: merge(entries))
+        tables = stage("family tables", lambda: family_tables(board))
+        stage("leaderboard.csv", lambda: to_csv(board))
+        stage("leaderboard.json (all results)", lambda: to_json(board))
+        plots = stage("plots", lambda: write_plots(board, root / "plots"))
+        stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results"))
+        stage("index.html", lambda: page(board, tables, plots))
+        wall, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(root / "results"), "-o", str(root / "out")],
                        check=True, capture_output=True)
-        command = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        command = (time.perf_counter() - wall, after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime)
     superseded = sum(r.superseded for r in board.results)
     print(f"{len(entries)} valid lines ({size / 1e6:.0f} MB in {FILES} files, {len(problems)} corrupt lines reported), "
           f"{superseded} superseded, {len(board.labels)} models, {len(board.columns)} columns, {len(plots)} plots\n")
-    print("| stage | seconds |\n|---|---:|")
-    for name, seconds in rows:
-        print(f"| {name} | {seconds:.2f} |")
-    print(f"| **total of the stages** | **{sum(s for _, s in rows):.2f}** |")
-    print(f"| `harness leaderboard` end to end, fresh process | {command:.2f} |")
+    print("| stage | wall seconds | CPU seconds |\n|---|---:|---:|")
+    for name, wall, cpu in rows:
+        print(f"| {name} | {wall:.2f} | {cpu:.2f} |")
+    print(f"| **total of the stages** | **{sum(r[1] for r in rows):.2f}** | **{sum(r[2] for r in rows):.2f}** |")
+    print(f"| `harness leaderboard` end to end, fresh process | {command[0]:.2f} | {command[1]:.2f} |")
+    print(f"\nload average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

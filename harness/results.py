@@ -110,6 +110,15 @@ def _checker(hint: Any) -> Checker:
 
 
 def _union_checker(options: tuple[Checker, ...], nullable: bool) -> Checker:
+    if nullable and len(options) == 2:  # ``X | None``, the common case: one call, no error list
+        option = options[0] if options[1] is _check_null else options[1]
+
+        def check_optional(value: Any, where: str) -> None:
+            if value is not None:
+                option(value, where)
+
+        return check_optional
+
     def check(value: Any, where: str) -> None:
         if value is None and nullable:
             return

@@ -11,7 +11,7 @@ from harness.jsonl import BadLine
 from harness.results import RESULTS_FILE, ResultRecord, read_records
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Entry:
     """A record and the results file it was read from (per-sample logs are beside that file)."""
 

@@ -41,7 +41,7 @@ class Column:
         return family_of(self.task)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Result:
     """A merged record: its model's key and label, and whether a newer record replaced it."""
 

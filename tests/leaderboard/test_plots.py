@@ -10,7 +10,8 @@ from leaderboard.builders import record
 
 from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import merge
-from harness.leaderboard.plots import meta_correlation, write_plots
+from harness.leaderboard.plots import write_plots
+from harness.leaderboard.retrieval_plots import meta_correlation
 
 
 def test_meta_correlation_by_hand():

@@ -1,0 +1,108 @@
+"""The CoMMuTE plots.
+
+- ``commute_bars_*``: TC, IC, GTC, GIC per model at the default temperature, per setting.
+- ``commute_temperature_*``: the same metrics against the softmax temperature, where swept.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.leaderboard.figures import Plot, colours, figure, file_names, save
+from harness.leaderboard.merge import Board, Column, column_labels
+
+CONTRASTS = ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")
+LINE_STYLES = ("-", "--", ":", "-.")  # one per series of a task when a setting has several
+
+
+def _temperature(column: Column, board: Board) -> float:
+    return float(board.example(column).task_args.get("temperature", 1.0))
+
+
+def _settings(column: Column, board: Board) -> str:
+    """The CoMMuTE arguments of a column except the temperature, as a sort-stable string."""
+    return json.dumps({k: v for k, v in board.example(column).task_args.items() if k != "temperature"}, sort_keys=True, default=str)
+
+
+def _settings_title(settings: str) -> str:
+    return ", ".join(f"{k}={v}" for k, v in json.loads(settings).items())
+
+
+def _contrast_groups(board: Board) -> dict[str, list[Column]]:
+    groups: dict[str, list[Column]] = {}
+    for column in board.columns:
+        if column.task in CONTRASTS:
+            groups.setdefault(_settings(column, board), []).append(column)
+    return dict(sorted(groups.items()))
+
+
+def bar_plots(board: Board, folder: Path) -> list[Plot]:
+    """TC, IC, GTC, GIC per model at temperature 1, one figure per setting (language, ties, ...)."""
+    groups = {s: [c for c in cols if _temperature(c, board) == 1.0] for s, cols in _contrast_groups(board).items()}
+    groups = {s: cols for s, cols in groups.items() if cols}
+    plots = []
+    for (settings, columns), name in zip(groups.items(), file_names("commute_bars", [json.loads(s).get("lang", "") for s in groups])):
+        keys = [k for k in board.labels if any((k, c) in board.cells for c in columns)]
+        width = 0.8 / len(columns)
+        with figure(max(6.0, 1.5 + 1.1 * len(keys)), 4.5) as fig:
+            axes = fig.subplots()
+            for index, column in enumerate(columns):
+                values = [board.cells[k, column].record.metrics.get(column.metric) if (k, column) in board.cells else None
+                          for k in keys]
+                positions = [i + (index - (len(columns) - 1) / 2) * width for i in range(len(keys))]
+                axes.bar([p for p, v in zip(positions, values) if v is not None], [v for v in values if v is not None],
+                         width, label=column.label)
+            axes.set_xticks(range(len(keys)), [board.labels[k] for k in keys], rotation=20, ha="right", fontsize=8)
+            axes.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
+            axes.set_ylim(0, 1)
+            axes.set_ylabel("score (chance: 0.5 for TC and IC)")
+            axes.set_title(f"CoMMuTE per model ({_settings_title(settings)})", fontsize=9)
+            axes.legend(fontsize=7)
+            save(fig, folder / name)
+        plots.append(Plot("commute", f"CoMMuTE TC/IC/GTC/GIC per model ({_settings_title(settings)})", name))
+    return plots
+
+
+def _without_temperature(signature: str) -> str:
+    return "|".join(part for part in signature.split("|") if not part.startswith("temperature:"))
+
+
+def sweep_plots(board: Board, folder: Path) -> list[Plot]:
+    """The contrastive metrics against the temperature, where a setting was run at two or more temperatures."""
+    sweeps = []
+    for settings, columns in _contrast_groups(board).items():
+        series: dict[tuple[str, str, str], list[Column]] = {}
+        for column in columns:
+            series.setdefault((column.task, column.metric, _without_temperature(column.task_signature)), []).append(column)
+        swept = {key: cols for key, cols in series.items() if len({_temperature(c, board) for c in cols}) > 1}
+        if swept:
+            sweeps.append((settings, swept))
+    plots = []
+    palette = colours(board)
+    for (settings, swept), name in zip(sweeps, file_names("commute_temperature", [json.loads(s).get("lang", "") for s, _ in sweeps])):
+        labels = column_labels(swept)
+        tasks = [t for t in CONTRASTS if any(key[0] == t for key in swept)]
+        legend: dict[str, Any] = {}
+        with figure(3.6 * len(tasks) + 2.5, 4.0) as fig:
+            for axes, task in zip(fig.subplots(1, len(tasks), squeeze=False)[0], tasks):
+                series = sorted((k, v) for k, v in swept.items() if k[0] == task)
+                for style, (key, cols) in zip(itertools.cycle(LINE_STYLES), series):
+                    suffix = labels[key][len(f"{task} {key[1]}"):]
+                    for model in board.labels:
+                        points = sorted((_temperature(c, board), board.cells[model, c].record.metrics.get(c.metric))
+                                        for c in cols if (model, c) in board.cells)
+                        points = [(t, v) for t, v in points if v is not None]
+                        if points:
+                            (line,) = axes.plot(*zip(*points), style, marker="o", color=palette[model])
+                            legend.setdefault(board.labels[model] + suffix, line)
+                axes.set_title(task, fontsize=9)
+                axes.set_xlabel("temperature T")
+                axes.grid(alpha=0.3)
+            fig.legend(list(legend.values()), list(legend), loc="outside right upper", fontsize=7)
+            fig.suptitle(f"CoMMuTE under temperature scaling ({_settings_title(settings)})", fontsize=10)
+            save(fig, folder / name)
+        plots.append(Plot("commute", f"CoMMuTE metrics against the temperature ({_settings_title(settings)})", name))
+    return plots
