@@ -35,10 +35,12 @@ NOUNS = {  # gender, then (nominative, genitive, instrumental) singular and plur
 CASES = ("nom", "gen", "ins")
 BACKGROUNDS = {"white": "bíl", "grey": "šed", "black": "čern"}  # hard stems; "pozadí" is neuter
 POSITIONS = {"left": "vlevo", "right": "vpravo", "top": "nahoře", "bottom": "dole", "centre": "uprostřed"}
-RELATIONS = {  # (preposition, case) first-to-second and second-to-first, place of the first, of the second
-    "left_of": (("vlevo od", "gen"), ("vpravo od", "gen"), "vlevo", "vpravo"),
-    "above": (("nad", "ins"), ("pod", "ins"), "nahoře", "dole"),
+RELATIONS = {  # first-to-second, second-to-first, place of the first, of the second
+    "left_of": ("vlevo od", "vpravo od", "vlevo", "vpravo"),
+    "above": ("nad", "pod", "nahoře", "dole"),
 }
+RELATION_CASES = {"left_of": "gen", "above": "ins"}  # "od" takes the genitive, "nad" and "pod" the instrumental
+VERBS = {"be": ("je", "jsou")}
 TEMPLATES = {
     "single": (
         "{a_nom} {be_a} {position} na {bg_loc} pozadí.",
@@ -46,8 +48,8 @@ TEMPLATES = {
         "{bg_nom} pozadí {with_a} {position}.",
     ),
     "pair": (
-        "{a_nom} {be_a} {a_to_b}, na {bg_loc} pozadí.",
-        "{b_nom} {be_b} {b_to_a}, na {bg_loc} pozadí.",
+        "{a_nom} {be_a} {a_to_b} {b_rel}, na {bg_loc} pozadí.",
+        "{b_nom} {be_b} {b_to_a} {a_rel}, na {bg_loc} pozadí.",
         "na {bg_loc} pozadí: {place_a} {a_nom}, {place_b} {b_nom}.",
     ),
 }
@@ -63,17 +65,11 @@ def noun_phrase(group: Group, case: str) -> str:
 
 
 def slots(scene: Scene) -> dict[str, str]:
-    """The phrases of the templates."""
+    """The background (nominative, locative) and the noun phrases: nominative, after "s", and after the relation."""
     stem = BACKGROUNDS[scene.background]
     values = {"bg_loc": stem + "ém", "bg_nom": stem + "é"}
     for key, group in zip("ab", scene.groups):
-        values.update({f"{key}_nom": noun_phrase(group, "nom"), f"be_{key}": "je" if group.count == 1 else "jsou",
-                       f"with_{key}": f"{WITH[group.count]} {noun_phrase(group, 'ins')}"})
-    if len(scene.groups) == 1:
-        values["position"] = POSITIONS[scene.place]
-    else:
-        first, second = scene.groups
-        (to_b, case_b), (to_a, case_a), place_a, place_b = RELATIONS[scene.place]
-        values.update(a_to_b=f"{to_b} {noun_phrase(second, case_b)}", b_to_a=f"{to_a} {noun_phrase(first, case_a)}",
-                      place_a=place_a, place_b=place_b)
+        values.update({f"{key}_nom": noun_phrase(group, "nom"), f"with_{key}": f"{WITH[group.count]} {noun_phrase(group, 'ins')}"})
+        if len(scene.groups) == 2:
+            values[f"{key}_rel"] = noun_phrase(group, RELATION_CASES[scene.place])
     return values

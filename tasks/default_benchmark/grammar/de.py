@@ -23,6 +23,7 @@ NOUNS = {  # gender, singular (nominative = dative), plural nominative, plural d
     "cross": ("n", "Kreuz", "Kreuze", "Kreuzen"), "diamond": ("f", "Raute", "Rauten", "Rauten"),
     "hexagon": ("n", "Sechseck", "Sechsecke", "Sechsecken"), "ring": ("m", "Ring", "Ringe", "Ringen"),
 }
+VERBS = {"be": ("ist", "sind"), "lies": ("befindet sich", "befinden sich")}
 BACKGROUNDS = {"white": "weiß", "grey": "grau", "black": "schwarz"}  # stems; "Hintergrund" is masculine
 POSITIONS = {"left": "links", "right": "rechts", "top": "oben", "bottom": "unten", "centre": "in der Mitte"}
 RELATIONS = {  # first-to-second and second-to-first (both + dative), place of the first, of the second
@@ -55,15 +56,9 @@ def noun_phrase(group: Group, case: str) -> str:
 
 
 def slots(scene: Scene) -> dict[str, str]:
-    """The phrases of the templates."""
+    """The background and the noun phrases in nominative and dative."""
     stem = BACKGROUNDS[scene.background]
     values = {"bg_dat": stem + "em", "bg_nom": stem + "er"}
     for key, group in zip("ab", scene.groups):
-        single = group.count == 1
-        values.update({f"{key}_nom": noun_phrase(group, "nom"), f"{key}_dat": noun_phrase(group, "dat"),
-                       f"be_{key}": "ist" if single else "sind", f"lies_{key}": "befindet sich" if single else "befinden sich"})
-    if len(scene.groups) == 1:
-        values["position"] = POSITIONS[scene.place]
-    else:
-        values.update(zip(("a_to_b", "b_to_a", "place_a", "place_b"), RELATIONS[scene.place]))
+        values.update({f"{key}_{case}": noun_phrase(group, case) for case in ("nom", "dat")})
     return values

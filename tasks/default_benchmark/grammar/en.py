@@ -12,6 +12,7 @@ NOUNS = {  # singular, plural
     "star": ("star", "stars"), "cross": ("cross", "crosses"), "diamond": ("diamond", "diamonds"),
     "hexagon": ("hexagon", "hexagons"), "ring": ("ring", "rings"),
 }
+VERBS = {"be": ("is", "are")}
 BACKGROUNDS = {"white": "white", "grey": "grey", "black": "black"}
 POSITIONS = {"left": "on the left", "right": "on the right", "top": "at the top", "bottom": "at the bottom",
              "centre": "in the middle"}
@@ -40,12 +41,5 @@ def noun_phrase(group: Group) -> str:
 
 
 def slots(scene: Scene) -> dict[str, str]:
-    """The phrases of the templates."""
-    values = {"bg": BACKGROUNDS[scene.background]}
-    for key, group in zip("ab", scene.groups):
-        values.update({key: noun_phrase(group), f"be_{key}": "is" if group.count == 1 else "are"})
-    if len(scene.groups) == 1:
-        values["position"] = POSITIONS[scene.place]
-    else:
-        values.update(zip(("a_to_b", "b_to_a", "place_a", "place_b"), RELATIONS[scene.place]))
-    return values
+    """The background and the noun phrases."""
+    return {"bg": BACKGROUNDS[scene.background], **{key: noun_phrase(group) for key, group in zip("ab", scene.groups)}}

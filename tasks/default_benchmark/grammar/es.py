@@ -3,6 +3,7 @@ pequeñas"); "naranja" and "rosa" keep one form in the singular."""
 
 from __future__ import annotations
 
+from harness_tasks.default_benchmark.grammar.romance import inflect
 from harness_tasks.default_benchmark.scenes import Group, Scene
 
 ARTICLES = {"m": "un", "f": "una"}
@@ -21,6 +22,7 @@ NOUNS = {  # gender, singular, plural
     "triangle": ("m", "triángulo", "triángulos"), "star": ("f", "estrella", "estrellas"), "cross": ("f", "cruz", "cruces"),
     "diamond": ("m", "rombo", "rombos"), "hexagon": ("m", "hexágono", "hexágonos"), "ring": ("m", "anillo", "anillos"),
 }
+VERBS = {"be": ("está", "están")}
 BACKGROUNDS = {"white": "blanco", "grey": "gris", "black": "negro"}  # "fondo" is masculine
 POSITIONS = {"left": "a la izquierda", "right": "a la derecha", "top": "arriba", "bottom": "abajo",
              "centre": "en el centro"}
@@ -44,20 +46,10 @@ TEMPLATES = {
 
 def noun_phrase(group: Group) -> str:
     """"un círculo rojo pequeño", "tres cruces naranjas grandes"."""
-    gender, singular, plural = NOUNS[group.shape]
-    form = 2 * (group.count > 1) + (gender == "f")
-    determiner = ARTICLES[gender] if group.count == 1 else NUMBERS[group.count]
-    noun = singular if group.count == 1 else plural
+    determiner, noun, form = inflect(group, NOUNS, ARTICLES, NUMBERS)
     return f"{determiner} {noun} {COLOURS[group.colour][form]} {SIZES[group.size][form]}"
 
 
 def slots(scene: Scene) -> dict[str, str]:
-    """The phrases of the templates."""
-    values = {"bg": BACKGROUNDS[scene.background]}
-    for key, group in zip("ab", scene.groups):
-        values.update({key: noun_phrase(group), f"be_{key}": "está" if group.count == 1 else "están"})
-    if len(scene.groups) == 1:
-        values["position"] = POSITIONS[scene.place]
-    else:
-        values.update(zip(("a_to_b", "b_to_a", "place_a", "place_b"), RELATIONS[scene.place]))
-    return values
+    """The background and the noun phrases."""
+    return {"bg": BACKGROUNDS[scene.background], **{key: noun_phrase(group) for key, group in zip("ab", scene.groups)}}

@@ -4,6 +4,7 @@ number ("deux petites étoiles bleues"); "orange" and "marron" are invariable; "
 
 from __future__ import annotations
 
+from harness_tasks.default_benchmark.grammar.romance import inflect
 from harness_tasks.default_benchmark.scenes import Group, Scene
 
 ARTICLES = {"m": "un", "f": "une"}
@@ -22,6 +23,7 @@ NOUNS = {  # gender, singular, plural
     "star": ("f", "étoile", "étoiles"), "cross": ("f", "croix", "croix"), "diamond": ("m", "losange", "losanges"),
     "hexagon": ("m", "hexagone", "hexagones"), "ring": ("m", "anneau", "anneaux"),
 }
+VERBS = {"be": ("est", "sont")}
 BACKGROUNDS = {"white": "blanc", "grey": "gris", "black": "noir"}  # "fond" is masculine
 POSITIONS = {"left": "à gauche", "right": "à droite", "top": "en haut", "bottom": "en bas", "centre": "au centre"}
 RELATIONS = {  # first-to-second and second-to-first (both + de), place of the first, of the second
@@ -44,10 +46,7 @@ TEMPLATES = {
 
 def noun_phrase(group: Group) -> str:
     """"un petit cercle rouge", "trois grandes croix orange"."""
-    gender, singular, plural = NOUNS[group.shape]
-    form = 2 * (group.count > 1) + (gender == "f")
-    determiner = ARTICLES[gender] if group.count == 1 else NUMBERS[group.count]
-    noun = singular if group.count == 1 else plural
+    determiner, noun, form = inflect(group, NOUNS, ARTICLES, NUMBERS)
     return f"{determiner} {SIZES[group.size][form]} {noun} {COLOURS[group.colour][form]}"
 
 
@@ -57,13 +56,9 @@ def of(phrase: str) -> str:
 
 
 def slots(scene: Scene) -> dict[str, str]:
-    """The phrases of the templates."""
+    """The background and the noun phrases (also after "de")."""
     values = {"bg": BACKGROUNDS[scene.background]}
     for key, group in zip("ab", scene.groups):
         phrase = noun_phrase(group)
-        values.update({key: phrase, f"of_{key}": of(phrase), f"be_{key}": "est" if group.count == 1 else "sont"})
-    if len(scene.groups) == 1:
-        values["position"] = POSITIONS[scene.place]
-    else:
-        values.update(zip(("a_to_b", "b_to_a", "place_a", "place_b"), RELATIONS[scene.place]))
+        values.update({key: phrase, f"of_{key}": of(phrase)})
     return values
