@@ -29,9 +29,21 @@ YISI_PARAMS = {
 }
 
 
+def embed_side(model: Any, texts: Sequence[str], lang: str) -> list[TokenEmbeddings]:
+    """Token embeddings of one side, in one cached call.
+
+    Texts that tokenize identically (say, two words that both become [UNK]) share the vectors
+    of the first of them: their vectors are equal in exact arithmetic, and sharing them keeps
+    batching's rounding noise (which depends on ``--batch-size`` and on distributed shards)
+    from splitting a tie between two pairs, which would change a ranking metric.
+    """
+    first: dict[tuple[str, ...], TokenEmbeddings] = {}
+    return [first.setdefault(tuple(e.tokens), e) for e in model.embed_tokens(list(texts), lang=lang)]
+
+
 def embed_pairs(data: Any, model: Any, src: str, tgt: str) -> tuple[list[TokenEmbeddings], list[TokenEmbeddings]]:
-    """Token embeddings of sentence1 (in ``src``) and sentence2 (in ``tgt``), each side in one cached call."""
-    return model.embed_tokens(list(data["sentence1"]), lang=src), model.embed_tokens(list(data["sentence2"]), lang=tgt)
+    """Token embeddings of sentence1 (in ``src``) and sentence2 (in ``tgt``)."""
+    return embed_side(model, data["sentence1"], src), embed_side(model, data["sentence2"], tgt)
 
 
 class YisiScoring(Task):

@@ -118,3 +118,22 @@ def test_filter_metrics_and_per_kind_auc():
     assert metrics["mean_f1"] == pytest.approx(expected_f1)
     assert metrics["n_good"] == 2.0 and metrics["n_bad"] == 2.0
     assert out.samples[1] == {"id": "1:mismatch", "label": 0, "kind": "mismatch", "yisi2": 0.0, "precision": 0.0, "recall": 0.0}
+
+
+class NoisyModel(WordModel):
+    """Like WordModel, plus a tiny text-dependent perturbation, as batching's rounding would add."""
+
+    def embed_tokens(self, texts, lang=None):
+        out = super().embed_tokens(texts, lang)
+        return [TokenEmbeddings(e.tokens, e.vectors + 1e-7 * (len(t) % 7 + 1)) for e, t in zip(out, texts)]
+
+
+def test_texts_that_tokenize_alike_score_alike_whatever_the_rounding_noise():
+    # "x  y" and "x y" are different texts with the same units: their pairs must tie exactly
+    data = datasets.Dataset.from_dict({
+        "sentence1": ["x z", "x z", "y"], "sentence2": ["x y", "x  y", "x"],
+        "label": [1, 0, 0], "kind": ["good", "word_swap", "mismatch"], "id": ["1", "2", "3"],
+    })
+    out = Yisi2Filter("yisi2_filter", {}).evaluate(data, NoisyModel(), CTX)
+    assert out.samples[0]["yisi2"] == out.samples[1]["yisi2"]
+    assert out.per_seed[0]["roc_auc[word_swap]"] == 0.5
