@@ -25,7 +25,7 @@ from harness.errors import HarnessError
 from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
 
-LOGIT_BUDGET = 1 << 25  # logits (rows x positions x vocabulary) materialised at once
+LOGIT_BUDGET = 1 << 27  # logits (rows x positions x vocabulary) materialised at once: 512 MiB in float32
 OUTPUTS = ("logprobs", "token_ids")
 DTYPE_PARAM = Param("float32", "weights dtype", choices=("float32", "float16", "bfloat16"))
 

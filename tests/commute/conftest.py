@@ -27,6 +27,12 @@ def marian_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def m2m100_dir(tmp_path_factory) -> Path:
+    """A tiny M2M100 model (SentencePiece tokenizer trained on the fly, __xx__ codes)."""
+    return build.tiny_m2m100(tmp_path_factory.mktemp("m2m100"))
+
+
+@pytest.fixture(scope="session")
 def nllb_dir(tmp_path_factory) -> Path:
     """A tiny NLLB-style model (M2M100 architecture, FLORES-200 codes)."""
     return build.tiny_nllb(tmp_path_factory.mktemp("nllb"))

@@ -86,6 +86,35 @@ def tiny_marian(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0
     return folder
 
 
+def tiny_m2m100(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
+    """An M2M100 tokenizer (a SentencePiece model trained here, ``__fr__``-style codes) and a random M2M100 model."""
+    import sentencepiece as spm
+    import torch
+    from transformers import M2M100Config, M2M100ForConditionalGeneration, M2M100Tokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(list(texts) * 3), model_writer=proto, vocab_size=120,
+                                   model_type="unigram", character_coverage=1.0, bos_id=0, pad_id=1, eos_id=2,
+                                   unk_id=3, hard_vocab_limit=False, minloglevel=2)
+    (folder / "sentencepiece.bpe.model").write_bytes(proto.getvalue())
+    pieces = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for index in range(pieces.get_piece_size()):
+        vocab.setdefault(pieces.id_to_piece(index), len(vocab))
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = M2M100Tokenizer(str(folder / "vocab.json"), str(folder / "sentencepiece.bpe.model"), src_lang="en",
+                                tgt_lang="fr")
+    size = max(tokenizer.lang_token_to_id.values()) + 1 + tokenizer.num_madeup_words
+    config = M2M100Config(vocab_size=size, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
+                          init_std=0.3, **SMALL)
+    torch.manual_seed(seed)
+    M2M100ForConditionalGeneration(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
 def tiny_nllb(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
     """An NLLB tokenizer (BPE trained here, the FLORES-200 codes) and a random M2M100 model."""
     import torch

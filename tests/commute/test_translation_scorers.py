@@ -51,12 +51,13 @@ def requests_with_images():
 
 
 @pytest.fixture(scope="module")
-def scorers(vgamt_dir, mbart_dir, marian_dir, nllb_dir, gated_dir, cliptrans_dir, gpt2_dir):
+def scorers(vgamt_dir, mbart_dir, marian_dir, nllb_dir, m2m100_dir, gated_dir, cliptrans_dir, gpt2_dir):
     """One loaded scorer per architecture (batch size 3, so that batches mix lengths and images)."""
     built = {
         "mbart50": Seq2SeqScorer("mbart50", {"pretrained": str(mbart_dir)}, batch_size=3),
         "marian": Seq2SeqScorer("marian", {"pretrained": str(marian_dir)}, batch_size=3),
         "nllb": Seq2SeqScorer("nllb", {"pretrained": str(nllb_dir)}, batch_size=3),
+        "m2m100": Seq2SeqScorer("m2m100", {"pretrained": str(m2m100_dir)}, batch_size=3),
         "causal": CausalLMScorer("causal", {"pretrained": str(gpt2_dir)}, batch_size=3),
         "vgamt": VgamtScorer("vgamt", {"pretrained": str(vgamt_dir)}, batch_size=3),
         "gated": GatedFusionScorer("gated", {"pretrained": str(gated_dir)}, batch_size=3),
@@ -68,9 +69,9 @@ def scorers(vgamt_dir, mbart_dir, marian_dir, nllb_dir, gated_dir, cliptrans_dir
     return built
 
 
-ALL = ("mbart50", "marian", "nllb", "causal", "vgamt", "gated", "gated-0.5", "cliptrans")
+ALL = ("mbart50", "marian", "nllb", "m2m100", "causal", "vgamt", "gated", "gated-0.5", "cliptrans")
 MULTIMODAL = ("vgamt", "gated", "gated-0.5", "cliptrans")
-TEXT_ONLY = ("mbart50", "marian", "nllb", "causal")
+TEXT_ONLY = ("mbart50", "marian", "nllb", "m2m100", "causal")
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -166,6 +167,15 @@ def test_nllb_uses_flores_codes_on_both_sides(scorers):
     assert tokenizer.convert_ids_to_tokens(source[:1]) == ["eng_Latn"]
     assert tokenizer.convert_ids_to_tokens(tokens.labels[:1]) == ["deu_Latn"] and tokens.scored[0] is False
     assert all(tokens.scored[1:]) and tokens.labels[-1] == tokenizer.eos_token_id
+
+
+def test_m2m100_uses_double_underscore_codes(scorers):
+    tokenizer = scorers["m2m100"].tokenizer
+    source = scorers["m2m100"].source_ids(request(tgt="de"))
+    tokens = scorers["m2m100"].target_tokens(request(tgt="de"))
+    assert tokenizer.convert_ids_to_tokens(source[:1]) == ["__en__"] and source[-1] == tokenizer.eos_token_id
+    assert tokenizer.convert_ids_to_tokens(list(tokens.labels[:1])) == ["__de__"] and tokens.scored == (False,) + (True,) * (len(tokens.labels) - 1)
+    assert tokens.decoder_input[:2] == (tokenizer.eos_token_id, tokens.labels[0])
 
 
 def test_language_codes_can_be_overridden_and_unknown_languages_are_explained(mbart_dir):
@@ -435,3 +445,18 @@ def test_identity_covers_the_folder_and_needs_no_weights(vgamt_dir, tmp_path):
     (other / "config.json").write_text('{"model_type": "cliptrans"}')
     with pytest.raises(HarnessError, match="model_type is 'cliptrans', expected 'vgamt'"):
         VgamtScorer("v", {"pretrained": str(other)}).identity()
+
+
+def test_decoder_rows_are_split_to_bound_the_logits_in_memory(scorers, monkeypatch):
+    from harness_models.translation import base
+
+    scorer, reqs = scorers["vgamt"], requests_with_images()
+    whole = scorer.score_translations(reqs)
+    calls = []
+    original = type(scorer).decode
+    monkeypatch.setattr(type(scorer), "decode", lambda self, *a: calls.append(a[1].shape[0]) or original(self, *a))
+    monkeypatch.setattr(base, "LOGIT_BUDGET", 1)
+    split = scorer.score_translations(reqs)
+    assert set(calls) == {1} and len(calls) == len(reqs)  # one row per decoder call, every row once
+    for a, b in zip(whole, split):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
