@@ -101,7 +101,7 @@ def _checker(hint: Any) -> Checker:
     if origin is dict:
         return _dict_checker(_checker(args[1]))
     if origin is list:
-        return _list_checker(_checker(args[0]))
+        return _list_checker(_checker(args[0]), _whole_list_check(args[0]))
     if hint is float:
         return _check_number
     if hint is int:
@@ -145,14 +145,31 @@ def _dict_checker(item: Checker) -> Checker:
     return check
 
 
-def _list_checker(item: Checker) -> Checker:
+def _list_checker(item: Checker, whole: Callable[[list[Any]], bool] | None) -> Checker:
     def check(value: Any, where: str) -> None:
         if not isinstance(value, list):
             raise SchemaError(f"field {where!r}: expected a list, got {type(value).__name__}")
+        if whole is not None and whole(value):
+            return
         for index, element in enumerate(value):
             item(element, f"{where}[{index}]")
 
     return check
+
+
+def _whole_list_check(hint: Any) -> Callable[[list[Any]], bool] | None:
+    """For lists of numbers (per-seed values, seeds): a test of the whole list at C speed.
+
+    It accepts only lists that are certainly valid; any other list is then checked element by
+    element, which names the first bad one.
+    """
+    if hint is int:
+        return lambda values: set(map(type, values)) <= {int}
+    if hint is float:
+        return lambda values: set(map(type, values)) <= {int, float} and all(map(math.isfinite, values))
+    if set(typing.get_args(hint)) == {float, type(None)}:
+        return lambda values: set(map(type, values)) <= {int, float, type(None)} and all(map(math.isfinite, filter(None, values)))
+    return None
 
 
 def _instance_checker(hint: type) -> Checker:

@@ -79,15 +79,45 @@ def test_the_page_is_self_contained_sortable_and_filterable(page):
     assert all("data-sort" in attrs for attrs in cells)
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed (apt-get install chromium)")
-def test_a_headless_browser_runs_the_page_script_and_none_of_the_hostile_ones(page, tmp_path):
-    dom = subprocess.run(
+needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed (apt-get install chromium)")
+
+
+def dump_dom(path, profile) -> str:
+    """The page's DOM after its scripts ran, from headless Chromium."""
+    return subprocess.run(
         ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+         f"--user-data-dir={profile}", "--dump-dom", path.as_uri()],
         capture_output=True, text=True, timeout=120, check=True,
     ).stdout
+
+
+@needs_chromium
+def test_a_headless_browser_runs_the_page_script_and_none_of_the_hostile_ones(page, tmp_path):
+    dom = dump_dom(page, tmp_path / "profile")
     assert '<body data-ready="yes">' in dom  # the page's own script ran to its end
     assert "<title>xling-harness leaderboard</title>" in dom and "pwned" not in dom.split("</title>")[0]
     assert dom.count("<script") == 1
     assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in dom
     assert "&lt;img src=x onerror=" in dom and "<img" not in dom
+
+
+# appended to a copy of the page: click the XLR header once, then twice, then filter; record what is shown
+DRIVER = """<script>
+var table = document.querySelector("table.sortable"), header = table.tHead.rows[0].cells[1];
+function order() { return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[0].textContent; }).join(","); }
+header.click(); var up = order(); header.click(); var down = order();
+var box = document.getElementById("filter"); box.value = "ALP"; box.dispatchEvent(new Event("input"));
+var shown = Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return !r.hidden; }).length;
+document.body.setAttribute("data-result", up + ";" + down + ";" + shown);
+</script>"""
+
+
+@needs_chromium
+def test_headers_sort_with_missing_cells_last_and_the_filter_hides_rows(tmp_path):
+    write_results(tmp_path / "results", [record("xlr", "alpha", 0.2), record("xlr", "beta", 0.9),
+                                         record("backretrieval", "gamma", 0.5), record("xlr", "delta", 0.1)])
+    assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board"), "--no-plots"]) == 0
+    driven = tmp_path / "board" / "driven.html"
+    driven.write_text((tmp_path / "board" / "index.html").read_text(encoding="utf-8").replace("</body>", DRIVER + "</body>"))
+    dom = dump_dom(driven, tmp_path / "profile")
+    assert 'data-result="delta,alpha,beta,gamma;beta,alpha,delta,gamma;1"' in dom
