@@ -1,0 +1,116 @@
+"""The real-data runs of issue 6 with the packaged models, each a ``harness run`` in its own process.
+
+Writes ``<output>/<family>/results.jsonl`` (with ``--log-samples``), a ``runs.jsonl`` there with
+every command's wall time and peak memory (the child's maximum resident set size), and, for
+IKEA, ``harness meta`` per direction into ``<output>/ikea/meta-<src>-<tgt>/``.
+
+- ikea: xlr, backretrieval and corr on IKEA test (en-de and en-fr, both directions), ten text
+  encoders, the dataset's image features as g, ``--seeds`` seeds (default 25); then meta.
+- commute: commute_tc and commute_gtc with gemma-270m on en-fr, en-de and en-cs, with
+  stand-in images (one solid colour per image name, written to ``<output>/commute/stand-in-images``).
+- yisi: yisi2_filter with e5-small-hf (layer 9) on Multi30K test_2016_flickr, en-de, en-fr, en-cs.
+
+    python benchmarks/offline_models_real_runs.py [--data ../shared/data] [--output ../real-results] [--families ikea,commute,yisi]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+HARNESS = str(Path(sys.executable).with_name("harness"))
+IKEA_MODELS = [("e5-small", None), ("e5-small-hf", None), ("e5-small-hf", "pooling=cls"), ("minilm", None),
+               ("tfidf-char", None), ("random-encoder", None), ("e5-small-trunc48", None), ("e5-small-trunc12", None),
+               ("e5-small-noise0.04", None), ("e5-small-noise0.08", None)]
+IKEA_DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en")]
+COMMUTE_LANGS = ("fr", "de", "cs")
+YISI_TARGETS = ("de", "fr", "cs")
+
+
+def run(command: list[str], log: Path) -> dict:
+    """Run one command; its wall time, peak RSS (MiB) and exit status, appended to ``log``."""
+    print("$", " ".join(command), flush=True)
+    start = time.perf_counter()
+    process = subprocess.Popen(command)
+    _, status, usage = os.wait4(process.pid, 0)
+    record = {"command": " ".join(command), "wall_s": round(time.perf_counter() - start, 1),
+              "peak_rss_mib": round(usage.ru_maxrss / 1024, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+              "exit": os.waitstatus_to_exitcode(status)}
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+    if record["exit"] != 0:
+        raise SystemExit(f"failed: {record}")
+    return record
+
+
+def ikea(data: Path, out: Path, seeds: int) -> None:
+    """Ten encoders, four directions, then meta per direction."""
+    folder = out / "ikea"
+    for model, args in IKEA_MODELS:
+        for src, tgt in IKEA_DIRECTIONS:
+            command = [HARNESS, "run", "--tasks", "xlr,backretrieval,corr", "--model", model, "--data-dir", str(data / "ikea"),
+                       "--task-args", f"src={src},tgt={tgt}", "--seeds", str(seeds), "--output", str(folder), "--log-samples"]
+            run(command + (["--model-args", args] if args else []), folder / "runs.jsonl")
+    for src, tgt in IKEA_DIRECTIONS:
+        run([HARNESS, "meta", str(folder), "--select", f"src={src},tgt={tgt}", "--output", str(folder / f"meta-{src}-{tgt}")],
+            folder / "runs.jsonl")
+
+
+def stand_in_images(data: Path, folder: Path) -> Path:
+    """One solid-colour PNG per image name of the CoMMuTE pairs (the real images are not distributed with the text)."""
+    from PIL import Image
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for lang in COMMUTE_LANGS:
+        for name in (data / "commute" / f"en-{lang}" / "img.order").read_text(encoding="utf-8").split():
+            colour = tuple(hashlib.sha256(name.encode()).digest()[:3])
+            Image.new("RGB", (64, 64), colour).save(folder / name, format="PNG")
+    return folder
+
+
+def commute(data: Path, out: Path) -> None:
+    """gemma-270m, text-only, three languages."""
+    folder = out / "commute"
+    images = stand_in_images(data, folder / "stand-in-images")
+    for lang in COMMUTE_LANGS:
+        run([HARNESS, "run", "--tasks", "commute_tc,commute_gtc", "--model", "gemma-270m", "--data-dir", str(data / "commute"),
+             "--images", str(images), "--task-args", f"lang={lang}", "--output", str(folder), "--log-samples"],
+            folder / "runs.jsonl")
+
+
+def yisi(data: Path, out: Path) -> None:
+    """YiSi-2 filtering with e5-small-hf layer 9, three pairs."""
+    folder = out / "yisi"
+    for tgt in YISI_TARGETS:
+        run([HARNESS, "run", "--tasks", "yisi2_filter", "--model", "e5-small-hf", "--model-args", "layer=9",
+             "--data-dir", str(data / "multi30k"), "--task-args", f"src=en,tgt={tgt}", "--output", str(folder), "--log-samples"],
+            folder / "runs.jsonl")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--output", default=str(REPO.parent / "real-results"))
+    parser.add_argument("--families", default="ikea,commute,yisi")
+    parser.add_argument("--seeds", type=int, default=25)
+    parser.add_argument("--fresh", action="store_true", help="delete the families' output folders first")
+    args = parser.parse_args()
+    data, out = Path(args.data), Path(args.output)
+    for family in args.families.split(","):
+        if args.fresh:
+            shutil.rmtree(out / family, ignore_errors=True)
+        (out / family).mkdir(parents=True, exist_ok=True)
+        {"ikea": lambda: ikea(data, out, args.seeds), "commute": lambda: commute(data, out), "yisi": lambda: yisi(data, out)}[family]()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
