@@ -21,6 +21,7 @@ from typing import Any
 
 from harness.leaderboard.families import Family, family_of, task_order
 from harness.leaderboard.load import Entry
+from harness.results import ResultRecord
 
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 _LOCAL = ("/", "./", "../", "~")  # a model given as a local folder is labelled by the folder's name
@@ -51,14 +52,19 @@ class Result:
     superseded: bool
 
     @property
-    def record(self) -> Any:
-        """The ``ResultRecord``."""
+    def record(self) -> ResultRecord:
+        """The record."""
         return self.entry.record
 
 
 @dataclass
 class Board:
-    """Everything the outputs are written from."""
+    """Everything the outputs are written from.
+
+    ``results``: all, current and superseded, in output order; ``columns``: in table order;
+    ``cells``: the current result of (model key, column); ``labels``: model key -> label, in
+    label order; ``examples``: one current result per column.
+    """
 
     results: list[Result]
     columns: list[Column]
@@ -78,7 +84,7 @@ class Board:
             grouped.setdefault(column.family, []).append(column)
         return list(grouped.items())
 
-    def example(self, column: Column) -> Any:
+    def example(self, column: Column) -> ResultRecord:
         """A record of the column (all share the task signature, so any one tells its arguments)."""
         return self.examples[column].record
 

@@ -64,9 +64,8 @@ def averages_allowed(family: Family, columns: list[Column]) -> bool:
 
 def _average(cells: list[Cell | None]) -> float | None:
     """The mean over the columns, only when the model has a defined value in every one of them."""
-    if any(cell is None or cell.value is None for cell in cells):
-        return None
-    return sum(cell.value for cell in cells) / len(cells)  # type: ignore[union-attr,misc]
+    defined = [cell.value for cell in cells if cell is not None and cell.value is not None]
+    return sum(defined) / len(defined) if cells and len(defined) == len(cells) else None
 
 
 def _rank_key(row: Row) -> tuple[Any, ...]:
