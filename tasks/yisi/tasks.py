@@ -6,6 +6,7 @@ units of sentence1 and its recall over those of sentence2 (see ``metric.py``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,7 +62,7 @@ class YisiScoring(Task):
         if self.args["idf"] != "reference" and files != (None, None):
             raise HarnessError(f"task {name!r}: idf_src_file / idf_tgt_file are used only with idf=reference")
 
-    def _table(self, side: Sequence[TokenEmbeddings], model: Any, lang: str, file: str | None):
+    def _table(self, side: Sequence[TokenEmbeddings], model: Any, lang: str, file: str | None) -> tuple[Counter[str], int] | None:
         if self.args["idf"] == "none":
             return None
         if self.args["idf"] == "corpus":
