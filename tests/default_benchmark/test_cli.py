@@ -10,6 +10,7 @@ from tiny_models import tiny_bert
 from harness.cli import main
 from harness.results import read_records
 from harness_tasks.default_benchmark.benchmark import generate, revision
+from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION
 
 RUN = ["run", "--tasks", "xlr,backretrieval,corr", "--seeds", "3", "--task-args", "src=en,tgt=fr,n=200"]
 
@@ -27,7 +28,7 @@ def test_run_without_data_dir_evaluates_the_builtin_benchmark(tmp_path, encoder,
     assert problems == [] and [r.task for r in records] == ["xlr", "backretrieval", "corr"]
     for record in records:
         assert record.dataset == {"loader": "xling-shapes", "source": "xling-shapes:size=1000,seed=0",
-                                  "revision": revision(1000, 0), "split": None, "generator": 1, "size": 1000}
+                                  "revision": revision(1000, 0), "split": None, "generator": GENERATOR_VERSION, "size": 1000}
         assert "data:xling-shapes@" in record.signature and record.seeds == [0, 1, 2]
     xlr, bkr, corr = records
     assert xlr.extra["n_used"] == 200 and bkr.extra == {"n_used": 200, "items": 1000, "g": {"source": "image_features"}}

@@ -10,12 +10,12 @@ import pytest
 
 from harness.errors import HarnessError
 from harness_tasks.default_benchmark.benchmark import generate, revision
-from harness_tasks.default_benchmark.features import pixel_features
+from harness_tasks.default_benchmark.features import FEATURE_SIZE, orientation_histogram, pixel_features
 from harness_tasks.default_benchmark.render import IMAGE_SIDE, RGB, render
 from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION, Placed
 
 # The digest of generate(40, 3): change it only together with scenes.GENERATOR_VERSION.
-DIGEST_40_3 = (1, "118c72cd70205665549ea4156d7011677a6ffa656e3737077f0e7527cd4918cf")
+DIGEST_40_3 = (2, "118c72cd70205665549ea4156d7011677a6ffa656e3737077f0e7527cd4918cf")
 
 
 def digest(size: int, seed: int) -> str:
@@ -76,11 +76,17 @@ def test_shapes_differ_in_pixels():
             assert (masks[i] != masks[j]).sum() > 50, (shapes[i], shapes[j])
 
 
-def test_pixel_features_are_unit_parts_and_tell_scenes_apart():
+def test_pixel_features_are_three_unit_parts_and_tell_scenes_apart():
     bench = generate(60, 1)
     features = np.stack([pixel_features(p) for p in bench.images])
-    assert features.shape == (60, 256) and features.dtype == np.float32
-    assert np.allclose(np.linalg.norm(features[:, :192], axis=1), 1, atol=1e-5)
-    assert np.allclose(np.linalg.norm(features[:, 192:], axis=1), 1, atol=1e-5)
+    assert features.shape == (60, FEATURE_SIZE) and features.dtype == np.float32
+    for start, stop in ((0, 192), (192, 256), (256, 320)):
+        assert np.allclose(np.linalg.norm(features[:, start:stop], axis=1), 1, atol=1e-5)
     cosine = features @ features.T
     assert (np.argmax(cosine, axis=1) == np.arange(60)).all()
+
+
+def test_edge_orientations_tell_a_square_from_a_diamond():
+    square, diamond = (orientation_histogram(render("black", (Placed(shape, "white", 0.5, 0.5, 0.3),))).reshape(-1, 4).sum(0)
+                       for shape in ("square", "diamond"))
+    assert square[:2].sum() > 5 * square[2:].sum() and diamond[2:].sum() > 5 * diamond[:2].sum()

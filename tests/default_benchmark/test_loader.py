@@ -10,7 +10,9 @@ from fixtures.registries import fixture_registry
 import harness.registry
 from harness.errors import HarnessError
 from harness_tasks.default_benchmark.benchmark import revision
+from harness_tasks.default_benchmark.features import FEATURE_SIZE
 from harness_tasks.default_benchmark.loader import XlingShapesLoader
+from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION
 from harness_tasks.retrieval.ikea import IkeaLoader
 from harness_tasks.retrieval.schema import image_features, validate
 
@@ -23,10 +25,10 @@ def test_the_data_has_the_retrieval_schema_in_every_language():
     assert data.column_names == ["id", "text_en", "text_de", "text_fr", "text_es", "text_cs", "image", "image_features"]
     assert isinstance(data.features["image"], datasets.Image)
     validate("xling-shapes", data, ("cs", "es"))
-    assert image_features("xling-shapes", data).shape == (30, 256)
+    assert image_features("xling-shapes", data).shape == (30, FEATURE_SIZE)
     assert data[0]["image"].size == (128, 128) and data[0]["image"].mode == "RGB"
     assert loaded.identity == {"loader": "xling-shapes", "source": "xling-shapes:size=30,seed=2", "revision": revision(30, 2),
-                               "split": None, "generator": 1}
+                               "split": None, "generator": GENERATOR_VERSION}
 
 
 def test_defaults_are_a_thousand_items_seed_zero_en_de():
