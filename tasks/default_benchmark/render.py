@@ -73,8 +73,8 @@ def coverage(obj: Placed, side: int) -> tuple[slice, slice, np.ndarray]:
     xs = (np.arange(x0, x1)[:, None] + offsets).ravel()
     ys = (np.arange(y0, y1)[:, None] + offsets).ravel()
     inside = SHAPE_TESTS[obj.shape]((xs[None, :] - cx) / radius, (ys[:, None] - cy) / radius)
-    rows = inside.reshape(y1 - y0, SUPERSAMPLING, -1).sum(axis=1)
-    share = rows.reshape(y1 - y0, x1 - x0, SUPERSAMPLING).sum(axis=2) / SUPERSAMPLING**2
+    rows = inside.view(np.uint8).reshape(y1 - y0, SUPERSAMPLING, -1).sum(axis=1, dtype=np.uint8)
+    share = rows.reshape(y1 - y0, x1 - x0, SUPERSAMPLING).sum(axis=2, dtype=np.uint8) / SUPERSAMPLING**2
     return slice(y0, y1), slice(x0, x1), share
 
 
