@@ -20,7 +20,7 @@ from harness.capabilities import Capability
 from harness.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 from harness_models.encoders.batching import length_sorted_batches, run_batches
-from harness_models.encoders.text import hf_identity, pretrained_source
+from harness_models.encoders.text import hf_identity, loading, pretrained_source
 
 
 class HFImageEncoder(ModelAdapter):
@@ -42,8 +42,9 @@ class HFImageEncoder(ModelAdapter):
         from transformers import AutoImageProcessor, AutoModel
 
         source, revision = pretrained_source(self.name, self.args), self.args["revision"]
-        self.processor = AutoImageProcessor.from_pretrained(source, revision=revision, backend="pil", trust_remote_code=False)
-        self.model = AutoModel.from_pretrained(source, revision=revision, trust_remote_code=False).to(self.device).eval()
+        with loading(self.name, source):
+            self.processor = AutoImageProcessor.from_pretrained(source, revision=revision, backend="pil", trust_remote_code=False)
+            self.model = AutoModel.from_pretrained(source, revision=revision, trust_remote_code=False).to(self.device).eval()
 
     def encode_images(self, images: Sequence[Any]) -> np.ndarray:
         """One vector per PIL image, in input order."""

@@ -17,7 +17,8 @@ L2-normalises the vectors.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,15 @@ def pretrained_source(name: str, args: dict[str, Any]) -> str:
     if not args.get("pretrained"):
         raise HarnessError(f"model {name!r} needs a Hub id or folder: --model ID_OR_FOLDER or --model-args pretrained=...")
     return str(args["pretrained"])
+
+
+@contextmanager
+def loading(name: str, source: str) -> Iterator[None]:
+    """Turn a model that cannot be found, downloaded or read (``OSError``, ``ValueError`` from transformers) into a user error."""
+    try:
+        yield
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"model {name!r}: cannot load {source!r}: {str(exc).splitlines()[0]}") from None
 
 
 def hf_identity(adapter: ModelAdapter) -> ModelIdentity:
@@ -72,12 +82,13 @@ class HFTextEncoder(ModelAdapter):
         from transformers import AutoModel, AutoTokenizer
 
         source, revision = pretrained_source(self.name, self.args), self.args["revision"]
-        st = read_config(source, revision)
-        subfolder = {"subfolder": st.transformer_path} if st is not None and st.transformer_path else {}
-        self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder)
-        self.model = AutoModel.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder).to(self.device).eval()
+        with loading(self.name, source):
+            st = read_config(source, revision)
+            subfolder = {"subfolder": st.transformer_path} if st is not None and st.transformer_path else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder)
+            self.model = AutoModel.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder).to(self.device).eval()
+            self.dense = [load_dense(source, path, revision).to(self.device).eval() for path in (st.dense_paths if st else [])]
         self.pooling = self.args["pooling"] or (st.pooling if st is not None and st.pooling else "mean")
-        self.dense = [load_dense(source, path, revision).to(self.device).eval() for path in (st.dense_paths if st else [])]
         self.lowercase = bool(st and st.do_lower_case)
         requested = self.args["max_length"] or (st.max_seq_length if st and st.max_seq_length else DEFAULT_MAX_LENGTH)
         self.max_length = min(requested, self._model_limit())

@@ -119,9 +119,13 @@ def test_sentence_transformers_config_errors_and_legacy_pooling(bert, tmp_path):
         HFTextEncoder("st", {"pretrained": str(tmp_path / "st")}).encode_texts(["x"])
 
 
-def test_text_encoder_errors(bert):
+def test_text_encoder_errors(bert, tmp_path):
     with pytest.raises(HarnessError, match="needs a Hub id or folder"):
         HFTextEncoder("hf-text-encoder", {}).identity()
+    with pytest.raises(HarnessError, match="model 'empty': cannot load"):
+        HFTextEncoder("empty", {"pretrained": str(tmp_path)}).encode_texts(["a"])
+    with pytest.raises(HarnessError, match="model 'empty': cannot load"):
+        HFImageEncoder("empty", {"pretrained": str(tmp_path)}).encode_images([])
     with pytest.raises(HarnessError, match="must be one of"):
         HFTextEncoder("bert", {"pretrained": str(bert), "pooling": "last"})
 
