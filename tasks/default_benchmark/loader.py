@@ -23,7 +23,7 @@ class XlingShapesLoader(DatasetLoader):
         "src": Param("en", "source language code"),
         "tgt": Param("de", "target language code"),
         "size": Param(DEFAULT_SIZE, "number of items generated"),
-        "seed": Param(0, "generator seed"),
+        "seed": Param(0, "generator seed (the tasks' sampling seeds are --seeds)"),
     }
     schema = SCHEMA
 
