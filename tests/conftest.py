@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tiny_models, fixtures: importable from every test folder
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before any test module imports huggingface_hub, which reads it once
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -20,7 +21,6 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
     folder = tmp_path_factory.mktemp("harness-cache")
     previous = os.environ.get("HARNESS_CACHE_DIR")
     os.environ["HARNESS_CACHE_DIR"] = str(folder)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     yield folder
     if previous is None:
         os.environ.pop("HARNESS_CACHE_DIR", None)
