@@ -32,7 +32,7 @@ def test_run_without_data_dir_evaluates_the_builtin_benchmark(tmp_path, encoder,
         assert "data:xling-shapes@" in record.signature and record.seeds == [0, 1, 2]
     xlr, bkr, corr = records
     assert xlr.extra["n_used"] == 200 and bkr.extra == {"n_used": 200, "items": 1000, "g": {"source": "image_features"}}
-    assert xlr.metrics["recall@k"] > 2 * 10 / 200  # shared sub-words between English and French captions
+    assert xlr.metrics["recall@k"] > 1.5 * 10 / 200  # chance is k/n; shared sub-words of English and French lift it
     assert -1 <= corr.metrics["spearman"] <= 1
     assert "xlr" in capsys.readouterr().out
 
