@@ -49,7 +49,7 @@ def load_records(paths: Sequence[str]) -> list[ResultRecord]:
             raise HarnessError(f"results file {str(path)!r} not found")
         found, problems = read_records(path)
         for problem in problems:
-            print(f"harness: warning: {problem.path}, line {problem.line}: {problem.problem}", file=sys.stderr)
+            print(f"harness: warning: {problem.path}, line {problem.line}: {problem.reason}", file=sys.stderr)
         records.extend(found)
     return records
 
