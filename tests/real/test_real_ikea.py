@@ -12,16 +12,17 @@ import harness
 from harness_tasks.retrieval.meta import group_models, load_records, meta_evaluate, select
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
-# nine encoders from chance level to e5-small; e5-small-hf with mean pooling is left out here (its vectors are
-# within cosine 0.9999 of e5-small's); the full run in docs/real-data.md has it too
-MODELS = [("e5-small", {}), ("e5-small-hf", {"pooling": "cls"}), ("minilm", {}), ("tfidf-char", {}),
-          ("random-encoder", {}), ("e5-small-trunc48", {}), ("e5-small-trunc12", {}), ("e5-small-noise0.04", {}),
-          ("e5-small-noise0.08", {})]
+# eight encoders from chance level to e5-small; the full run in docs/real-data.md adds e5-small-hf with mean and
+# with CLS pooling (two more passes of a 12-layer encoder over long product descriptions)
+MODELS = [("e5-small", {}), ("minilm", {}), ("tfidf-char", {}), ("random-encoder", {}), ("e5-small-trunc48", {}),
+          ("e5-small-trunc12", {}), ("e5-small-noise0.04", {}), ("e5-small-noise0.08", {})]
 DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en")]
-LIMIT, SEEDS, K = 120, 25, 5  # 120 products per pair: samples of 60 for backretrieval and corr
-# thresholds from the measured spread (docs/real-data.md): the per-seed correlations' standard deviation is
-# at most PER_SEED_STD, so their mean over 25 seeds is known to about PER_SEED_STD / 5
-BKR_PEARSON_FLOOR, MARGIN = 0.9, 0.1
+LIMIT, SEEDS, K = 100, 25, 5  # 100 products per pair: samples of 50 for backretrieval and corr
+# Thresholds from the measured spread (docs/real-data.md, "IKEA test configuration"): across the four directions the
+# mean BkR-XLR Pearson r over 25 seeds was 0.70-0.81 with a per-seed std of 0.13-0.16 (so a standard error of the
+# mean of about 0.03), CORR-XLR 0.33-0.57; the smallest BkR - CORR gap was 0.14 (de-en). Each threshold sits at
+# least three standard errors below what was measured.
+BKR_PEARSON_FLOOR, MARGIN = 0.6, 0.05
 
 
 @pytest.fixture(scope="module")
