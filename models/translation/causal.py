@@ -10,8 +10,6 @@ Images are accepted and ignored.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from harness.capabilities import ScoreRequest
