@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-GENERATOR_VERSION = 2  # bump on any change that can alter an image or a caption
+GENERATOR_VERSION = 2  # bump on any change that can alter an image, a caption or an image feature
 
 SHAPES = ("circle", "square", "triangle", "star", "cross", "diamond", "hexagon", "ring")
 COLOURS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown")
