@@ -58,25 +58,34 @@ def tiny_mbart50(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 
     return folder
 
 
+def sentencepiece_files(folder: Path, texts: Iterable[str], specials: dict[str, int], names: Iterable[str]) -> dict[str, int]:
+    """Train a small SentencePiece Unigram model on ``texts``, write it under each of ``names`` in ``folder``,
+    and write ``vocab.json``: the ``specials`` at their ids, then the model's pieces. Returns that vocabulary."""
+    import sentencepiece as spm
+
+    folder.mkdir(parents=True, exist_ok=True)
+    proto = io.BytesIO()
+    ids = {"<s>": "bos_id", "<pad>": "pad_id", "</s>": "eos_id", "<unk>": "unk_id"}
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(list(texts) * 3), model_writer=proto, vocab_size=120,
+                                   model_type="unigram", character_coverage=1.0, hard_vocab_limit=False, minloglevel=2,
+                                   **{option: specials.get(token, -1) for token, option in ids.items()})
+    for name in names:
+        (folder / name).write_bytes(proto.getvalue())
+    pieces = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    vocab = dict(specials)
+    for index in range(pieces.get_piece_size()):
+        vocab.setdefault(pieces.id_to_piece(index), len(vocab))
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    return vocab
+
+
 def tiny_marian(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
     """A Marian tokenizer (two SentencePiece models trained here) and a random MarianMTModel."""
-    import sentencepiece as spm
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    proto = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(list(texts) * 3), model_writer=proto, vocab_size=120,
-                                   model_type="unigram", character_coverage=1.0, pad_id=0, eos_id=1, unk_id=2,
-                                   bos_id=-1, hard_vocab_limit=False, minloglevel=2)
-    for name in ("source.spm", "target.spm"):
-        (folder / name).write_bytes(proto.getvalue())
-    pieces = spm.SentencePieceProcessor(model_proto=proto.getvalue())
-    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
-    for index in range(pieces.get_piece_size()):
-        vocab.setdefault(pieces.id_to_piece(index), len(vocab))
-    (folder / "vocab.json").write_text(json.dumps(vocab))
+    vocab = sentencepiece_files(folder, texts, {"<pad>": 0, "</s>": 1, "<unk>": 2}, ("source.spm", "target.spm"))
     tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
     config = MarianConfig(vocab_size=len(vocab), pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, init_std=0.3,
                           **SMALL)
@@ -88,22 +97,11 @@ def tiny_marian(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0
 
 def tiny_m2m100(folder: str | Path, texts: Iterable[str] = CORPUS, seed: int = 0) -> Path:
     """An M2M100 tokenizer (a SentencePiece model trained here, ``__fr__``-style codes) and a random M2M100 model."""
-    import sentencepiece as spm
     import torch
     from transformers import M2M100Config, M2M100ForConditionalGeneration, M2M100Tokenizer
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    proto = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(list(texts) * 3), model_writer=proto, vocab_size=120,
-                                   model_type="unigram", character_coverage=1.0, bos_id=0, pad_id=1, eos_id=2,
-                                   unk_id=3, hard_vocab_limit=False, minloglevel=2)
-    (folder / "sentencepiece.bpe.model").write_bytes(proto.getvalue())
-    pieces = spm.SentencePieceProcessor(model_proto=proto.getvalue())
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
-    for index in range(pieces.get_piece_size()):
-        vocab.setdefault(pieces.id_to_piece(index), len(vocab))
-    (folder / "vocab.json").write_text(json.dumps(vocab))
+    sentencepiece_files(folder, texts, {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}, ("sentencepiece.bpe.model",))
     tokenizer = M2M100Tokenizer(str(folder / "vocab.json"), str(folder / "sentencepiece.bpe.model"), src_lang="en",
                                 tgt_lang="fr")
     size = max(tokenizer.lang_token_to_id.values()) + 1 + tokenizer.num_madeup_words
