@@ -3,7 +3,9 @@
 1. Wall time of ``harness run --tasks xlr`` on the built-in benchmark (``--task-args
    dataset=xling-shapes,size=N,n=N``: 2N texts to encode) with a text encoder: one process with
    2 threads against ``torchrun --standalone --nproc_per_node=2`` with 1 thread per rank, each
-   from an empty cache, same machine, same run of this script. The encoder is the packaged
+   from an empty cache, same machine, same run of this script. Each run is repeated over its
+   filled cache; the difference is the encoding alone (the rerun pays start-up, generating the
+   data and the metrics, which every rank repeats). The encoder is the packaged
    ``minilm`` when installed, else a randomly initialised MiniLM-sized BERT built locally.
 2. Bytes each rank sends when the ranks gather 10,000 x 768 float32 embeddings (the pickled
    ``all_gather_object`` payload the harness exchanges: content key -> .npy bytes).
@@ -11,7 +13,7 @@
    from the per-item encoding cost and the per-seed metric cost measured here, with the GPU
    speed-up over this CPU stated as an assumption.
 
-    python benchmarks/distributed_scaling.py [--size 1000]
+    python benchmarks/distributed_scaling.py [--size 1000] [--repeats 1]
 """
 
 from __future__ import annotations
@@ -48,7 +50,9 @@ def text_model(folder: Path) -> str:
 def timed_run(command: list[str], threads: int, cache: Path, output: Path) -> float:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HARNESS_CACHE_DIR": str(cache)}
     start = time.perf_counter()
-    subprocess.run([*command, "--output", str(output)], check=True, capture_output=True, env=env)
+    done = subprocess.run([*command, "--output", str(output)], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed with exit code {done.returncode}:\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
 
 
@@ -74,16 +78,25 @@ def metric_seconds_per_seed(n: int = 10_000) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=1000, help="items of the built-in benchmark (2x texts encoded)")
+    parser.add_argument("--repeats", type=int, default=1, help="timed pairs of runs (the medians are reported)")
     args = parser.parse_args()
+    ones, twos, fixed_ones, fixed_twos = [], [], [], []
     with tempfile.TemporaryDirectory() as temp:
         folder = Path(temp)
         model = text_model(folder)
         run = ["run", "--tasks", "xlr", "--model", model, "--task-args", f"dataset=xling-shapes,size={args.size},n={args.size}", "--seeds", "1"]
-        one = timed_run([HARNESS, *run], 2, folder / "c1", folder / "o1")
         launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "harness"]
-        two = timed_run([*launcher, *run], 1, folder / "c2", folder / "o2")
+        for repeat in range(args.repeats):  # alternate the two forms so that drifting load hits both alike
+            for command, threads, times, fixed in (([HARNESS, *run], 2, ones, fixed_ones), ([*launcher, *run], 1, twos, fixed_twos)):
+                cache = folder / f"cache-{threads}-{repeat}"
+                times.append(timed_run(command, threads, cache, folder / f"out-{threads}-{repeat}"))
+                # the same run again over the filled cache: start-up, data generation and metrics, no encoding
+                fixed.append(timed_run(command, threads, cache, folder / f"again-{threads}-{repeat}"))
+    one, two = float(np.median(ones)), float(np.median(twos))
+    encode_one = float(np.median(np.subtract(ones, fixed_ones)))
+    encode_two = float(np.median(np.subtract(twos, fixed_twos)))
     texts = 2 * args.size
-    per_item = one / texts
+    per_item = encode_one / texts
     volume = gather_bytes_per_rank()
     per_seed = metric_seconds_per_seed()
     models, datasets, seeds, n, gpus = 10, 3, 25, 10_000, 8
@@ -92,11 +105,14 @@ def main() -> None:
     waves = -(-models * datasets // gpus)  # the 30 independent runs, 8 at a time, one GPU each
     print(f"| measurement | value |\n|---|---|")
     print(f"| text encoder | {Path(model).name if os.sep in model else model} |")
-    print(f"| 1 process, 2 threads, {texts} texts | {one:.1f} s |")
-    print(f"| torchrun 2 ranks x 1 thread | {two:.1f} s |")
+    print(f"| 1 process, 2 threads, {texts} texts (median of {len(ones)}) | {one:.1f} s |")
+    print(f"| torchrun 2 ranks x 1 thread (median of {len(twos)}) | {two:.1f} s |")
     print(f"| speed-up (1 process / 2 ranks) | {one / two:.2f}x |")
+    print(f"| speed-up of each pair | {', '.join(f'{a / b:.2f}x' for a, b in zip(ones, twos))} |")
+    print(f"| encoding alone (run minus its rerun over the filled cache): 1 process / 2 ranks | "
+          f"{encode_one:.1f} s / {encode_two:.1f} s = {encode_one / encode_two:.2f}x |")
     print(f"| bytes each rank sends to gather 10,000 x 768 float32 (2 ranks) | {volume / 1e6:.1f} MB |")
-    print(f"| measured CPU cost per text (whole run / texts) | {per_item * 1e3:.2f} ms |")
+    print(f"| measured CPU cost per text (encoding alone / texts, 1 process) | {per_item * 1e3:.2f} ms |")
     print(f"| measured metric cost per seed, N = 10,000 (xlr + backretrieval + corr) | {per_seed:.2f} s |")
     print(f"| SIGIR protocol on this CPU, one run after another | {models * datasets * (run_encode + run_metrics) / 3600:.1f} h |")
     print(f"| SIGIR protocol on {gpus} GPUs: {waves} waves of runs, encoding {GPU_SPEEDUP:.0f}x faster (assumed) | "
