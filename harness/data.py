@@ -33,6 +33,7 @@ class DatasetLoader:
 
     params: ClassVar[Mapping[str, Param]] = {}
     schema: ClassVar[str] = ""
+    fallback: ClassVar[str] = ""  # a registered dataset the runner loads instead when no --data-dir is given
 
     def __init__(self, name: str):
         self.name = name

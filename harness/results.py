@@ -212,27 +212,36 @@ def _seeds_part(seeds: list[int]) -> str:
     return "seed:" + "+".join(map(str, seeds))
 
 
-def task_signature(task: str, version: int, args: dict[str, Any], dataset: dict[str, Any], seeds: list[int] | None) -> str:
+def task_signature(task: str, version: int, args: dict[str, Any], dataset: dict[str, Any], seeds: list[int] | None,
+                   aux_models: dict[str, dict[str, Any]] | None = None) -> str:
     """What makes a task's numbers comparable across models, sacrebleu style.
 
-    For example ``xlr|k:10|n:1000|src:en|tgt:de|seeds:25|data:ikea@3f2a9c1b0d4e|v:1``.
+    The task's arguments, the dataset's size (``items``), the seeds, the dataset's loader and
+    revision, the auxiliary models the task used (``--image-model``: ``image:name@revision``)
+    and the task version; for example
+    ``backretrieval|k:10|n:1000|src:en|tgt:de|items:367|seeds:25|data:ikea@3f2a9c1b0d4e|image:efficientnet-lite0@91ac07f2d3e4|v:1``.
     """
     parts = [task] + [f"{k}:{args[k]}" for k in sorted(args)]
-    parts.append(f"n:{dataset.get('size')}")
+    parts.append(f"items:{dataset.get('size')}")
     if seeds is not None:
         parts.append(_seeds_part(seeds))
     parts.append(f"data:{dataset.get('loader')}@{_short(dataset.get('revision'))}")
+    parts += [_model_part(role, identity) for role, identity in sorted((aux_models or {}).items())]
     return "|".join(parts + [f"v:{version}"])
+
+
+def _model_part(role: str, model: dict[str, Any]) -> str:
+    """``role:name@revision``, with a digest of the model's arguments when it has any."""
+    part = f"{role}:{model['name']}@{_short(model.get('revision') or 'none')}"
+    if model.get("args"):
+        part += f"#args:{hashlib.sha256(json.dumps(model['args'], sort_keys=True, default=str).encode()).hexdigest()[:8]}"
+    return part
 
 
 def full_signature(task_sig: str, model: dict[str, Any]) -> str:
     """The task signature with the model's name, revision and arguments inserted before ``v:``."""
     head, _, version = task_sig.rpartition("|")
-    model_part = f"model:{model['name']}@{_short(model.get('revision') or 'none')}"
-    if model.get("args"):
-        digest = hashlib.sha256(json.dumps(model["args"], sort_keys=True, default=str).encode()).hexdigest()
-        model_part += f"#args:{digest[:8]}"
-    return f"{head}|{model_part}|{version}"
+    return f"{head}|{_model_part('model', model)}|{version}"
 
 
 def append_record(folder: str | Path, record: ResultRecord) -> Path:

@@ -65,19 +65,22 @@ def split_names(value: str | Sequence[str]) -> list[str]:
     return names
 
 
-def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, Any]) -> list[Task]:
+def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, Any], data_dir: str | None = None) -> list[Task]:
     """Instantiate the tasks; each receives the arguments it declares.
 
     Every argument must be declared by one of the tasks or by the dataset loader of one of
     them (a loader's own arguments, such as the size of a generated dataset, reach it through
-    ``--task-args`` too).
+    ``--task-args`` too; without ``data_dir``, so do those of a loader's fallback dataset).
     """
     classes = {name: registry.load("task", name) for name in names}
     for name, cls in classes.items():
         if not (isinstance(cls, type) and issubclass(cls, Task)):
             raise HarnessError(f"task {name!r} is not a Task subclass ({registry.get('task', name).ref})")
     tasks = [cls(name, {k: v for k, v in task_args.items() if k in cls.params}) for name, cls in classes.items()]
-    declared = {param for task in tasks for param in (*task.params, *loader_class(registry, task).params)}
+    loaders = [registry.load("dataset", task.dataset) for task in tasks]
+    if data_dir is None:
+        loaders += [registry.load("dataset", loader.fallback) for loader in loaders if loader.fallback in registry.names("dataset")]
+    declared = {param for task in tasks for param in task.params} | {param for loader in loaders for param in loader.params}
     for key in task_args:
         if key not in declared:
             raise UnknownNameError(
@@ -86,22 +89,28 @@ def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, An
     return tasks
 
 
-def loader_class(registry: Registry, task: Task) -> type[DatasetLoader]:
-    """The dataset loader class registered under the task's dataset name."""
-    return registry.load("dataset", task.dataset)
+def apply_fallback(registry: Registry, task: Task, data_dir: str | None) -> None:
+    """Without ``--data-dir``, switch the task to its loader's built-in fallback dataset, if it has one."""
+    fallback = registry.load("dataset", task.dataset).fallback
+    if data_dir is not None or not fallback:
+        return
+    if fallback not in registry.names("dataset"):
+        raise HarnessError(f"dataset {task.dataset!r} needs --data-dir (its built-in default, {fallback!r}, is not available: "
+                           "the plugin that registers it is not loaded)")
+    task.use_dataset(fallback)
 
 
 def loader_args(registry: Registry, task: Task, task_args: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments the task's loader declares: the task's values, else the user's, else the loader's defaults."""
-    spec = loader_class(registry, task).params
+    spec = registry.load("dataset", task.dataset).params
     given = {**{k: v for k, v in task_args.items() if k in spec}, **{k: v for k, v in task.dataset_args().items() if k in spec}}
     return resolve_params(spec, given, f"dataset {task.dataset!r}")
 
 
 def load_task_data(registry: Registry, task: Task, args: Mapping[str, Any], data_dir: str | None, images: str | None,
                    limit: int | None) -> LoadedData:
-    """Load a task's dataset through its registered loader, then apply ``--limit``."""
-    loader: DatasetLoader = loader_class(registry, task)(task.dataset)
+    """Load the task's dataset through its registered loader, then apply ``--limit``."""
+    loader: DatasetLoader = registry.load("dataset", task.dataset)(task.dataset)
     loaded = loader.load(data_dir, args, images_dir=images)
     if limit is not None:
         if limit < 1:
@@ -198,7 +207,7 @@ def evaluate(
     registry = registry or get_registry()
     progress = progress or Progress(enabled=False)
     given_args = parse_kv(task_args, "--task-args")
-    task_objects = build_tasks(registry, split_names(tasks), given_args)
+    task_objects = build_tasks(registry, split_names(tasks), given_args, data_dir)
     if batch_size < 1:
         raise HarnessError(f"--batch-size must be at least 1, got {batch_size}")
     partition: RankPartition | ShardPartition | None = parse_shard(shard) if shard else None
@@ -228,16 +237,18 @@ def evaluate(
     for task in task_objects:
         started = datetime.now(timezone.utc)
         clock = time.perf_counter()
+        apply_fallback(registry, task, data_dir)
         data_args = loader_args(registry, task, given_args)
         loaded = load_task_data(registry, task, data_args, data_dir, images, limit)
         seed_list = choose_seeds(task, seeds, seed)
         all_args = {**data_args, **task.args}  # the loader's own arguments count: they change the data
-        task_sig = task_signature(task.name, task.version, all_args, loaded.identity, seed_list if task.uses_seeds else None)
+        ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded, task.aux_roles)
+        task_sig = task_signature(task.name, task.version, all_args, loaded.identity, seed_list if task.uses_seeds else None,
+                                  ctx.aux_identities(task.name))
         signature = full_signature(task_sig, cached_model.identity.as_dict())
         if signature in done:
             outcomes.append(Skipped(task.name, signature))
             continue
-        ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded)
         models = [cached_model, *aux_loaded.values()]
         for m in models:
             m.placeholders = 0

@@ -31,7 +31,9 @@ class Task:
     """Base class of every task.
 
     Subclasses set the class attributes and implement ``evaluate``. ``version`` must be bumped
-    whenever the numbers a task produces could change.
+    whenever the numbers a task produces could change. ``aux_roles`` names the auxiliary models
+    the task may load with ``ctx.load_model`` (``"image"``: ``--image-model``); the identity of
+    each one the user gives enters the task's signature.
     """
 
     version: ClassVar[int] = 1
@@ -41,6 +43,7 @@ class Task:
     main_metric: ClassVar[str] = ""
     uses_seeds: ClassVar[bool] = False
     default_seeds: ClassVar[int] = 1
+    aux_roles: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, name: str, args: Mapping[str, Any] | None = None):
         self.name = name
@@ -49,6 +52,10 @@ class Task:
     def dataset_args(self) -> dict[str, Any]:
         """The arguments handed to the dataset loader (by default: those it declares)."""
         return dict(self.args)
+
+    def use_dataset(self, name: str) -> None:
+        """Load ``name`` instead of ``dataset`` (the runner's call when the loader's fallback applies)."""
+        self.dataset = name
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Compute the metrics of ``model`` on ``data`` (whatever the dataset loader returned)."""

@@ -66,16 +66,24 @@ def test_corrupt_lines_are_reported_and_the_rest_read(tmp_path):
     assert path.read_bytes() == before  # nothing rewritten
 
 
-def test_append_after_a_torn_line_keeps_the_new_line_whole(tmp_path):
+def test_append_after_a_torn_line_moves_it_aside_and_keeps_the_new_line_whole(tmp_path):
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(record_dict()) + "\n" + '{"task": "tor')
+    assert "torn last line" in read_records(path)[1][0].reason
     append_json_line(path, record_dict(task="after"))
     records, problems = read_records(path)
-    assert [r.task for r in records] == ["t", "after"]
-    assert len(problems) == 1 and problems[0].line == 2 and "not valid JSON" in problems[0].reason
+    assert [r.task for r in records] == ["t", "after"] and problems == []
+    assert (tmp_path / "r.jsonl.torn").read_text() == '{"task": "tor\n'
 
 
-def test_kill_minus_nine_never_tears_a_line(tmp_path):
+def test_append_after_a_complete_line_without_newline_keeps_it(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(record_dict()))
+    append_json_line(path, record_dict(task="after"))
+    assert [r.task for r in read_records(path)[0]] == ["t", "after"] and not (tmp_path / "r.jsonl.torn").exists()
+
+
+def test_kill_minus_nine_tears_at_most_the_last_line_and_the_next_append_repairs_it(tmp_path):
     path = tmp_path / "r.jsonl"
     (tmp_path / "big.json").write_text(json.dumps(record_dict(extra={"blob": "x" * 200_000})))
     code = (
@@ -90,17 +98,29 @@ def test_kill_minus_nine_never_tears_a_line(tmp_path):
     process.send_signal(signal.SIGKILL)
     process.wait()
     records, problems = read_records(path)
-    assert problems == [] and len(records) > 0
+    assert len(records) > 0 and all(p.line == len(records) + 1 and "torn last line" in p.reason for p in problems)
+    append_json_line(path, record_dict(task="after"))
+    records_after, problems_after = read_records(path)
+    assert problems_after == [] and records_after[-1].task == "after" and len(records_after) == len(records) + 1
     assert path.read_bytes().endswith(b"\n")
 
 
 def test_signatures():
     sig = task_signature("xlr", 2, {"k": 10, "src": "en"}, {"loader": "ikea", "size": 1000, "revision": "sha256:abcdef0123456789"}, list(range(25)))
-    assert sig == "xlr|k:10|src:en|n:1000|seeds:25|data:ikea@abcdef012345|v:2"
-    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, [3, 4]) == "t|n:5|seed:3+4|data:d@r|v:1"
-    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, None) == "t|n:5|data:d@r|v:1"
+    assert sig == "xlr|k:10|src:en|items:1000|seeds:25|data:ikea@abcdef012345|v:2"
+    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, [3, 4]) == "t|items:5|seed:3+4|data:d@r|v:1"
+    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, None) == "t|items:5|data:d@r|v:1"
     full = full_signature(sig, {"name": "labse", "revision": "0123456789abcdef0", "args": {}})
-    assert full == "xlr|k:10|src:en|n:1000|seeds:25|data:ikea@abcdef012345|model:labse@0123456789ab|v:2"
+    assert full == "xlr|k:10|src:en|items:1000|seeds:25|data:ikea@abcdef012345|model:labse@0123456789ab|v:2"
     with_args = full_signature(sig, {"name": "labse", "revision": "r", "args": {"pooling": "cls"}})
     other_args = full_signature(sig, {"name": "labse", "revision": "r", "args": {"pooling": "mean"}})
     assert "#args:" in with_args and with_args != other_args
+
+
+def test_auxiliary_models_enter_the_task_signature():
+    data = {"loader": "d", "size": 5, "revision": "r"}
+    image = {"name": "resnet", "revision": "sha256:0123456789abcdef"}
+    sig = task_signature("bkr", 1, {}, data, [0], {"image": image})
+    assert sig == "bkr|items:5|seeds:1|data:d@r|image:resnet@0123456789ab|v:1"
+    assert task_signature("bkr", 1, {}, data, [0], {"image": {**image, "args": {"pooling": "cls"}}}) != sig
+    assert task_signature("bkr", 1, {}, data, [0], {}) == "bkr|items:5|seeds:1|data:d@r|v:1"

@@ -51,7 +51,7 @@ def test_results_line_is_complete_and_valid(registry, data_dir, tmp_path):
     assert saved.task_version == 1 and saved.dataset["size"] == 4 and saved.dataset["loader"] == "line_pairs"
     assert saved.dataset["revision"].startswith("sha256:")
     assert saved.model["name"] == "counting-encoder" and saved.model["args"] == {"dim": 8}
-    assert saved.signature.startswith("mean_similarity|scale:1.0|side_a:a|skip:0|n:4|seeds:3|data:line_pairs@")
+    assert saved.signature.startswith("mean_similarity|scale:1.0|side_a:a|skip:0|items:4|seeds:3|data:line_pairs@")
     assert "|model:counting-encoder@" in saved.signature and saved.signature.endswith("|v:1")
     assert saved.environment["numpy"] and saved.harness["version"] and saved.hardware["device"] == "cpu"
     assert saved.wall_seconds >= 0 and saved.started

@@ -9,8 +9,8 @@ folder itself, holding per split (``test``, ``val``):
 
 ``split=test+val`` pools splits (their feature rows come from the same extractor). Item ids are
 ``<split>:<line>``. With ``--images DIR`` the listed image files are loaded from DIR. A Hub id or
-``save_to_disk`` folder is read as in the ``image-text`` loader. With no ``--data-dir`` the
-built-in benchmark ``xling-shapes`` is loaded instead (docs/default-benchmark.md).
+``save_to_disk`` folder is read as in the ``image-text`` loader. With no ``--data-dir`` the runner
+loads the built-in benchmark ``xling-shapes`` instead (``fallback``; docs/default-benchmark.md).
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ class IkeaLoader(DatasetLoader):
 
     params = {**DATA_PARAMS, "split": Param("test", "split (test or val), or several joined with '+', e.g. test+val")}
     schema = SCHEMA
+    fallback = "xling-shapes"  # registered by the default-benchmark plugin
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
         """Read, validate and (for ``a+b``) pool the splits of the pair (src, tgt)."""
         args = resolve_params(self.params, args, f"dataset {self.name!r}")
         if source is None:
-            return default_benchmark(args, images_dir)
+            raise HarnessError(f"dataset {self.name!r} needs --data-dir: the IKEA folder (with en.de/, en.fr/), "
+                               "a save_to_disk folder or a Hub id")
         if uses_hf_dataset(source):
             return load_mapped(source, args, images_dir)
         src, tgt = languages(args)
@@ -74,21 +76,6 @@ class IkeaLoader(DatasetLoader):
             image_files = sorted({path for part in parts for path in part.columns["image"]})
             identity.update(images=str(images_dir), revision=combined_revision(revision, files_revision(image_files)))
         return LoadedData(data, identity)
-
-
-DEFAULT_DATASET = "xling-shapes"  # registered by the default-benchmark plugin
-
-
-def default_benchmark(args: Mapping[str, Any], images_dir: str | None) -> LoadedData:
-    """The built-in benchmark for the pair (src, tgt): what the retrieval tasks run on without --data-dir."""
-    from harness.registry import get_registry
-
-    registry = get_registry()
-    if DEFAULT_DATASET not in registry.names("dataset"):
-        raise HarnessError("dataset 'ikea' needs --data-dir: the IKEA folder (with en.de/, en.fr/), a save_to_disk folder or a Hub id "
-                           f"(the built-in default, {DEFAULT_DATASET!r}, is not available: its plugin default-benchmark is not loaded)")
-    loader = registry.load("dataset", DEFAULT_DATASET)(DEFAULT_DATASET)
-    return loader.load(None, {"src": args["src"], "tgt": args["tgt"]}, images_dir)
 
 
 def pair_folder(folder: Path, src: str, tgt: str, split: str) -> Path:

@@ -83,6 +83,10 @@ class RetrievalTask(Task):
             raise HarnessError(f"task {name!r}: k must be at least 1, got {self.args['k']}")
         self.dataset = self.args["dataset"]  # the loader's own arguments (split, columns) reach it through --task-args
 
+    def use_dataset(self, name: str) -> None:
+        """Load ``name`` and say so in the ``dataset`` argument (the signature then equals ``dataset=name``'s)."""
+        self.dataset = self.args["dataset"] = name
+
     def texts(self, model: Any, data: Any, items: np.ndarray, lang: str) -> np.ndarray:
         """The text vectors of ``items`` in ``lang``."""
         column = list(data[f"text_{lang}"])
@@ -90,7 +94,7 @@ class RetrievalTask(Task):
 
     def images(self, data: Any, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
         """The image vectors of ``items`` (g's inputs) and a description of where they came from."""
-        image_model = ctx.load_model("image", Capability.IMAGE_ENCODER, self.name)
+        image_model = ctx.load_model("image", self.name)
         if image_model is not None:
             if "image" not in data.column_names:
                 raise HarnessError(f"task {self.name!r}: --image-model needs images, but the dataset has no 'image' column "
@@ -137,6 +141,7 @@ class BackRetrieval(RetrievalTask):
     """BackRetrieval: text retrieval into disjoint targets, then image retrieval back to the source."""
 
     version = 1
+    aux_roles = ("image",)  # --image-model computes g from the images
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
@@ -162,6 +167,7 @@ class Corr(RetrievalTask):
     """The CORR baseline: Spearman correlation of text and image distances over source x target pairs."""
 
     version = 1
+    aux_roles = ("image",)  # --image-model computes g from the images
     main_metric = "spearman"
     params = {**COMMON_PARAMS, "max_pairs": Param(1_000_000, "largest number of pairs per seed (beyond it: a random square sub-block)")}
 

@@ -47,11 +47,27 @@ def test_an_image_model_encodes_the_generated_images(tmp_path, encoder):
     assert 0 <= record.metrics["recall@k"] <= 1
 
 
+def test_resume_reruns_a_task_whose_image_model_changed(tmp_path, encoder):
+    output = tmp_path / "out"
+    base = ["run", "--tasks", "xlr,backretrieval", "--seeds", "1", "--task-args", "n=30,size=60", "--model", encoder,
+            "--output", str(output), "--resume"]
+    resnets = [str(tiny_resnet(tmp_path / f"resnet{seed}", seed=seed)) for seed in (0, 1)]
+    for resnet in resnets:
+        assert main([*base, "--image-model", resnet]) == 0
+    records = read_records(output / "results.jsonl")[0]
+    assert [r.task for r in records] == ["xlr", "backretrieval", "backretrieval"]  # xlr does not use g: resumed
+    first, second = (r for r in records if r.task == "backretrieval")
+    assert f"|image:{resnets[0]}@" in first.signature and f"|image:{resnets[1]}@" in second.signature
+    assert [r.extra["g"]["model"]["source"] for r in (first, second)] == resnets
 
-def test_size_and_seed_are_task_arguments_once_the_dataset_is_named(tmp_path, encoder):
-    args = ["run", "--tasks", "xlr", "--seeds", "1", "--model", encoder, "--output", str(tmp_path),
-            "--task-args", "dataset=xling-shapes,size=60,seed=2,src=en,tgt=cs"]
-    assert main(args) == 0
-    (record,) = read_records(tmp_path / "results.jsonl")[0]
-    assert record.dataset["source"] == "xling-shapes:size=60,seed=2" and record.dataset["revision"] == revision(60, 2)
-    assert "|seed:2|size:60|" in record.signature and record.extra["n_used"] == 60
+
+def test_the_fallback_and_the_named_dataset_give_one_signature(tmp_path, encoder):
+    records = []
+    for name, extra in (("fallback", ""), ("named", ",dataset=xling-shapes")):
+        args = ["run", "--tasks", "xlr", "--seeds", "1", "--model", encoder, "--output", str(tmp_path / name),
+                "--task-args", f"n=30,size=60{extra}"]
+        assert main(args) == 0
+        records += read_records(tmp_path / name / "results.jsonl")[0]
+    fallback, named = records
+    assert fallback.signature == named.signature and fallback.task_args == named.task_args
+    assert "|dataset:xling-shapes|" in fallback.signature and "split" not in fallback.task_args

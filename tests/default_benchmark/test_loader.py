@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import datasets
 import pytest
-from fixtures.registries import fixture_registry
 
-import harness.registry
 from harness.errors import HarnessError
+from harness.runner import apply_fallback
 from harness_tasks.default_benchmark.benchmark import revision
 from harness_tasks.default_benchmark.features import FEATURE_SIZE
 from harness_tasks.default_benchmark.loader import XlingShapesLoader
 from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION
 from harness_tasks.retrieval.ikea import IkeaLoader
 from harness_tasks.retrieval.schema import image_features, validate
+from harness_tasks.retrieval.tasks import Xlr
 
 LOADER = XlingShapesLoader("xling-shapes")
 
@@ -48,13 +48,22 @@ def test_errors_name_the_problem(source, args, images, message):
         LOADER.load(source, {"size": 10, **args}, images_dir=images)
 
 
-def test_the_retrieval_tasks_default_dataset_falls_back_to_it_without_data_dir():
-    loaded = IkeaLoader("ikea").load(None, {"src": "en", "tgt": "fr"})
-    assert loaded.identity["loader"] == "xling-shapes" and len(loaded.data) == 1000
-    assert loaded.data[0]["text_fr"].endswith(".")
+def test_the_ikea_loader_names_xling_shapes_as_its_fallback_and_needs_a_source_itself():
+    assert IkeaLoader.fallback == "xling-shapes"
+    with pytest.raises(HarnessError, match="dataset 'ikea' needs --data-dir"):
+        IkeaLoader("ikea").load(None, {"src": "en", "tgt": "fr"})
 
 
-def test_without_the_plugin_the_old_error_remains(monkeypatch):
-    monkeypatch.setattr(harness.registry, "get_registry", lambda: fixture_registry("fake"))
+def test_without_the_plugin_the_runner_asks_for_data_dir():
+    class WithoutTheDefaultBenchmark:
+        def load(self, kind, name):
+            return IkeaLoader
+
+        def names(self, kind):
+            return ["ikea"]
+
+    registry, task = WithoutTheDefaultBenchmark(), Xlr("xlr")
     with pytest.raises(HarnessError, match="dataset 'ikea' needs --data-dir.*'xling-shapes', is not available"):
-        IkeaLoader("ikea").load(None, {})
+        apply_fallback(registry, task, None)
+    apply_fallback(registry, task, "/some/ikea")  # with a --data-dir the fallback does not apply
+    assert task.dataset == "ikea"

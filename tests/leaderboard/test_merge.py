@@ -66,7 +66,7 @@ def test_equal_start_times_are_ordered_by_content_whatever_the_input_order():
         ({"version": 2}, "v:2"),
         ({"data_revision": "sha256:data2"}, "data:ikea@data2"),
         ({"values": [0.2, 0.4, 0.6]}, "seeds:3"),
-        ({"size": 50}, "n:50"),
+        ({"size": 50}, "items:50"),
     ],
 )
 def test_differing_signatures_become_separate_labelled_columns_never_averaged(change, differs_by):

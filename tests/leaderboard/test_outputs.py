@@ -39,7 +39,7 @@ def test_readme_has_a_table_per_family_with_signatures_and_plot_links(tmp_path, 
     assert "| model | xlr recall@k | backretrieval recall@k |" in text
     assert "| labse | 0.8500 ± 0.0500 | 0.6500 ± 0.0500 |" in text  # mean ± sample std over three seeds
     assert "| vgamt | 0.6300 | 0.5500 | 0.5900 |" in text  # no ± for one seed; the newer TC; the average
-    assert "- xlr recall@k: `xlr|dataset:ikea|src:en|tgt:de|n:100|seeds:3|data:ikea@data1|v:1`" in text
+    assert "- xlr recall@k: `xlr|dataset:ikea|src:en|tgt:de|items:100|seeds:3|data:ikea@data1|v:1`" in text
     assert "(plots/bkr_vs_xlr_ikea_en-de.png)" in text and "(plots/bkr_boxplots.png)" in text
     assert "(plots/commute_bars_fr.png)" in text and "commute_temperature" not in text  # no sweep: one temperature
     assert f"harness leaderboard {tmp_path / 'results'} -o {tmp_path / 'board'}" in text
