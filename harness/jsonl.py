@@ -24,12 +24,12 @@ class BadLine:
 
 
 def append_json_line(path: str | os.PathLike[str], obj: Any) -> None:
-    """Append one JSON object as one line, atomically.
+    """Append one JSON object as one line, under an exclusive lock, then fsync.
 
-    The line is written with a single ``write`` on an ``O_APPEND`` descriptor under an
-    exclusive lock, then fsynced: concurrent writers never interleave, and a killed process
-    leaves the whole line or none of it. If an earlier crash (power loss) left a torn last line
-    without a newline, a newline is written first so the new line stays intact.
+    Concurrent writers never interleave. A process killed inside its ``write`` can leave a torn
+    last line (Linux stops a large write between pages on ``kill -9``); readers report it, and
+    the next append moves it to ``<path>.torn`` before writing, so the file is whole again and
+    no byte is thrown away. A complete last line that merely lacks its newline is kept.
     """
     data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
@@ -37,11 +37,40 @@ def append_json_line(path: str | os.PathLike[str], obj: Any) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data
+            data = _settle_unterminated_tail(fd, size, f"{os.fspath(path)}.torn") + data
         os.write(fd, data)
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _settle_unterminated_tail(fd: int, size: int, torn_path: str) -> bytes:
+    """Deal with a last line without newline: b"\\n" to end it if it is valid JSON, else move it to ``torn_path``."""
+    start = _last_line_start(fd, size)
+    tail = os.pread(fd, size - start, start)
+    try:
+        json.loads(tail)
+        return b"\n"
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        pass
+    with open(torn_path, "ab") as torn:
+        torn.write(tail + b"\n")
+        torn.flush()
+        os.fsync(torn.fileno())
+    os.ftruncate(fd, start)
+    return b""
+
+
+def _last_line_start(fd: int, size: int, block: int = 1 << 16) -> int:
+    """The offset just after the last newline before ``size`` (0 if there is none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - block)
+        newline = os.pread(fd, end - start, start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        end = start
+    return 0
 
 
 def iter_json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any] | BadLine]:
