@@ -182,8 +182,10 @@ class CachedModel:
         for request in requests:
             if request.image is not None and request.image_key is None:
                 raise ValueError("ScoreRequest.image_key must be set when an image is given")
+        with_images = getattr(self.adapter, "uses_images", True)  # a text-only scorer: one score whatever the image
         contents = [
-            json.dumps([r.source, r.target, r.image_key, r.src_lang, r.tgt_lang]).encode() for r in requests
+            json.dumps([r.source, r.target, r.image_key if with_images else None, r.src_lang, r.tgt_lang]).encode()
+            for r in requests
         ]
         return self._cached_map(
             Capability.TRANSLATION_SCORER, options, contents, list(requests),

@@ -96,7 +96,11 @@ class TokenEmbedder(Protocol):
 
 @runtime_checkable
 class TranslationScorer(Protocol):
-    """Per-token log-probabilities of a target sentence given its source (and image)."""
+    """Per-token log-probabilities of a target sentence given its source (and image).
+
+    An adapter whose scores never depend on the image sets ``uses_images = False``: the harness
+    then scores and caches each (source, target) once, whatever the image (default: True).
+    """
 
     def score_translations(self, requests: Sequence[ScoreRequest]) -> list[np.ndarray]:
         """Return one float array of target-token log-probabilities per request, in order."""

@@ -89,6 +89,8 @@ class Gemma270m(CausalLMScorer):
 class Gemma270mCaption(Gemma270m):
     """Gemma 3 270M with the image's top ImageNet labels (efficientnet-lite0) in the prompt."""
 
+    uses_images = True
+
     params = {
         **SCORER_PARAMS,
         "template": Param("{caption}" + DEFAULT_TEMPLATE, "prompt; {caption} is 'Image: labels.' and a newline, "

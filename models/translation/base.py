@@ -105,6 +105,7 @@ class ScorerAdapter(ModelAdapter):
     """Base class of the translation scorers."""
 
     capabilities = frozenset({Capability.TRANSLATION_SCORER})
+    uses_images: ClassVar[bool] = False  # True where the image changes the scores (see TranslationScorer)
 
     def sources(self) -> dict[str, str | None]:
         """The folders or Hub ids the weights come from (for the identity)."""
@@ -151,7 +152,6 @@ class EncoderDecoderScorer(ScorerAdapter):
     with the decoder inputs) and set ``pad_id`` / ``vocab_size`` when loading.
     """
 
-    uses_images: ClassVar[bool] = False
     pad_id: int = 0
     vocab_size: int = 1
 

@@ -5,10 +5,14 @@ The prompt is ``template`` filled with ``{source}``, ``{src}`` / ``{tgt}`` (lang
 (a BOS where the model uses one). The continuation is ``target_prefix + target`` tokenized on
 its own without special tokens, followed by the EOS token when ``score_eos`` is true. Scored:
 exactly the continuation's tokens (and that EOS), each given the prompt and the tokens before it.
-Images are accepted and ignored.
+Images are accepted and ignored (``uses_images`` is False: one score per source and target).
 """
 
 from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -51,6 +55,7 @@ class CausalLMScorer(ScorerAdapter):
             raise HarnessError(f"{self.args['pretrained']}: the tokenizer has no EOS token; pass --model-args score_eos=false")
         config = self.model.config
         self.pad_id = config.pad_token_id if config.pad_token_id is not None else (self.tokenizer.eos_token_id or 0)
+        self.keeps_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def prompt_fields(self, request: ScoreRequest) -> dict[str, str]:
         """The values the template may use (a subclass may add its own)."""
@@ -74,7 +79,11 @@ class CausalLMScorer(ScorerAdapter):
         return TargetTokens(tuple(ids), tuple(ids), (True,) * len(ids))
 
     def logprobs(self, requests: list[ScoreRequest], temperature: float) -> list[np.ndarray]:
-        """Prompt + continuation in batches sorted by length; position p predicts token p + 1."""
+        """Prompt + continuation, right-padded, in batches of similar prompt length; position p predicts token p + 1.
+
+        Logits are computed only over the span of positions that predict a continuation token (through
+        ``logits_to_keep`` where the model takes it): for a large vocabulary they dominate the cost.
+        """
         import torch
 
         sequences = []
@@ -82,18 +91,43 @@ class CausalLMScorer(ScorerAdapter):
             prompt, target = self.prompt_ids(request), self.target_tokens(request).labels
             if not prompt:
                 raise HarnessError("the prompt is empty: a causal LM needs at least one token before the target")
-            sequences.append((prompt, target))
-        order = sorted(range(len(sequences)), key=lambda i: -sum(map(len, sequences[i])))
+            sequences.append((prompt, list(target)))
         results: list[np.ndarray] = [np.zeros(0)] * len(sequences)
-        vocabulary = self.model.config.vocab_size
-        step = min(max(1, self.batch_size), rows_per_batch(sum(map(len, sequences[order[0]])), vocabulary))
         with torch.inference_mode():
-            for start in range(0, len(order), step):
-                chunk = order[start : start + step]
-                ids, mask = pad_batch([sequences[i][0] + list(sequences[i][1]) for i in chunk], self.pad_id)
-                logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
-                values = token_logprobs(logits[:, :-1], ids[:, 1:].to(self.device), temperature).cpu().numpy()
+            for chunk in self._batches(sequences):
+                ids, mask = pad_batch([sequences[i][0] + sequences[i][1] for i in chunk], self.pad_id)
+                first, end = _scored_span([sequences[i] for i in chunk])
+                logits = self._span_logits(ids.to(self.device), mask.to(self.device), first, end)
+                values = token_logprobs(logits, ids[:, first + 1 : end + 1].to(self.device), temperature).cpu().numpy()
                 for row, i in enumerate(chunk):
                     prompt, target = sequences[i]
-                    results[i] = values[row, len(prompt) - 1 : len(prompt) - 1 + len(target)]
+                    offset = len(prompt) - 1 - first
+                    results[i] = values[row, offset : offset + len(target)]
         return results
+
+    def _span_logits(self, ids: Any, mask: Any, first: int, end: int) -> Any:
+        """Logits at positions first..end-1 (rows, end - first, vocabulary)."""
+        import torch
+
+        if self.keeps_logits:
+            return self.model(input_ids=ids, attention_mask=mask, logits_to_keep=torch.arange(first, end, device=ids.device)).logits
+        return self.model(input_ids=ids, attention_mask=mask).logits[:, first:end]
+
+    def _batches(self, sequences: list[tuple[list[int], list[int]]]) -> Iterator[list[int]]:
+        """Request indices in batches of at most ``batch_size`` rows whose scored-span logits fit the logit budget."""
+        vocabulary = self.model.config.vocab_size
+        order = sorted(range(len(sequences)), key=lambda i: (-len(sequences[i][0]), -len(sequences[i][1])))
+        batch: list[int] = []
+        for index in order:
+            first, end = _scored_span([sequences[i] for i in [*batch, index]])
+            if batch and (len(batch) == max(1, self.batch_size) or rows_per_batch(end - first, vocabulary) <= len(batch)):
+                yield batch
+                batch = []
+            batch.append(index)
+        if batch:
+            yield batch
+
+
+def _scored_span(sequences: list[tuple[list[int], list[int]]]) -> tuple[int, int]:
+    """The positions whose logits predict a continuation token: [first, end) over the batch."""
+    return min(len(prompt) for prompt, _ in sequences) - 1, max(len(prompt) + len(target) for prompt, target in sequences) - 1

@@ -13,7 +13,7 @@ from conftest import shared_data
 from PIL import Image
 
 from harness.cached_model import CachedModel
-from harness.capabilities import Capability, MixedImage
+from harness.capabilities import Capability, MixedImage, ScoreRequest
 from harness.cli import main
 from harness.context import RunContext
 from harness.errors import HarnessError
@@ -41,6 +41,20 @@ class CharScorer(ModelAdapter):
         if output == "token_ids":
             return [np.array([ord(c) for c in r.target]) for r in requests]
         return [np.array([-(ord(c) % 10) / 10 / temperature for c in r.target]) for r in requests]
+
+
+class TextOnlyCharScorer(CharScorer):
+    uses_images = False
+
+
+@pytest.mark.parametrize(("scorer", "asked"), [(CharScorer, 2), (TextOnlyCharScorer, 1)])
+def test_a_text_only_scorer_is_asked_once_per_source_and_target(scorer, asked):
+    images = [Image.new("RGB", (4, 4), (value, 0, 0)) for value in (0, 255)]
+    requests = [ScoreRequest("s", "cat", image, f"image{i}", "en", "fr") for i, image in enumerate(images)]
+    CharScorer.calls.clear()
+    first, second = CachedModel(scorer("x"), cache=None).score_translations(requests)
+    assert [call["n"] for call in CharScorer.calls] == [asked]
+    np.testing.assert_array_equal(first, second)
 
 
 def red(image) -> float:

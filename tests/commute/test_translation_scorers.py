@@ -202,6 +202,12 @@ def test_causal_lm_scores_the_continuation_and_eos(scorers, gpt2_dir):
     positions = torch.arange(len(prompt) - 1, len(prompt) + len(continuation) - 1)
     expected = torch.log_softmax(logits, -1)[positions, torch.tensor(continuation)]
     np.testing.assert_allclose(scorer.score_translations([request()])[0], expected.numpy(), atol=1e-5)
+    assert scorer.keeps_logits  # GPT-2 takes logits_to_keep: only the continuation's span gets logits
+    everywhere = CausalLMScorer("causal", {"pretrained": str(gpt2_dir)}, batch_size=3)
+    everywhere.ensure_loaded()
+    everywhere.keeps_logits = False  # a model without logits_to_keep: full logits, then the span
+    for spanned, full in zip(scorer.score_translations(requests_with_images()), everywhere.score_translations(requests_with_images())):
+        np.testing.assert_allclose(spanned, full, atol=1e-5, rtol=0)
     bad = CausalLMScorer("c", {"pretrained": str(gpt2_dir), "template": "{nope}"})
     with pytest.raises(HarnessError, match="cannot be filled"):
         bad.score_translations([request()])
