@@ -14,6 +14,8 @@ def register_tasks(register):
              "Baseline: cosine of summed layer-L token vectors on cross-lingual STS: Pearson/Spearman with gold.")
     register("yisi2_filter", "harness_tasks.yisi.tasks:Yisi2Filter",
              "YiSi-2 as a parallel-data filter on good vs corrupted pairs: ROC AUC, mean F1/F2 over cut-offs.")
+    register("bert_sum_filter", "harness_tasks.yisi.tasks:BertSumFilter",
+             "Baseline: cosine of summed layer-L token vectors as a parallel-data filter: ROC AUC, mean F1/F2.")
 
 
 @hookimpl

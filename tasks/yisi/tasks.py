@@ -131,6 +131,23 @@ class BertSumSts(Task):
         return TaskOutput([correlations(scores, data)], samples)
 
 
+def filter_metrics(values: Sequence[float], data: Any) -> tuple[dict[str, float | None], list[str]]:
+    """ROC AUC, mean F1 and F2 over all cut-offs, counts, and the ROC AUC per kind of bad pair; and each pair's kind."""
+    labels = list(data["label"])
+    kinds = list(data["kind"]) if "kind" in data.column_names else ["bad" if y == 0 else "good" for y in labels]
+    metrics = {
+        "roc_auc": roc_auc(values, labels),
+        "mean_f1": mean_f_beta(values, labels, 1.0),
+        "mean_f2": mean_f_beta(values, labels, 2.0),
+        "n_good": float(sum(labels)),
+        "n_bad": float(len(labels) - sum(labels)),
+    }
+    for kind in sorted(set(kinds) - {"good"}):
+        rows = [i for i, k in enumerate(kinds) if k in (kind, "good")]
+        metrics[f"roc_auc[{kind}]"] = roc_auc([values[i] for i in rows], [labels[i] for i in rows])
+    return metrics, kinds
+
+
 class Yisi2Filter(YisiScoring):
     """YiSi-2 as a parallel-data filter: rank good translation pairs above bad ones."""
 
@@ -142,21 +159,27 @@ class Yisi2Filter(YisiScoring):
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """ROC AUC, mean F1 and mean F2 over all cut-offs; AUC per kind of bad pair."""
         scores, extra = self.score_pairs(data, model)
-        values = [f for _, _, f in scores]
-        labels = list(data["label"])
-        kinds = list(data["kind"]) if "kind" in data.column_names else ["bad" if y == 0 else "good" for y in labels]
-        metrics = {
-            "roc_auc": roc_auc(values, labels),
-            "mean_f1": mean_f_beta(values, labels, 1.0),
-            "mean_f2": mean_f_beta(values, labels, 2.0),
-            "n_good": float(sum(labels)),
-            "n_bad": float(len(labels) - sum(labels)),
-        }
-        for kind in sorted(set(kinds) - {"good"}):
-            rows = [i for i, k in enumerate(kinds) if k in (kind, "good")]
-            metrics[f"roc_auc[{kind}]"] = roc_auc([values[i] for i in rows], [labels[i] for i in rows])
+        metrics, kinds = filter_metrics([f for _, _, f in scores], data)
         samples = [
             {"id": i, "label": y, "kind": k, "yisi2": f, "precision": p, "recall": r}
-            for i, y, k, (p, r, f) in zip(data["id"], labels, kinds, scores)
+            for i, y, k, (p, r, f) in zip(data["id"], data["label"], kinds, scores)
         ]
         return TaskOutput([metrics], samples, extra)
+
+
+class BertSumFilter(Task):
+    """The bert_sum baseline as a parallel-data filter: same data and metrics as ``yisi2_filter``."""
+
+    version = 1
+    requires = (Capability.TOKEN_EMBEDDER,)
+    dataset = "multi30k_filter"
+    main_metric = "roc_auc"
+    params = dict(Multi30kFilterLoader.params)
+
+    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+        """Cosine of the summed token vectors per pair, then the filtering metrics."""
+        e_side, f_side = embed_pairs(data, model, self.args["src"], self.args["tgt"])
+        scores = [bert_sum(e, f) for e, f in zip(e_side, f_side)]
+        metrics, kinds = filter_metrics(scores, data)
+        samples = [{"id": i, "label": y, "kind": k, "bert_sum": v} for i, y, k, v in zip(data["id"], data["label"], kinds, scores)]
+        return TaskOutput([metrics], samples)

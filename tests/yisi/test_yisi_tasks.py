@@ -11,7 +11,7 @@ import pytest
 from harness.capabilities import TokenEmbeddings
 from harness.context import RunContext
 from harness.errors import HarnessError
-from harness_tasks.yisi.tasks import BertSumSts, Yisi2Filter, Yisi2Sts
+from harness_tasks.yisi.tasks import BertSumFilter, BertSumSts, Yisi2Filter, Yisi2Sts
 
 VECTORS = {"x": (1.0, 0.0), "y": (0.0, 1.0), "z": (0.6, 0.8), "n": (-1.0, 0.0)}
 
@@ -118,6 +118,23 @@ def test_filter_metrics_and_per_kind_auc():
     assert metrics["mean_f1"] == pytest.approx(expected_f1)
     assert metrics["n_good"] == 2.0 and metrics["n_bad"] == 2.0
     assert out.samples[1] == {"id": "1:mismatch", "label": 0, "kind": "mismatch", "yisi2": 0.0, "precision": 0.0, "recall": 0.0}
+
+
+def test_bert_sum_filter_scores_the_cosine_of_summed_vectors():
+    data = datasets.Dataset.from_dict({
+        "id": ["1:good", "1:mismatch", "2:good", "2:word_swap", "3:good"],
+        "sentence1": ["x", "x", "y", "y", "x y"], "sentence2": ["x", "n", "z", "y", "z z"],
+        "label": [1, 0, 1, 0, 1], "kind": ["good", "mismatch", "good", "word_swap", "good"],
+    })
+    out = BertSumFilter("bert_sum_filter", {}).evaluate(data, WordModel(), CTX)
+    # sums: "x y" = (1, 1), "z z" = (1.2, 1.6): cosine (1.2 + 1.6) / (sqrt(2) * 2) = 0.98995
+    assert [s["bert_sum"] for s in out.samples] == pytest.approx([1.0, -1.0, 0.8, 1.0, 2.8 / (2 * math.sqrt(2))])
+    metrics = out.per_seed[0]
+    # good {1.0, 0.8, 0.98995} vs bad {-1.0, 1.0}: above -1.0 all 3; against 1.0: one tie (1/2), two below -> 3.5 / 6
+    assert metrics["roc_auc"] == pytest.approx(3.5 / 6)
+    assert metrics["roc_auc[mismatch]"] == pytest.approx(1.0) and metrics["roc_auc[word_swap]"] == pytest.approx(0.5 / 3)
+    assert metrics["n_good"] == 3.0 and metrics["n_bad"] == 2.0
+    assert out.samples[1] == {"id": "1:mismatch", "label": 0, "kind": "mismatch", "bert_sum": -1.0}
 
 
 class NoisyModel(WordModel):
