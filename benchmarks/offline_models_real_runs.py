@@ -8,8 +8,10 @@ IKEA, ``harness meta`` per direction into ``<output>/ikea/meta-<src>-<tgt>/``.
 - ikea: xlr, backretrieval and corr on IKEA test (en-de and en-fr, both directions), ten text
   encoders, the dataset's image features as g, ``--seeds`` seeds (default 25); then meta.
 - commute: commute_tc and commute_gtc with gemma-270m on en-fr, en-de and en-cs, with
-  stand-in images (one solid colour per image name, written to ``<output>/commute/stand-in-images``).
-- yisi: yisi2_filter with e5-small-hf (layer 9) on Multi30K test_2016_flickr, en-de, en-fr, en-cs.
+  stand-in images (one solid colour per image name, written to ``<output>/commute/stand-in-images``);
+  then the per-language perplexity statistics in ``<output>/commute/perplexity-statistics.md``.
+- yisi: yisi2_filter and its baseline bert_sum_filter with e5-small-hf (layer 9) on Multi30K test_2016_flickr,
+  en-de, en-fr, en-cs.
 
     python benchmarks/offline_models_real_runs.py [--data ../shared/data] [--output ../real-results] [--families ikea,commute,yisi]
 """
@@ -85,13 +87,39 @@ def commute(data: Path, out: Path) -> None:
         run([HARNESS, "run", "--tasks", "commute_tc,commute_gtc", "--model", "gemma-270m", "--data-dir", str(data / "commute"),
              "--images", str(images), "--task-args", f"lang={lang}", "--output", str(folder), "--log-samples", "--resume"],
             folder / "runs.jsonl")
+    table = commute_statistics(folder)
+    (folder / "perplexity-statistics.md").write_text(table, encoding="utf-8")
+    print(table)
+
+
+def commute_statistics(folder: Path) -> str:
+    """Per language: TC, GTC, ties, the perplexity of each line's reference translation and the gap within a tuple."""
+    import numpy as np
+
+    rows = ["| pair | tuples | TC | GTC | ties | lines | ppl median | ppl geometric mean | ppl 5th-95th percentile "
+            "| median abs log-ppl gap within a tuple | wall (s) | peak RSS (MiB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    records = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    runs = [json.loads(line) for line in (folder / "runs.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    for lang in COMMUTE_LANGS:
+        by_task = {r["task"]: r for r in records if r["task_args"].get("lang") == lang}
+        tc, gtc = by_task["commute_tc"], by_task["commute_gtc"]
+        samples = [json.loads(line) for line in (folder / tc["samples_file"]).read_text(encoding="utf-8").splitlines()]
+        # each CoMMuTE line's reference translation under its own image: slots a|a and b|b
+        ppl = np.array([s["ppl"][slot] for s in samples for slot in ("a|a", "b|b") if s["ppl"][slot] is not None])
+        gaps = [abs(np.log(s["ppl"]["a|a"]) - np.log(s["ppl"]["a|inc_a"])) for s in samples]
+        run = next(r for r in reversed(runs) if f"lang={lang}" in r["command"])
+        rows.append(f"| en-{lang} | {len(samples)} | {tc['metrics']['tc']:.4f} | {gtc['metrics']['gtc']:.4f} | {tc['metrics']['ties']:.4f} "
+                    f"| {len(ppl)} | {np.median(ppl):.1f} | {np.exp(np.log(ppl).mean()):.1f} "
+                    f"| {np.percentile(ppl, 5):.1f}-{np.percentile(ppl, 95):.1f} | {np.median(gaps):.3f} "
+                    f"| {run['wall_s']:.0f} | {run['peak_rss_mib']:.0f} |")
+    return "\n".join(rows) + "\n"
 
 
 def yisi(data: Path, out: Path) -> None:
     """YiSi-2 filtering with e5-small-hf layer 9, three pairs."""
     folder = out / "yisi"
     for tgt in YISI_TARGETS:
-        run([HARNESS, "run", "--tasks", "yisi2_filter", "--model", "e5-small-hf", "--model-args", "layer=9",
+        run([HARNESS, "run", "--tasks", "yisi2_filter,bert_sum_filter", "--model", "e5-small-hf", "--model-args", "layer=9",
              "--data-dir", str(data / "multi30k"), "--task-args", f"src=en,tgt={tgt}", "--output", str(folder), "--log-samples",
              "--resume"],
             folder / "runs.jsonl")
