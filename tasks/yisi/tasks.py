@@ -47,6 +47,12 @@ def embed_pairs(data: Any, model: Any, src: str, tgt: str) -> tuple[list[TokenEm
     return embed_side(model, data["sentence1"], src), embed_side(model, data["sentence2"], tgt)
 
 
+def bert_sum_scores(data: Any, model: Any, src: str, tgt: str) -> list[float]:
+    """bert_sum of every pair: the cosine of the summed token vectors of its two sides."""
+    e_side, f_side = embed_pairs(data, model, src, tgt)
+    return [bert_sum(e, f) for e, f in zip(e_side, f_side)]
+
+
 class YisiScoring(Task):
     """Shared by the YiSi-2 tasks: argument checks, idf tables and per-pair scores."""
 
@@ -125,8 +131,7 @@ class BertSumSts(Task):
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Score every pair, then correlate with gold."""
-        e_side, f_side = embed_pairs(data, model, self.args["src"], self.args["tgt"])
-        scores = [bert_sum(e, f) for e, f in zip(e_side, f_side)]
+        scores = bert_sum_scores(data, model, self.args["src"], self.args["tgt"])
         samples = [{"id": i, "gold": g, "bert_sum": s} for i, g, s in zip(data["id"], data["score"], scores)]
         return TaskOutput([correlations(scores, data)], samples)
 
@@ -178,8 +183,7 @@ class BertSumFilter(Task):
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Cosine of the summed token vectors per pair, then the filtering metrics."""
-        e_side, f_side = embed_pairs(data, model, self.args["src"], self.args["tgt"])
-        scores = [bert_sum(e, f) for e, f in zip(e_side, f_side)]
+        scores = bert_sum_scores(data, model, self.args["src"], self.args["tgt"])
         metrics, kinds = filter_metrics(scores, data)
         samples = [{"id": i, "label": y, "kind": k, "bert_sum": v} for i, y, k, v in zip(data["id"], data["label"], kinds, scores)]
         return TaskOutput([metrics], samples)
