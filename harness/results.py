@@ -209,7 +209,7 @@ def _short(value: Any, length: int = 12) -> str:
 def _seeds_part(seeds: list[int]) -> str:
     if seeds == list(range(len(seeds))):
         return f"seeds:{len(seeds)}"
-    return "seed:" + "+".join(map(str, seeds))
+    return "seed_list:" + "+".join(map(str, seeds))  # not "seed:", which a loader's own argument may use
 
 
 def task_signature(task: str, version: int, args: dict[str, Any], dataset: dict[str, Any], seeds: list[int] | None,

@@ -108,7 +108,7 @@ def test_kill_minus_nine_tears_at_most_the_last_line_and_the_next_append_repairs
 def test_signatures():
     sig = task_signature("xlr", 2, {"k": 10, "src": "en"}, {"loader": "ikea", "size": 1000, "revision": "sha256:abcdef0123456789"}, list(range(25)))
     assert sig == "xlr|k:10|src:en|items:1000|seeds:25|data:ikea@abcdef012345|v:2"
-    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, [3, 4]) == "t|items:5|seed:3+4|data:d@r|v:1"
+    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, [3, 4]) == "t|items:5|seed_list:3+4|data:d@r|v:1"
     assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, None) == "t|items:5|data:d@r|v:1"
     full = full_signature(sig, {"name": "labse", "revision": "0123456789abcdef0", "args": {}})
     assert full == "xlr|k:10|src:en|items:1000|seeds:25|data:ikea@abcdef012345|model:labse@0123456789ab|v:2"

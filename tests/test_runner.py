@@ -96,7 +96,7 @@ def test_duplicate_inputs_are_encoded_once(registry, tmp_path):
 
 def test_seed_and_preset(registry, data_dir, tmp_path):
     (record,) = evaluate("mean_similarity", "counting-encoder-dim2", data_dir=data_dir, output=tmp_path, seed=7, registry=registry)
-    assert record.seeds == [7] and record.model["args"] == {"dim": 2} and "seed:7" in record.signature
+    assert record.seeds == [7] and record.model["args"] == {"dim": 2} and "|seed_list:7|" in record.signature
     assert record.metrics_std["similarity"] == 0.0
 
 

@@ -61,6 +61,16 @@ def test_resume_reruns_a_task_whose_image_model_changed(tmp_path, encoder):
     assert [r.extra["g"]["model"]["source"] for r in (first, second)] == resnets
 
 
+def test_size_and_seed_are_task_arguments_once_the_dataset_is_named(tmp_path, encoder):
+    args = ["run", "--tasks", "xlr", "--seed", "3", "--model", encoder, "--output", str(tmp_path),
+            "--task-args", "dataset=xling-shapes,size=60,seed=2,src=en,tgt=cs"]
+    assert main(args) == 0
+    (record,) = read_records(tmp_path / "results.jsonl")[0]
+    assert record.dataset["source"] == "xling-shapes:size=60,seed=2" and record.dataset["revision"] == revision(60, 2)
+    assert "|seed:2|size:60|" in record.signature and record.extra["n_used"] == 60
+    assert "|seed_list:3|" in record.signature and record.seeds == [3]  # the sampling seed, apart from the generator's
+
+
 def test_the_fallback_and_the_named_dataset_give_one_signature(tmp_path, encoder):
     records = []
     for name, extra in (("fallback", ""), ("named", ",dataset=xling-shapes")):
