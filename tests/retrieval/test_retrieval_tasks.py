@@ -88,6 +88,21 @@ def test_missing_image_vectors_is_a_clear_error():
         BackRetrieval("backretrieval").evaluate(synthetic(10, with_features=False), text, RunContext([0]))
 
 
+def test_the_fallback_datasets_arguments_are_accepted_only_without_data_dir():
+    registry = get_registry()
+    assert build_tasks(registry, ["xlr"], {"size": "60"})[0].dataset == "ikea"  # xling-shapes' size, for the fallback
+    with pytest.raises(UnknownNameError, match="unknown task argument 'size'"):
+        build_tasks(registry, ["xlr"], {"size": "60"}, data_dir="/data/ikea")
+
+
+def test_an_auxiliary_model_the_task_does_not_declare_is_refused():
+    ctx = RunContext([0], aux_models={"image": ("efficientnet-lite0", {})})
+    with pytest.raises(HarnessError, match="task 'xlr' loads the auxiliary model 'image' but does not declare it in aux_roles"):
+        ctx.load_model("image", "xlr")
+    assert RunContext([0]).load_model("image", "xlr") is None  # none given: nothing to declare
+    assert Xlr.aux_roles == () and BackRetrieval.aux_roles == Corr.aux_roles == ("image",)
+
+
 def test_arguments_reach_task_or_loader_and_are_checked():
     registry = get_registry()
     tasks = build_tasks(registry, ["xlr", "corr"], {"split": "test+val", "columns": "id:sku", "k": "5", "max_pairs": "9"})
