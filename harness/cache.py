@@ -7,6 +7,7 @@ entry or none of it, and several processes (ranks, shards) can share one cache.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -41,7 +42,11 @@ class Cache:
         self._local = threading.local()
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._connection().execute(_SCHEMA)
+            # one process at a time switches a new file to WAL and creates the table: SQLite answers a
+            # concurrent journal-mode change with "database is locked" at once, without waiting
+            with open(self.folder / "cache.lock", "a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                self._connection().execute(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise HarnessError(f"cache folder {self.folder} is not usable: {exc} (set HARNESS_CACHE_DIR)") from None
 

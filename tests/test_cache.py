@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import signal
 import subprocess
 import sys
@@ -77,3 +78,22 @@ def test_kill_minus_nine_leaves_no_corrupt_entry(tmp_path):
     for key, value in cache.get_many(keys).items():
         batch = int(key[1:].split("-")[0])
         assert np.array_equal(bytes_to_array(value), np.full(5000, batch, np.float32))
+
+
+def _open_and_put(folder: str, index: int, barrier) -> None:
+    barrier.wait()  # every process opens the fresh cache at the same moment, as torchrun's ranks do
+    Cache(folder).put_many({f"key{index}": b"v"})
+
+
+def test_processes_opening_a_fresh_cache_at_once_all_succeed(tmp_path):
+    context = multiprocessing.get_context("spawn")
+    for attempt in range(5):
+        folder = tmp_path / f"cache{attempt}"
+        barrier = context.Barrier(4)
+        processes = [context.Process(target=_open_and_put, args=(str(folder), i, barrier)) for i in range(4)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(60)
+        assert [p.exitcode for p in processes] == [0, 0, 0, 0]
+        assert Cache(folder).get_many([f"key{i}" for i in range(4)]).keys() == {f"key{i}" for i in range(4)}
