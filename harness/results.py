@@ -48,6 +48,16 @@ class ResultRecord:
     wall_seconds: float
     samples_file: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # metric -> why it is undefined (its value in ``metrics`` is null), e.g. IC for a text-only scorer
+    undefined: dict[str, str] = field(default_factory=dict)
+    # metric -> {"display", "higher_is_better", "chance", "statistic", ...}: how to show, rank and resample it
+    metric_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # metric -> {"low", "high", "confidence", "resamples", "seed", "over"}: bootstrap interval over items
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # conditions that could lead a reader to a wrong conclusion (k >= n, --limit, chance by construction)
+    warnings: list[str] = field(default_factory=list)
+    # distribution name -> version of every plugin package that served this line (tasks, models, datasets)
+    plugins: dict[str, str] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

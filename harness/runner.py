@@ -289,7 +289,7 @@ def _record(task: Task, args: dict[str, Any], model: CachedModel, loaded: Loaded
         harness={"version": provenance.harness_version(), "git": provenance.harness_git()},
         environment=provenance.library_versions(), hardware=provenance.hardware(run["device"]),
         started=started.isoformat(timespec="seconds"), wall_seconds=round(wall, 3),
-        samples_file=samples_file, extra=result.extra,
+        samples_file=samples_file, extra=result.extra, undefined=dict(result.undefined),
     )
 
 

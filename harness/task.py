@@ -20,11 +20,14 @@ class TaskOutput:
     ``per_seed`` holds one metrics dict per seed, in the order of ``RunContext.seeds`` (a single
     dict for tasks that use no seeds). ``samples`` are per-sample records for ``--log-samples``
     (JSON-serialisable dicts). ``extra`` holds further task-specific results (JSON-serialisable).
+    ``undefined`` maps a metric that cannot be defined for this model or data (its per-seed
+    value is None) to the reason, which the results line, the summary and the leaderboard show.
     """
 
-    per_seed: list[dict[str, float]]
+    per_seed: list[dict[str, float | None]]
     samples: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    undefined: dict[str, str] = field(default_factory=dict)
 
 
 class Task:
