@@ -1,18 +1,24 @@
 """Ranking and correlation metrics: ROC AUC, mean F-beta over all cut-offs, Pearson, Spearman.
 
-Pairs are ranked by score, highest first; label 1 marks a good pair (the positive class).
+Label 1 marks a good pair, label 0 a bad one (a pair with a translation error).
 
 - ROC AUC: the probability that a random good pair scores above a random bad one, ties
   counting 1/2 (the Mann-Whitney U statistic divided by n_good * n_bad).
-- Mean F-beta: for every cut-off k = 1..N, the top k pairs are kept as good; with TP_k the
-  good pairs among them and G the number of good pairs, F_beta(k) = (1 + b^2) TP_k / (b^2 G + k)
-  (precision TP_k / k, recall TP_k / G). The metric is the mean of F_beta(k) over the N
-  cut-offs. Within a run of tied scores the order is undefined, so TP_k is its expectation
-  under a random order of the run; as F_beta(k) is linear in TP_k, the result is exactly the
-  expected mean F-beta under random tie-breaking: ties never favour the model.
+- Mean F-beta (``mean_f_beta``): the items are ranked by score, highest first, and the items
+  labelled 1 are the class to find. For every cut-off k = 1..N the top k items are retrieved;
+  with TP_k the positives among them and G the number of positives,
+  F_beta(k) = (1 + b^2) TP_k / (b^2 G + k) (precision TP_k / k, recall TP_k / G). The metric is
+  the mean of F_beta(k) over the N cut-offs. Within a run of tied scores the order is undefined,
+  so TP_k is its expectation under a random order of the run; as F_beta(k) is linear in TP_k,
+  the result is exactly the expected mean F-beta under random tie-breaking: ties never favour
+  the model.
+- Error-detection mean F-beta (``error_mean_f_beta``), Lo and Simard (CoNLL 2019, section 5.2,
+  Table 6): the pairs are ranked by *increasing* score, so that those most likely to contain a
+  translation error come first, and the bad pairs are the class to find: ``mean_f_beta`` of the
+  negated scores for the bad pairs.
 
-Undefined values (no good or no bad pair for AUC, no good pair for F, fewer than two pairs or
-a constant input for correlations) are None.
+Undefined values (no good or no bad pair for AUC, no pair of the class to find for F, fewer
+than two pairs or a constant input for correlations) are None.
 """
 
 from __future__ import annotations
@@ -34,7 +40,10 @@ def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
 
 
 def mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> float | None:
-    """Mean F-beta over all cut-offs of the ranked list, expected under random tie-breaking."""
+    """Mean F-beta of the items labelled 1 over all cut-offs of the list ranked highest score first.
+
+    Expected under random tie-breaking; None without input or without an item labelled 1.
+    """
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
     n, positives = len(scores), labels.sum()
     if n == 0 or positives == 0:
@@ -50,6 +59,11 @@ def mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> 
     true_positives = good_before[group] + (k - starts[group]) * group_good[group] / (ends - starts)[group]
     b2 = beta * beta
     return float(np.mean((1 + b2) * true_positives / (b2 * positives + k)))
+
+
+def error_mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> float | None:
+    """Lo and Simard's mean F-beta of the bad pairs (label 0), ranked by increasing score; ties as in ``mean_f_beta``."""
+    return mean_f_beta(-np.asarray(scores, dtype=np.float64), 1 - np.asarray(labels, dtype=np.int64), beta)
 
 
 def _varies(values: np.ndarray) -> bool:

@@ -18,7 +18,7 @@ from harness.params import Param
 from harness.task import Task, TaskOutput
 from harness_tasks.yisi.filter_data import Multi30kFilterLoader
 from harness_tasks.yisi.metric import bert_sum, idf_table, prepare, yisi
-from harness_tasks.yisi.ranking import mean_f_beta, pearson, roc_auc, spearman
+from harness_tasks.yisi.ranking import error_mean_f_beta, pearson, roc_auc, spearman
 from harness_tasks.yisi.sts_data import StsLoader
 
 YISI_PARAMS = {
@@ -137,13 +137,16 @@ class BertSumSts(Task):
 
 
 def filter_metrics(values: Sequence[float], data: Any) -> tuple[dict[str, float | None], list[str]]:
-    """ROC AUC, mean F1 and F2 over all cut-offs, counts, and the ROC AUC per kind of bad pair; and each pair's kind."""
+    """ROC AUC, mean F1 and F2 over all cut-offs, counts, and the ROC AUC per kind of bad pair; and each pair's kind.
+
+    Mean F1 / F2 follow Lo and Simard (2019, section 5.2): lowest score first, bad pairs as the class to find.
+    """
     labels = list(data["label"])
     kinds = list(data["kind"]) if "kind" in data.column_names else ["bad" if y == 0 else "good" for y in labels]
     metrics = {
         "roc_auc": roc_auc(values, labels),
-        "mean_f1": mean_f_beta(values, labels, 1.0),
-        "mean_f2": mean_f_beta(values, labels, 2.0),
+        "mean_f1": error_mean_f_beta(values, labels, 1.0),
+        "mean_f2": error_mean_f_beta(values, labels, 2.0),
         "n_good": float(sum(labels)),
         "n_bad": float(len(labels) - sum(labels)),
     }
@@ -156,13 +159,13 @@ def filter_metrics(values: Sequence[float], data: Any) -> tuple[dict[str, float 
 class Yisi2Filter(YisiScoring):
     """YiSi-2 as a parallel-data filter: rank good translation pairs above bad ones."""
 
-    version = 1
+    version = 2  # 2: mean F1 / F2 of the bad pairs ranked lowest score first (Lo and Simard 2019, section 5.2)
     dataset = "multi30k_filter"
     main_metric = "roc_auc"
     params = {**Multi30kFilterLoader.params, **YISI_PARAMS}
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
-        """ROC AUC, mean F1 and mean F2 over all cut-offs; AUC per kind of bad pair."""
+        """ROC AUC, mean F1 and mean F2 (error detection) over all cut-offs; AUC per kind of bad pair."""
         scores, extra = self.score_pairs(data, model)
         metrics, kinds = filter_metrics([f for _, _, f in scores], data)
         samples = [
@@ -175,7 +178,7 @@ class Yisi2Filter(YisiScoring):
 class BertSumFilter(Task):
     """The bert_sum baseline as a parallel-data filter: same data and metrics as ``yisi2_filter``."""
 
-    version = 1
+    version = 2  # 2: mean F1 / F2 as in yisi2_filter version 2
     requires = (Capability.TOKEN_EMBEDDER,)
     dataset = "multi30k_filter"
     main_metric = "roc_auc"

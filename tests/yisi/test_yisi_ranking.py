@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from harness_tasks.yisi.ranking import mean_f_beta, pearson, roc_auc, spearman
+from harness_tasks.yisi.ranking import error_mean_f_beta, mean_f_beta, pearson, roc_auc, spearman
 
 
 def test_roc_auc_by_hand():
@@ -40,17 +41,62 @@ def test_mean_f_with_a_tie_is_the_expectation_over_tie_orders():
     assert mean_f_beta([1, 1], [1, 0], 1.0) < mean_f_beta([2, 1], [1, 0], 1.0)
 
 
+# Lo and Simard's ranking: lowest score first, the bad pairs (label 0) are the class to find.
+# scores 0.2 bad, 0.5 bad, 0.5 good (a tie), 0.8 good, 0.9 good; E = 2 bad pairs.
+# Expected bad pairs among the first k: 1, 1 + 1/2 (one of the two tied pairs), 2, 2, 2.
+PAPER_SCORES, PAPER_LABELS = [0.9, 0.5, 0.2, 0.8, 0.5], [1, 1, 0, 1, 0]
+PAPER_TP = [Fraction(1), Fraction(3, 2), Fraction(2), Fraction(2), Fraction(2)]
+
+
+def test_error_detection_mean_f1_by_hand_with_a_tie():
+    # F1(k) = 2 TP_k / (E + k): 2/3, 3/4, 4/5, 2/3, 4/7 -> mean 1451/2100
+    per_cutoff = [2 * tp / (2 + k) for k, tp in enumerate(PAPER_TP, start=1)]
+    assert per_cutoff == [Fraction(2, 3), Fraction(3, 4), Fraction(4, 5), Fraction(2, 3), Fraction(4, 7)]
+    assert sum(per_cutoff) / 5 == Fraction(1451, 2100)
+    assert error_mean_f_beta(PAPER_SCORES, PAPER_LABELS, 1.0) == pytest.approx(float(Fraction(1451, 2100)), abs=1e-12)
+
+
+def test_error_detection_mean_f2_by_hand_with_a_tie():
+    # F2(k) = 5 TP_k / (4 E + k): 5/9, 3/4, 10/11, 5/6, 10/13
+    per_cutoff = [5 * tp / (8 + k) for k, tp in enumerate(PAPER_TP, start=1)]
+    assert per_cutoff == [Fraction(5, 9), Fraction(3, 4), Fraction(10, 11), Fraction(5, 6), Fraction(10, 13)]
+    expected = (Fraction(5, 9) + Fraction(3, 4) + Fraction(10, 11) + Fraction(5, 6) + Fraction(10, 13)) / 5
+    assert error_mean_f_beta(PAPER_SCORES, PAPER_LABELS, 2.0) == pytest.approx(float(expected), abs=1e-12)
+
+
+def test_error_detection_is_not_the_good_pair_ranking():
+    # the convention before yisi2_filter v2 (good pairs first, good = positive) gives, with G = 3,
+    # TP 1, 2, 5/2, 3, 3 and F1 = 2 TP / (3 + k): 1/2, 4/5, 5/6, 6/7, 3/4 -> mean 1571/2100
+    assert mean_f_beta(PAPER_SCORES, PAPER_LABELS, 1.0) == pytest.approx(float(Fraction(1571, 2100)), abs=1e-12)
+    assert error_mean_f_beta(PAPER_SCORES, PAPER_LABELS, 1.0) != pytest.approx(float(Fraction(1571, 2100)))
+
+
+def test_error_detection_tie_is_the_mean_of_its_two_orders():
+    # breaking the 0.5 tie each way: bad first gives F1 2/3, 1, 4/5, 2/3, 4/7; good first 2/3, 1/2, 4/5, 2/3, 4/7
+    bad_first = error_mean_f_beta([0.9, 0.51, 0.2, 0.8, 0.5], PAPER_LABELS, 1.0)
+    good_first = error_mean_f_beta([0.9, 0.5, 0.2, 0.8, 0.51], PAPER_LABELS, 1.0)
+    assert bad_first == pytest.approx(float((Fraction(2, 3) + 1 + Fraction(4, 5) + Fraction(2, 3) + Fraction(4, 7)) / 5))
+    assert good_first == pytest.approx(float((Fraction(2, 3) + Fraction(1, 2) + Fraction(4, 5) + Fraction(2, 3) + Fraction(4, 7)) / 5))
+    assert error_mean_f_beta(PAPER_SCORES, PAPER_LABELS, 1.0) == pytest.approx((bad_first + good_first) / 2)
+
+
+def test_error_detection_undefined_without_bad_pairs_or_input():
+    assert error_mean_f_beta([], [], 1.0) is None
+    assert error_mean_f_beta([0.3, 0.4], [1, 1], 2.0) is None
+    assert error_mean_f_beta([0.3, 0.4], [0, 0], 1.0) == pytest.approx((Fraction(2, 3) + 1) / 2)  # all bad: P = 1 at every k
+
+
 def test_mean_f_undefined_without_good_pairs_or_input():
     assert mean_f_beta([], [], 1.0) is None
     assert mean_f_beta([0.3, 0.4], [0, 0], 1.0) is None
 
 
-def _brute_mean_f(scores, labels, beta):
-    """Average of the mean F over every order of the tied runs (independent of the implementation)."""
+def _brute_mean_f(scores, labels, beta, highest_first=True):
+    """Average of the mean F of the items labelled 1 over every order of the tied runs (independent of the implementation)."""
     groups = {}
     for s, y in zip(scores, labels):
         groups.setdefault(s, []).append(y)
-    runs = [groups[s] for s in sorted(groups, reverse=True)]
+    runs = [groups[s] for s in sorted(groups, reverse=highest_first)]
     total_good, results = sum(labels), []
     for orders in itertools.product(*(set(itertools.permutations(run)) for run in runs)):
         ranked = [y for run in orders for y in run]
@@ -75,6 +121,18 @@ def test_mean_f_equals_brute_force_over_tie_orders(rows, beta):
         assert result is None
     else:
         assert result == pytest.approx(_brute_mean_f(scores, labels, beta))
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs, st.sampled_from([1.0, 2.0]))
+def test_error_detection_equals_brute_force_lowest_first_over_tie_orders(rows, beta):
+    scores, labels = [float(s) for s, _ in rows], [y for _, y in rows]
+    result = error_mean_f_beta(scores, labels, beta)
+    errors = [1 - y for y in labels]
+    if sum(errors) == 0:
+        assert result is None
+    else:
+        assert result == pytest.approx(_brute_mean_f(scores, errors, beta, highest_first=False))
 
 
 @settings(max_examples=150, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import datasets
 import numpy as np
@@ -112,10 +113,12 @@ def test_filter_metrics_and_per_kind_auc():
     # good {1.0, 0.8} vs bad {0.0, 1.0}: 1.0 vs 1.0 ties (1/2), 1.0 > 0.0, 0.8 > 0.0, 0.8 < 1.0 -> 2.5 / 4
     assert metrics["roc_auc"] == pytest.approx(2.5 / 4)
     assert metrics["roc_auc[mismatch]"] == pytest.approx(1.0) and metrics["roc_auc[word_swap]"] == pytest.approx(0.25)
-    # ranked: a tie of {good, bad} at 1.0 (expected TP 1/2 at k=1), then good 0.8, bad 0.0; G = 2
-    tp = [0.5, 1.0, 2.0, 2.0]
-    expected_f1 = np.mean([2 * t / (2 + k) for k, t in enumerate(tp, start=1)])
-    assert metrics["mean_f1"] == pytest.approx(expected_f1)
+    # Lo and Simard's ranking, lowest first, bad pairs found (E = 2): bad 0.0, good 0.8, then a tie of
+    # {good, bad} at 1.0: expected bad pairs among the first k 1, 1, 3/2, 2
+    # F1 = 2 TP / (2 + k): 2/3, 1/2, 3/5, 2/3 -> 73/120; F2 = 5 TP / (8 + k): 5/9, 1/2, 15/22, 5/6
+    assert metrics["mean_f1"] == pytest.approx(float(Fraction(73, 120)), abs=1e-12)
+    f2 = (Fraction(5, 9) + Fraction(1, 2) + Fraction(15, 22) + Fraction(5, 6)) / 4
+    assert metrics["mean_f2"] == pytest.approx(float(f2), abs=1e-12)
     assert metrics["n_good"] == 2.0 and metrics["n_bad"] == 2.0
     assert out.samples[1] == {"id": "1:mismatch", "label": 0, "kind": "mismatch", "yisi2": 0.0, "precision": 0.0, "recall": 0.0}
 
@@ -134,6 +137,9 @@ def test_bert_sum_filter_scores_the_cosine_of_summed_vectors():
     assert metrics["roc_auc"] == pytest.approx(3.5 / 6)
     assert metrics["roc_auc[mismatch]"] == pytest.approx(1.0) and metrics["roc_auc[word_swap]"] == pytest.approx(0.5 / 3)
     assert metrics["n_good"] == 3.0 and metrics["n_bad"] == 2.0
+    # lowest first: bad -1.0, good 0.8, good 0.98995, tie {good, bad} at 1.0; bad found 1, 1, 1, 3/2, 2 of E = 2
+    # F1 = 2 TP / (2 + k): 2/3, 1/2, 2/5, 1/2, 4/7 -> 277/525
+    assert metrics["mean_f1"] == pytest.approx(float(Fraction(277, 525)), abs=1e-12)
     assert out.samples[1] == {"id": "1:mismatch", "label": 0, "kind": "mismatch", "bert_sum": -1.0}
 
 
