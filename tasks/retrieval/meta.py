@@ -14,20 +14,22 @@ import argparse
 import json
 import math
 import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harness.errors import HarnessError
 from harness.params import parse_kv
 from harness.results import RESULTS_FILE, ResultRecord, read_records
+from harness_tasks.retrieval import aggregations, significance
+from harness_tasks.retrieval.correlation import MIN_MODELS, meta_correlation
 
 TASKS = ("xlr", "backretrieval", "corr")
 COMPARED = ("backretrieval", "corr")
 SHARED_ARGS = ("dataset", "src", "tgt", "split", "n", "columns")
-MIN_MODELS = 3
 
 
 @dataclass
@@ -117,34 +119,48 @@ def _check_shared(by_task: dict[str, list[ResultRecord]]) -> None:
         if record.dataset.get("revision") != reference.dataset.get("revision"):
             raise HarnessError(f"{task} and xlr were run on different data ({record.dataset.get('revision')} vs "
                                f"{reference.dataset.get('revision')})")
-        if record.seeds != reference.seeds:
-            raise HarnessError(f"{task} and xlr were run with different seeds; run them with the same --seeds")
+        seeded = first.get("backretrieval", reference)
+        if record.seeds != seeded.seeds and not (task == "xlr" and _seed_independent(record)):
+            raise HarnessError(f"{task} and {seeded.task} were run with different seeds; run them with the same --seeds")
     g_values = {json.dumps(r.extra.get("g"), sort_keys=True) for task in COMPARED for r in by_task.get(task, [])}
     if len(g_values) > 1:
         raise HarnessError(f"backretrieval/corr results use different image similarities g: {', '.join(sorted(g_values))}")
 
 
-def _correlations(x: list[float], y: list[float]) -> tuple[float | None, float | None]:
-    from scipy import stats
-
-    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
-        return None, None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pearson, spearman = stats.pearsonr(x, y).statistic, stats.spearmanr(x, y).statistic
-    return tuple(float(v) if math.isfinite(v) else None for v in (pearson, spearman))  # type: ignore[return-value]
+def _seed_independent(record: ResultRecord) -> bool:
+    """True when every seed scores all items (n_used >= items), so the value cannot depend on the seed."""
+    used, size = record.extra.get("n_used"), record.dataset.get("size")
+    return isinstance(used, int) and isinstance(size, int) and used >= size
 
 
-def _summary(values: list[float | None]) -> dict[str, Any]:
-    defined = [v for v in values if v is not None]
-    mean = sum(defined) / len(defined) if defined else None
-    std = (math.sqrt(sum((v - mean) ** 2 for v in defined) / (len(defined) - 1)) if len(defined) > 1 else 0.0) if defined else None
-    return {"mean": mean, "std": std, "seeds_defined": len(defined), "per_seed": values}
+def _series(record: ResultRecord, seeds: list[int]) -> list[float]:
+    """The record's per-seed main metric on ``seeds`` (NaN = undefined); a seed-independent single value is repeated."""
+    values = record.per_seed.get(record.main_metric, [])
+    if record.seeds != seeds and len(set(values)) == 1 and _seed_independent(record):
+        values = values[:1] * len(seeds)
+    return [math.nan if v is None else float(v) for v in values]
 
 
-def meta_evaluate(rows: Sequence[ModelRow]) -> dict[str, Any]:
-    """Per-seed Pearson and Spearman correlations of each compared task with xlr across models."""
-    seeds = next(r.records["xlr"].seeds for r in rows if "xlr" in r.records)
+def _matrix(members: Sequence[ModelRow], task: str, seeds: list[int]) -> np.ndarray:
+    return np.array([_series(m.records[task], seeds) for m in members], dtype=float).reshape(len(members), len(seeds))
+
+
+def _reference_seeds(rows: Sequence[ModelRow]) -> list[int]:
+    records = [r.records[t] for r in rows for t in ("backretrieval", "xlr") if t in r.records]
+    return next((rec.seeds for rec in records if rec.task == "backretrieval"), records[0].seeds)
+
+
+def _significance(rows: Sequence[ModelRow], seeds: list[int], resamples: int, seed: int) -> dict[str, Any]:
+    members = [r for r in rows if all(task in r.records for task in TASKS)]
+    if len(members) < MIN_MODELS:
+        return {"skipped": f"needs xlr, backretrieval and corr for at least {MIN_MODELS} models, found {len(members)}"}
+    xlr, bkr, corr = (_matrix(members, task, seeds) for task in TASKS)
+    return {"models": [m.label for m in members], **significance.compare(xlr, bkr, corr, resamples=resamples, seed=seed)}
+
+
+def meta_evaluate(rows: Sequence[ModelRow], *, resamples: int = significance.RESAMPLES, bootstrap_seed: int = 0) -> dict[str, Any]:
+    """Per-seed Pearson and Spearman correlations of each compared task with xlr across models, and BkR vs CORR."""
+    seeds = _reference_seeds(rows)
     correlations: dict[str, Any] = {}
     for task in COMPARED:
         members = [r for r in rows if "xlr" in r.records and task in r.records]
@@ -153,21 +169,14 @@ def meta_evaluate(rows: Sequence[ModelRow]) -> dict[str, Any]:
         if len(members) < MIN_MODELS:
             raise HarnessError(f"correlating {task} with xlr needs at least {MIN_MODELS} models with both results, "
                                f"found {len(members)}")
-        pearson, spearman = [], []
-        for index in range(len(seeds)):
-            pairs = [(m.records["xlr"].per_seed[m.records["xlr"].main_metric][index],
-                      m.records[task].per_seed[m.records[task].main_metric][index]) for m in members]
-            usable = [(a, b) for a, b in pairs if a is not None and b is not None]
-            p, s = _correlations([a for a, _ in usable], [b for _, b in usable]) if len(usable) == len(pairs) else (None, None)
-            pearson.append(p)
-            spearman.append(s)
-        correlations[task] = {"models": [m.label for m in members], "pearson": _summary(pearson), "spearman": _summary(spearman)}
+        correlations[task] = {"models": [m.label for m in members],
+                              **meta_correlation(_matrix(members, "xlr", seeds), _matrix(members, task, seeds))}
     reference = rows[0].records["xlr"] if "xlr" in rows[0].records else next(iter(rows[0].records.values()))
     return {
         "signatures": {task: next(r.records[task].task_signature for r in rows if task in r.records)
                        for task in TASKS if any(task in r.records for r in rows)},
         "dataset": reference.dataset,
-        "direction": f"{reference.task_args.get('src')}-{reference.task_args.get('tgt')}",
+        "direction": _direction(reference),
         "g": next((r.records[t].extra.get("g") for r in rows for t in COMPARED if t in r.records), None),
         "seeds": seeds,
         "models": [
@@ -177,7 +186,12 @@ def meta_evaluate(rows: Sequence[ModelRow]) -> dict[str, Any]:
             for r in rows
         ],
         "correlations": correlations,
+        "significance": _significance(rows, seeds, resamples, bootstrap_seed),
     }
+
+
+def _direction(record: ResultRecord) -> str:
+    return f"{record.task_args.get('src')}-{record.task_args.get('tgt')}"
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -193,6 +207,9 @@ def format_table(result: dict[str, Any]) -> str:
     for model in result["models"]:
         cells = [_pm(model[t]["mean"], model[t]["std"]) if t in model else "-" for t in TASKS]
         lines.append(f"{model['label']:<{width}}" + "".join(f"{c:>20}" for c in cells))
+    tested = result.get("significance") or {}
+    lines += ["", *(significance.format_rows({k: tested[k] for k in ("pearson", "spearman")}) if "pearson" in tested
+                    else [f"BkR vs CORR: not tested ({tested.get('skipped', 'no results')})"])]
     return "\n".join(lines)
 
 
@@ -223,6 +240,96 @@ def plot(result: dict[str, Any], path: Path) -> None:
     figure.savefig(path, dpi=150)
 
 
+def _pair_config(record: ResultRecord) -> str:
+    """What must agree between the language pairs of one aggregation: every argument but the direction, version, seeds, g."""
+    args = {k: v for k, v in record.task_args.items() if k not in ("src", "tgt")}
+    return json.dumps([args, record.task_version, record.seeds, record.extra.get("g")], sort_keys=True, default=str)
+
+
+def _chance(records: Sequence[ResultRecord]) -> float | None:
+    """Recall@k of a random ranking of n candidates, k / n (or the chance level the results line declares)."""
+    record = records[0]
+    declared = (record.metric_info.get(record.main_metric) or {}).get("chance")
+    if declared is not None:
+        return float(declared)
+    k, used = record.task_args.get("k"), record.extra.get("n_used")
+    return min(1.0, int(k) / int(used)) if k is not None and used else None
+
+
+def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
+    """BackRetrieval per model over the language pairs of one data set: the table (SIGIR 2021 Table 2) as data."""
+    bkr = [r for r in records if r.task == "backretrieval"]
+    if not bkr:
+        raise HarnessError("aggregating over language pairs needs backretrieval results")
+    configs = sorted({_pair_config(r) for r in bkr})
+    if len(configs) > 1:
+        raise HarnessError(f"the backretrieval results of the language pairs differ in more than the direction "
+                           f"({len(configs)} configurations); choose one with --select, e.g. --select split=test,k=10")
+    rows: dict[str, ModelRow] = {}
+    for record in bkr:
+        rows.setdefault(_model_key(record), ModelRow("", record.model, {})).records[_direction(record)] = record
+    _label(list(rows.values()))
+    scores = {row.label: {pair: rec.metrics.get(rec.main_metric) for pair, rec in row.records.items()} for row in rows.values()}
+    by_pair: dict[str, list[ResultRecord]] = {}
+    for record in bkr:
+        by_pair.setdefault(_direction(record), []).append(record)
+    chance = {pair: c for pair, recs in by_pair.items() if (c := _chance(recs)) is not None}
+    return {"metric": f"{bkr[0].main_metric} (mean over seeds)", "k": bkr[0].task_args.get("k"),
+            "table": aggregations.pair_table(scores).to_dict(), "scores": scores, "chance": chance}
+
+
+def meta_by_direction(records: Sequence[ResultRecord], *, resamples: int, bootstrap_seed: int) -> dict[str, Any]:
+    """Several directions of one data set: the meta-evaluation of each direction and the aggregation over them."""
+    datasets = sorted({(str(r.task_args.get("dataset")), str(r.task_args.get("split"))) for r in records})
+    if len(datasets) > 1:
+        raise HarnessError(f"the results span {len(datasets)} data sets or splits ({', '.join(' '.join(d) for d in datasets)}); "
+                           "choose one with --select, e.g. --select dataset=ikea,split=test")
+    by_direction: dict[str, list[ResultRecord]] = {}
+    for record in records:
+        by_direction.setdefault(_direction(record), []).append(record)
+    directions: dict[str, Any] = {}
+    for direction, found in sorted(by_direction.items()):
+        try:
+            directions[direction] = meta_evaluate(group_models(found), resamples=resamples, bootstrap_seed=bootstrap_seed)
+        except HarnessError as exc:
+            print(f"harness: warning: {direction}: no meta-evaluation: {exc}", file=sys.stderr)
+            directions[direction] = {"skipped": str(exc)}
+    return {"dataset": datasets[0][0], "split": datasets[0][1], "directions": directions, "aggregation": aggregate_pairs(records)}
+
+
+def format_aggregation(aggregation: dict[str, Any]) -> str:
+    """The per-pair table as text, with the chance level of each pair."""
+    table = aggregations.PairTable(aggregation["table"]["pairs"], [aggregations.PairRow(r["model"], r["scores"], r["average"])
+                                                                  for r in aggregation["table"]["rows"]])
+    text = aggregations.format_pair_table(table, f"BackRetrieval {aggregation['metric']}")
+    chance = ", ".join(f"{pair} {value:.4f}" for pair, value in sorted(aggregation["chance"].items()))
+    return text + (f"\nchance (k / n): {chance}" if chance else "")
+
+
+def _write(folder: Path, result: dict[str, Any]) -> list[Path]:
+    """meta.json, a scatter plot per direction and, over several directions, the box plot over pairs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / "meta.json"]
+    if "directions" not in result:
+        plot(result, folder / "xlr_vs_backretrieval.png")
+        written.append(folder / "xlr_vs_backretrieval.png")
+    else:
+        for direction, single in result["directions"].items():
+            if "skipped" not in single:
+                plot(single, folder / f"xlr_vs_backretrieval_{direction}.png")
+                written.append(folder / f"xlr_vs_backretrieval_{direction}.png")
+        aggregation = result["aggregation"]
+        drawn = aggregations.pair_boxplot(
+            aggregation["scores"], folder / "bkr_over_pairs.png", chance=aggregation["chance"],
+            title=f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, "
+                  f"{result['dataset']} {result['split']} (best median first)",
+            ylabel=f"BackRetrieval Recall@{aggregation['k']}")
+        aggregation["boxplot"] = {"file": "bkr_over_pairs.png", "models": drawn.models, "medians": drawn.medians}
+        written.append(folder / "bkr_over_pairs.png")
+    written[0].write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+    return written
+
+
 class MetaCommand:
     """Correlate BackRetrieval and CORR with XLR across models: table, JSON and scatter plot."""
 
@@ -230,21 +337,31 @@ class MetaCommand:
         """The command's arguments."""
         parser.add_argument("results", nargs="+", help="results.jsonl files, or folders holding one, for several models")
         parser.add_argument("--select", default=None, help="keep only records whose task arguments match, k=v,... (e.g. src=en,tgt=de)")
-        parser.add_argument("--output", default="meta", help="folder for meta.json and xlr_vs_backretrieval.png (default ./meta)")
+        parser.add_argument("--output", default="meta", help="folder for meta.json and the plots (default ./meta)")
+        parser.add_argument("--resamples", type=int, default=significance.RESAMPLES,
+                            help=f"bootstrap resamples of the models (default {significance.RESAMPLES})")
+        parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap over models (default 0)")
 
     def run(self, args: argparse.Namespace) -> int:
-        """Read, check, correlate, print and write."""
+        """Read, check, correlate, test, print and write; several directions of one data set are also aggregated."""
+        if args.resamples < 1:
+            raise HarnessError(f"--resamples must be a positive number, got {args.resamples}")
         records = select(load_records(args.results), parse_kv(args.select, "--select"))
-        result = meta_evaluate(group_models(records))
+        options = {"resamples": args.resamples, "bootstrap_seed": args.bootstrap_seed}
+        if len({_direction(r) for r in records}) > 1:
+            result = meta_by_direction(records, **options)
+            text = "\n\n".join([*(format_table(one) for one in result["directions"].values() if "skipped" not in one),
+                                 format_aggregation(result["aggregation"])])
+        else:
+            result = meta_evaluate(group_models(records), **options)
+            text = format_table(result)
         folder = Path(args.output)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "meta.json").write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
-            plot(result, folder / "xlr_vs_backretrieval.png")
+            written = _write(folder, result)
         except OSError as exc:
             raise HarnessError(f"cannot write to {str(folder)!r}: {exc.strerror or exc}") from None
-        print(format_table(result))
-        print(f"written: {folder / 'meta.json'}, {folder / 'xlr_vs_backretrieval.png'}", file=sys.stderr)
+        print(text)
+        print(f"written: {', '.join(str(path) for path in written)}", file=sys.stderr)
         return 0
 
 

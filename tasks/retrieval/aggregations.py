@@ -1,0 +1,122 @@
+"""The SIGIR 2021 paper's aggregations over the language pairs of one data set (Table 2 and Figure 3).
+
+Input: ``scores[model][pair]`` = a model's BackRetrieval score (mean over seeds) on one
+language pair (direction, e.g. ``en-de``) of the data set. ``pair_table`` gives each model's
+average over all pairs (undefined when the model lacks a pair: never an average over missing
+cells); ``pair_boxplot`` draws one box per model over its pairs, models ordered by median.
+Both are plain data in, so ``harness meta`` and the leaderboard call them alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Scores = Mapping[str, Mapping[str, float | None]]
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """One model: its score per pair (None = missing or undefined) and the average over all pairs."""
+
+    model: str
+    scores: dict[str, float | None]
+    average: float | None
+
+
+@dataclass(frozen=True)
+class PairTable:
+    """Models (best average first, undefined averages last) by language pair."""
+
+    pairs: list[str]
+    rows: list[PairRow]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the pairs and, per row, the model, its per-pair scores and its average."""
+        return {"pairs": self.pairs, "rows": [{"model": r.model, "scores": r.scores, "average": r.average} for r in self.rows]}
+
+
+def _defined(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def pair_table(scores: Scores) -> PairTable:
+    """Each model's score averaged over every pair present for any model (SIGIR 2021 Table 2)."""
+    pairs = sorted({pair for by_pair in scores.values() for pair in by_pair})
+    rows = []
+    for model, by_pair in scores.items():
+        cells = {pair: by_pair.get(pair) if _defined(by_pair.get(pair)) else None for pair in pairs}
+        values = [v for v in cells.values() if v is not None]
+        rows.append(PairRow(model, cells, sum(values) / len(values) if values and len(values) == len(pairs) else None))
+    rows.sort(key=lambda r: (r.average is None, -(r.average or 0.0), r.model))
+    return PairTable(pairs, rows)
+
+
+def format_pair_table(table: PairTable, metric: str = "BkR") -> str:
+    """The table as text: a row per model, a column per pair and the average."""
+    width = max([len("model"), *(len(r.model) for r in table.rows)]) + 2
+    header = f"{'model':<{width}}" + "".join(f"{pair:>10}" for pair in table.pairs) + f"{'average':>10}"
+    lines = [f"{metric} per model, averaged over {len(table.pairs)} language pairs (SIGIR 2021 Table 2)", header]
+    for row in table.rows:
+        cells = ["-" if row.scores[p] is None else f"{row.scores[p]:.4f}" for p in table.pairs]
+        average = "n/a" if row.average is None else f"{row.average:.4f}"
+        lines.append(f"{row.model:<{width}}" + "".join(f"{c:>10}" for c in cells) + f"{average:>10}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class BoxPlot:
+    """What ``pair_boxplot`` drew: the models left to right, their medians, and the values in each box."""
+
+    models: list[str]
+    medians: list[float]
+    values: list[list[float]]
+    pairs: list[str]
+
+
+def pair_boxplot(scores: Scores, path: Path, *, chance: Mapping[str, float] | None = None, title: str = "",
+                 ylabel: str = "BackRetrieval Recall@10") -> BoxPlot:
+    """One box per model over its language pairs (SIGIR 2021 Figure 3), best median first, pairs as marked points.
+
+    ``chance``: the score of a random ranking per pair (e.g. k / n for Recall@k), drawn as a
+    line (or a band when the pairs differ). Writes a PNG to ``path``.
+    """
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    pairs = sorted({pair for by_pair in scores.values() for pair in by_pair})
+    data = {m: {p: v for p, v in by_pair.items() if _defined(v)} for m, by_pair in scores.items()}
+    data = {m: values for m, values in data.items() if values}
+    order = sorted(data, key=lambda m: (-float(np.median(list(data[m].values()))), m))
+    values = [list(data[m].values()) for m in order]
+    figure = Figure(figsize=(max(5.0, 1.2 + 0.75 * len(order)), 4.6))
+    axes = figure.subplots()
+    axes.boxplot(values, widths=0.5, medianprops={"color": "black"}, showfliers=False)
+    markers = "osD^v<>ph*"
+    for index, pair in enumerate(pairs):
+        points = [(i + 1, data[m][pair]) for i, m in enumerate(order) if pair in data[m]]
+        offset = (index - (len(pairs) - 1) / 2) * 0.08
+        axes.scatter([x + offset for x, _ in points], [y for _, y in points], marker=markers[index % len(markers)],
+                     s=22, alpha=0.8, zorder=3, label=pair)
+    _chance(axes, [chance[p] for p in pairs if chance and p in chance])
+    axes.set_xticks(range(1, len(order) + 1), order, rotation=30, ha="right", fontsize=8)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title or f"{ylabel} over {len(pairs)} language pairs per model (best median first)", fontsize=10)
+    axes.grid(axis="y", alpha=0.3)
+    axes.legend(title="pair", fontsize=7, title_fontsize=8, loc="best")
+    figure.tight_layout()
+    figure.savefig(path, dpi=150)
+    return BoxPlot(order, [float(np.median(v)) for v in values], values, pairs)
+
+
+def _chance(axes: Any, levels: Sequence[float]) -> None:
+    if not levels:
+        return
+    low, high = min(levels), max(levels)
+    if high - low < 1e-9:
+        axes.axhline(low, color="grey", linestyle="--", linewidth=1, label=f"chance ({low:.3f})")
+    else:
+        axes.axhspan(low, high, color="grey", alpha=0.2, label=f"chance ({low:.3f}-{high:.3f})")

@@ -1,0 +1,147 @@
+"""Is BackRetrieval significantly closer to XLR than CORR is? (SIGIR 2021, Table 1 and its claim of significance.)
+
+Two complementary answers, for Pearson and for Spearman:
+
+- per seed, Steiger's (1980) Z for two dependent correlations that share one variable:
+  r(BkR, XLR) against r(CORR, XLR), given r(BkR, CORR), with n = the number of models
+  (two-sided); the seeds are combined by Rüger's (1978) order-statistic rule (about twice the
+  median p), valid under any dependence between the p-values, as there is here (every seed
+  scores the same models, and XLR often does not vary with the seed); the share of significant
+  seeds and the median p are reported beside it;
+- a bootstrap over models: resample the models with replacement, recompute both per-seed
+  correlations, average their difference over seeds; the 95 % percentile interval of that mean
+  difference.
+
+Inputs are ``(models, seeds)`` arrays of XLR, BackRetrieval and CORR scores (NaN = missing).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from harness_tasks.retrieval.correlation import METHODS, Method, per_seed
+
+ALPHA = 0.05
+RESAMPLES = 2000
+CONFIDENCE = 0.95
+MIN_MODELS_TEST = 4  # Steiger's Z scales by sqrt(n - 3)
+
+
+def steiger_z(r_xb: float, r_xc: float, r_bc: float, n: int) -> tuple[float, float] | None:
+    """Steiger's (1980, eq. 15) Z and its two-sided p for H0: rho(x, b) = rho(x, c), with b and c correlated by ``r_bc``.
+
+    Z = (atanh r_xb - atanh r_xc) sqrt(n - 3) / sqrt(2 - 2 c), where, with rbar = (r_xb + r_xc) / 2,
+    psi = r_bc (1 - 2 rbar^2) - rbar^2 (1 - 2 rbar^2 - r_bc^2) / 2 and c = psi / (1 - rbar^2)^2.
+    None when undefined: n < 4, a correlation missing or of magnitude 1, or a non-positive variance.
+    """
+    from scipy.stats import norm
+
+    values = (r_xb, r_xc, r_bc)
+    if n < MIN_MODELS_TEST or any(v is None or not math.isfinite(v) or abs(v) >= 1 for v in values):
+        return None
+    mean_sq = ((r_xb + r_xc) / 2) ** 2
+    psi = r_bc * (1 - 2 * mean_sq) - 0.5 * mean_sq * (1 - 2 * mean_sq - r_bc ** 2)
+    covariance = psi / (1 - mean_sq) ** 2
+    if 2 - 2 * covariance <= 0:
+        return None
+    z = (math.atanh(r_xb) - math.atanh(r_xc)) * math.sqrt(n - 3) / math.sqrt(2 - 2 * covariance)
+    return z, float(2 * norm.sf(abs(z)))
+
+
+def ruger_combination(pvalues: Sequence[float]) -> float | None:
+    """Rüger's (1978) combination, valid under any dependence between the p-values: min(1, K / k * p_(k)), k = ceil(K / 2).
+
+    p_(k) is the k-th smallest of the K p-values, so this is about twice the median p.
+    """
+    if not pvalues:
+        return None
+    ordered = sorted(pvalues)
+    k = math.ceil(len(ordered) / 2)
+    return min(1.0, len(ordered) / k * ordered[k - 1])
+
+
+def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: Method = "pearson") -> dict[str, Any]:
+    """Steiger's Z per seed for r(BkR, XLR) vs r(CORR, XLR), and its combination over the seeds where it is defined."""
+    n = int(np.asarray(xlr).shape[0])
+    series = [per_seed(a, b, method) for a, b in ((xlr, bkr), (xlr, corr), (bkr, corr))]
+    seeds = []
+    for r_xb, r_xc, r_bc in zip(*series):
+        result = steiger_z(*(None if np.isnan(v) else float(v) for v in (r_xb, r_xc, r_bc)), n)
+        seeds.append(None if result is None else {"z": result[0], "p": result[1]})
+    pvalues = [s["p"] for s in seeds if s is not None]
+    return {
+        "test": "Steiger (1980) Z, two-sided", "models": n, "alpha": ALPHA, "per_seed": seeds,
+        "seeds_tested": len(pvalues),
+        "share_significant": sum(p < ALPHA for p in pvalues) / len(pvalues) if pvalues else None,
+        "median_p": float(np.median(pvalues)) if pvalues else None,
+        "combined_p": ruger_combination(pvalues), "combination": "Rüger (1978), about 2 x median p, valid under dependence",
+    }
+
+
+def _mean_difference(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: Method) -> np.ndarray:
+    """Mean over seeds of r(BkR, XLR) - r(CORR, XLR), over the seeds where both are defined (NaN if none)."""
+    difference = per_seed(xlr, bkr, method) - per_seed(xlr, corr, method)
+    defined = ~np.isnan(difference)
+    with np.errstate(invalid="ignore"):
+        return np.where(defined.any(axis=-1), np.nansum(difference, axis=-1) / defined.sum(axis=-1), np.nan)
+
+
+def bootstrap_difference(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: Method = "pearson", *,
+                         resamples: int = RESAMPLES, seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """Percentile interval of the per-seed-mean difference r(BkR, XLR) - r(CORR, XLR) over models resampled with replacement.
+
+    Resamples where the difference is undefined on every seed (e.g. all draws of one model) are
+    left out; how many were used is reported.
+    """
+    arrays = [np.asarray(a, dtype=float) for a in (xlr, bkr, corr)]
+    n = arrays[0].shape[0]
+    observed = _mean_difference(*arrays, method)
+    indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
+    draws = _mean_difference(*(a[indices] for a in arrays), method)
+    draws = draws[~np.isnan(draws)]
+    tail = (1 - confidence) / 2 * 100
+    low, high = (float(v) for v in np.percentile(draws, [tail, 100 - tail])) if draws.size else (None, None)
+    return {"difference": None if np.isnan(observed) else float(observed), "low": low, "high": high,
+            "confidence": confidence, "resamples": resamples, "resamples_used": int(draws.size), "seed": seed,
+            "over": "models", "method": "percentile"}
+
+
+def compare(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, *, resamples: int = RESAMPLES,
+            seed: int = 0) -> dict[str, dict[str, Any]]:
+    """For Pearson and Spearman: the per-seed dependent-correlation test and the bootstrap interval of the difference.
+
+    ``xlr``, ``bkr``, ``corr``: ``(models, seeds)`` arrays, rows in the same model order. Returns
+    ``{method: {<dependent_test fields>, "bootstrap": <bootstrap_difference fields>}}``.
+    """
+    return {method: {**dependent_test(xlr, bkr, corr, method),
+                     "bootstrap": bootstrap_difference(xlr, bkr, corr, method, resamples=resamples, seed=seed)}
+            for method in METHODS}
+
+
+def format_rows(result: dict[str, dict[str, Any]]) -> list[str]:
+    """The comparison as text lines: one row per correlation (share significant, median p, combined p, difference, interval)."""
+    first = next(iter(result.values()))
+    boot = first["bootstrap"]
+    lines = [f"BkR vs CORR, per seed: {first['test']} (n = {first['models']} models); combined p: {first['combination']}",
+             f"difference: mean over seeds, {boot['confidence']:.0%} percentile interval of a bootstrap over models "
+             f"({boot['resamples']} resamples, seed {boot['seed']})",
+             f"{'':<12}{'p<0.05':>10}{'median p':>12}{'combined p':>12}{'r(BkR)-r(CORR)':>17}{'interval':>20}"]
+    for method, values in result.items():
+        b = values["bootstrap"]
+        share = "n/a" if values["share_significant"] is None else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}"
+        interval = "n/a" if b["low"] is None else f"[{b['low']:.3f}, {b['high']:.3f}]"
+        lines.append(f"{method:<12}{share:>10}{_p(values['median_p']):>12}{_p(values['combined_p']):>12}"
+                     f"{_num(b['difference']):>17}{interval:>20}")
+    return lines
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
