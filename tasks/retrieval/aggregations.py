@@ -94,7 +94,7 @@ def pair_boxplot(scores: Scores, path: Path, *, chance: Mapping[str, float] | No
     values = [list(data[m].values()) for m in order]
     figure = Figure(figsize=(max(5.0, 1.2 + 0.75 * len(order)), 4.6))
     axes = figure.subplots()
-    axes.boxplot(values, widths=0.5, medianprops={"color": "black"}, showfliers=False)
+    axes.boxplot(values, widths=0.5, whis=(0, 100), medianprops={"color": "black"})
     markers = "osD^v<>ph*"
     for index, pair in enumerate(pairs):
         points = [(i + 1, data[m][pair]) for i, m in enumerate(order) if pair in data[m]]
@@ -104,9 +104,10 @@ def pair_boxplot(scores: Scores, path: Path, *, chance: Mapping[str, float] | No
     _chance(axes, [chance[p] for p in pairs if chance and p in chance])
     axes.set_xticks(range(1, len(order) + 1), order, rotation=30, ha="right", fontsize=8)
     axes.set_ylabel(ylabel)
-    axes.set_title(title or f"{ylabel} over {len(pairs)} language pairs per model (best median first)", fontsize=10)
+    axes.set_xlabel("model (best median first); box: quartiles over language pairs, whiskers: min to max", fontsize=8)
+    axes.set_title(title or f"{ylabel} over {len(pairs)} language pairs per model", fontsize=10)
     axes.grid(axis="y", alpha=0.3)
-    axes.legend(title="pair", fontsize=7, title_fontsize=8, loc="best")
+    axes.legend(title="pair", fontsize=7, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     figure.tight_layout()
     figure.savefig(path, dpi=150)
     return BoxPlot(order, [float(np.median(v)) for v in values], values, pairs)
@@ -117,6 +118,6 @@ def _chance(axes: Any, levels: Sequence[float]) -> None:
         return
     low, high = min(levels), max(levels)
     if high - low < 1e-9:
-        axes.axhline(low, color="grey", linestyle="--", linewidth=1, label=f"chance ({low:.3f})")
+        axes.axhline(low, color="grey", linestyle="--", linewidth=1, label=f"chance k/n ({low:.3f})")
     else:
-        axes.axhspan(low, high, color="grey", alpha=0.2, label=f"chance ({low:.3f}-{high:.3f})")
+        axes.axhspan(low, high, color="grey", alpha=0.2, label=f"chance k/n ({low:.3f}-{high:.3f})")

@@ -101,11 +101,16 @@ def _label(rows: list[ModelRow]) -> None:
         args = [row.identity.get("args") or {} for row in group]
         differing = sorted({key for a in args for key in a if len({json.dumps(b.get(key), default=str) for b in args}) > 1})
         for row, a in zip(group, args):
-            row.label = base + (f"({','.join(f'{k}={a.get(k)}' for k in differing)})" if differing else "")
+            row.label = base + (f"({','.join(f'{k}={_shown(a.get(k))}' for k in differing)})" if differing else "")
         labels = [row.label for row in group]
         for row in group:
             if labels.count(row.label) > 1:
                 row.label += f"@{str(row.identity.get('revision'))[-6:]}"
+
+
+def _shown(value: Any) -> str:
+    """An adapter argument in a label; an unset one is the adapter's default."""
+    return "default" if value is None else str(value)
 
 
 def _check_shared(by_task: dict[str, list[ResultRecord]]) -> None:
@@ -185,6 +190,9 @@ def meta_evaluate(rows: Sequence[ModelRow], *, resamples: int = significance.RES
                        "metric": rec.main_metric} for task, rec in r.records.items()}}
             for r in rows
         ],
+        "k": reference.task_args.get("k"),
+        "chance": {task: _chance([r.records[task] for r in rows if task in r.records]) for task in ("xlr", "backretrieval")
+                   if any(task in r.records for r in rows)},
         "correlations": correlations,
         "significance": _significance(rows, seeds, resamples, bootstrap_seed),
     }
@@ -218,24 +226,45 @@ def _pm(mean: float | None, std: float | None) -> str:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    """Scatter plot of XLR against BackRetrieval, one labelled point per model (error bars: std over seeds)."""
+    """XLR against BackRetrieval, one point per model (error bars: std over seeds), a numbered legend and chance lines.
+
+    The title gives the meta-correlation and the bootstrap interval of r(BkR, XLR) - r(CORR, XLR).
+    """
     from matplotlib.figure import Figure
 
-    models = [m for m in result["models"] if "xlr" in m and "backretrieval" in m]
-    figure = Figure(figsize=(6.5, 5))
+    models = [m for m in result["models"] if m.get("xlr", {}).get("mean") is not None
+              and m.get("backretrieval", {}).get("mean") is not None]
+    models.sort(key=lambda m: (-m["xlr"]["mean"], -m["backretrieval"]["mean"], m["label"]))
+    figure = Figure(figsize=(9, 5.2))
     axes = figure.subplots()
-    for m in models:
-        x, y = m["xlr"]["mean"], m["backretrieval"]["mean"]
-        if x is None or y is None:
-            continue
-        axes.errorbar(x, y, xerr=m["xlr"]["std"] or 0, yerr=m["backretrieval"]["std"] or 0, fmt="o", capsize=3)
-        axes.annotate(m["label"], (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    palette = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:grey",
+               "tab:olive", "tab:cyan")
+    for index, m in enumerate(models):
+        axes.errorbar(m["xlr"]["mean"], m["backretrieval"]["mean"], xerr=m["xlr"]["std"] or 0, yerr=m["backretrieval"]["std"] or 0,
+                      fmt="osD^v<>ph*"[index // len(palette) % 10], color=palette[index % len(palette)], capsize=3,
+                      label=f"{index + 1}. {m['label']}")
+        axes.annotate(str(index + 1), (m["xlr"]["mean"], m["backretrieval"]["mean"]), textcoords="offset points",
+                      xytext=(4, -10 if index % 2 else 4), fontsize=7)
+    chance = result.get("chance") or {}
+    if chance.get("xlr") is not None:
+        axes.axvline(chance["xlr"], color="grey", linestyle=":", linewidth=1, label=f"XLR chance k/n ({chance['xlr']:.3f})")
+    if chance.get("backretrieval") is not None:
+        axes.axhline(chance["backretrieval"], color="grey", linestyle="--", linewidth=1,
+                     label=f"BkR chance k/n ({chance['backretrieval']:.3f})")
     stats = result["correlations"].get("backretrieval", {})
-    subtitle = ", ".join(f"{name} {_pm(stats[key]['mean'], stats[key]['std'])}" for key, name in (("pearson", "r"), ("spearman", "rho")) if key in stats)
-    axes.set_title(f"XLR vs BackRetrieval ({result['direction']})\n{subtitle}", fontsize=10)
-    axes.set_xlabel("XLR Recall@k")
-    axes.set_ylabel("BackRetrieval Recall@k")
+    subtitle = ", ".join(f"{name} = {_pm(stats[key]['mean'], stats[key]['std'])}" for key, name in (("pearson", "r"), ("spearman", "ρ"))
+                         if key in stats)
+    boot = (result.get("significance") or {}).get("pearson", {}).get("bootstrap", {})
+    if boot.get("low") is not None:
+        subtitle += f"\nr(BkR, XLR) - r(CORR, XLR) = {boot['difference']:+.3f}, {boot['confidence']:.0%} interval [{boot['low']:.3f}, {boot['high']:.3f}]"
+    dataset = result["dataset"]
+    axes.set_title(f"XLR vs BackRetrieval, {dataset.get('loader')} {dataset.get('split')} {result['direction']}, "
+                   f"{len(models)} models, {len(result['seeds'])} seeds\n{subtitle}", fontsize=9)
+    k = result.get("k", "k")
+    axes.set_xlabel(f"XLR Recall@{k} (mean ± std over seeds)")
+    axes.set_ylabel(f"BackRetrieval Recall@{k} (mean ± std over seeds)")
     axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     figure.tight_layout()
     figure.savefig(path, dpi=150)
 
@@ -322,7 +351,7 @@ def _write(folder: Path, result: dict[str, Any]) -> list[Path]:
         drawn = aggregations.pair_boxplot(
             aggregation["scores"], folder / "bkr_over_pairs.png", chance=aggregation["chance"],
             title=f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, "
-                  f"{result['dataset']} {result['split']} (best median first)",
+                  f"{result['dataset']} {result['split']}",
             ylabel=f"BackRetrieval Recall@{aggregation['k']}")
         aggregation["boxplot"] = {"file": "bkr_over_pairs.png", "models": drawn.models, "medians": drawn.medians}
         written.append(folder / "bkr_over_pairs.png")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from harness.errors import HarnessError
 from harness.results import ResultRecord
-from harness_tasks.retrieval.meta import group_models, meta_evaluate, select
+from harness_tasks.retrieval.meta import format_table, group_models, meta_by_direction, meta_evaluate, select
 
 XLR = {"m1": [0.1, 0.2], "m2": [0.2, 0.4], "m3": [0.3, 0.6]}
 BKR = {"m1": [0.05, 0.3], "m2": [0.10, 0.2], "m3": [0.30, 0.1]}
@@ -92,3 +93,85 @@ def test_select_and_labels():
     same_name = [record("xlr", "enc", [0.1, 0.2], model_args={"pooling": p}) for p in ("cls", "mean")]
     same_name += [record("backretrieval", "enc", [0.1, 0.2], model_args={"pooling": p}) for p in ("cls", "mean")]
     assert sorted(row.label for row in group_models(same_name)) == ["enc(pooling=cls)", "enc(pooling=mean)"]
+
+
+# 5 models x 2 seeds: the hand-computed table of test_retrieval_significance (r(B,X) = .9, .9; r(C,X) = .8, .6; r(B,C) = .6, .8)
+HAND = {"xlr": [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]], "backretrieval": [[1, 2], [2, 1], [3, 3], [5, 4], [4, 5]],
+        "corr": [[2, 3], [1, 1], [4, 2], [3, 5], [5, 4]]}
+
+
+def hand_records(direction: tuple[str, str] = ("en", "de"), models: int = 5, **extra) -> list[ResultRecord]:
+    src, tgt = direction
+    records = []
+    for task, rows in HAND.items():
+        for index, values in enumerate(rows[:models]):
+            r = record(task, f"m{index}", [float(v) for v in values], args={"src": src, "tgt": tgt})
+            r.extra.update({"n_used": 183} if task != "xlr" else {}, **extra.get(task, {}))
+            records.append(r)
+    return records
+
+
+def test_significance_in_meta_json_and_table():
+    result = meta_evaluate(group_models(hand_records()), resamples=200, bootstrap_seed=3)
+    pearson = result["significance"]["pearson"]
+    # Steiger's Z by hand in test_retrieval_significance: .449492 (p .653076) and 1.234343 (p .217075)
+    assert [s["z"] for s in pearson["per_seed"]] == pytest.approx([0.449492, 1.234343], abs=1e-6)
+    assert pearson["share_significant"] == 0.0 and pearson["combined_p"] == pytest.approx(2 * 0.217075, abs=1e-6)
+    assert pearson["bootstrap"]["difference"] == pytest.approx(0.2) and pearson["bootstrap"]["seed"] == 3
+    assert result["significance"]["models"] == ["m0", "m1", "m2", "m3", "m4"]
+    assert result["chance"] == {"xlr": None, "backretrieval": pytest.approx(10 / 183)} and result["k"] == 10
+    rows = {line.split()[0]: line.split() for line in format_table(result).splitlines() if line.startswith(("pearson", "spearman"))}
+    assert rows["pearson"][:5] == ["pearson", "0/2", "0.435", "0.434", "+0.200"]
+
+
+def test_significance_is_skipped_without_corr():
+    result = meta_evaluate(group_models(table()))
+    assert "corr" in result["significance"]["skipped"] and "BkR vs CORR: not tested" in format_table(result)
+
+
+def test_seed_independent_xlr_is_repeated_over_the_seeds():
+    both = meta_evaluate(group_models(hand_records()), resamples=50)
+    once = [r for r in hand_records() if r.task != "xlr"]
+    for index, values in enumerate(HAND["xlr"]):
+        r = record("xlr", f"m{index}", [float(values[0])], seeds=[0])
+        once.append(r)
+    with pytest.raises(HarnessError, match="xlr and backretrieval were run with different seeds"):
+        group_models(once)
+    for r in once:
+        if r.task == "xlr":
+            r.extra["n_used"] = r.dataset["size"]  # every item in every seed: the value cannot depend on the seed
+    result = meta_evaluate(group_models(once), resamples=50)
+    assert result["correlations"] == both["correlations"] and result["seeds"] == [0, 1]
+    assert result["significance"]["pearson"]["per_seed"] == both["significance"]["pearson"]["per_seed"]
+
+
+def test_several_directions_are_aggregated(tmp_path, capsys):
+    from harness.cli import main
+    from harness.results import append_record
+
+    records = hand_records(("en", "de")) + hand_records(("de", "en"), models=2)
+    for r in records:
+        append_record(tmp_path, r)
+    assert main(["meta", str(tmp_path), "--output", str(tmp_path / "meta"), "--resamples", "50"]) == 0
+    out, err = capsys.readouterr()
+    assert "de-en: no meta-evaluation: correlating backretrieval with xlr needs at least 3 models" in err
+    result = json.loads((tmp_path / "meta" / "meta.json").read_text())
+    assert "skipped" in result["directions"]["de-en"] and "significance" in result["directions"]["en-de"]
+    aggregation = result["aggregation"]
+    # BkR mean over the two seeds: m0 (1+2)/2 = 1.5, m1 1.5, m2 3, m3 4.5, m4 4.5; de-en only for m0 and m1
+    rows = {row["model"]: row for row in aggregation["table"]["rows"]}
+    assert rows["m0"]["average"] == pytest.approx(1.5) and rows["m3"]["average"] is None
+    assert [row["model"] for row in aggregation["table"]["rows"]] == ["m0", "m1", "m2", "m3", "m4"]  # undefined by name
+    assert aggregation["chance"] == {"de-en": pytest.approx(10 / 183), "en-de": pytest.approx(10 / 183)}
+    assert aggregation["boxplot"]["models"] == ["m3", "m4", "m2", "m0", "m1"]
+    assert (tmp_path / "meta" / "bkr_over_pairs.png").is_file() and (tmp_path / "meta" / "xlr_vs_backretrieval_en-de.png").is_file()
+    assert "averaged over 2 language pairs" in out
+
+
+def test_several_data_sets_or_configurations_are_refused():
+    with pytest.raises(HarnessError, match="span 2 data sets or splits"):
+        meta_by_direction(hand_records() + [record("backretrieval", "m0", [0.1, 0.2], args={"tgt": "fr", "split": "val"})],
+                          resamples=10, bootstrap_seed=0)
+    with pytest.raises(HarnessError, match="differ in more than the direction"):
+        meta_by_direction(hand_records() + [record("backretrieval", "m0", [0.1, 0.2], args={"tgt": "fr", "k": 5})],
+                          resamples=10, bootstrap_seed=0)
