@@ -11,8 +11,17 @@ from harness.results import RESULTS_FILE, ResultRecord
 
 def _format(value: float | None, std: float | None, seeds: int) -> str:
     if value is None:
-        return "undefined"
+        return "n/a"
     return f"{value:.4f} ± {std:.4f}" if seeds > 1 and std is not None else f"{value:.4f}"
+
+
+def undefined_warnings(records: Sequence[ResultRecord]) -> list[str]:
+    """One warning line per distinct reason, naming the undefined (task, metric) pairs it explains."""
+    by_reason: dict[str, list[str]] = {}
+    for record in records:
+        for metric, reason in record.undefined.items():
+            by_reason.setdefault(reason, []).append(f"{record.task} {metric}")
+    return [f"warning: n/a for {', '.join(names)}: {reason}" for reason, names in by_reason.items()]
 
 
 def print_summary(records: Sequence[ResultRecord], output: str | Path) -> None:
@@ -37,5 +46,7 @@ def print_summary(records: Sequence[ResultRecord], output: str | Path) -> None:
     else:
         for row in [header, *rows]:
             print("\t".join(row))
+    for line in undefined_warnings(records):
+        print(line, file=sys.stderr)
     if records:
         print(f"results: {Path(output) / RESULTS_FILE} (* = main metric)", file=sys.stderr)

@@ -16,13 +16,16 @@ The original layout (``--data-dir`` the CoMMuTE folder or one ``en-<lang>`` fold
 ``src.en``, ``correct.<l>``, ``incorrect.<l>``, ``img.order``, line-aligned, lines 2j-1 and 2j
 forming tuple j. A Hub id or ``save_to_disk`` folder must have the columns above up to
 ``image_b`` in its ``test`` split; a ``lang`` column, if present, selects the rows.
+
+Image names are relative paths inside ``--images``: an absolute name or one with a ``..``
+component is a data error naming the file, row and field, whether or not images are given.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from harness.data import (
@@ -96,6 +99,27 @@ def check_tuples(source: str, columns: Mapping[str, list[Any]]) -> None:
             raise DataError(source, "the two correct translations of the tuple are identical", row=row, field="target_b")
 
 
+def outside_folder(name: str) -> str | None:
+    """Why the relative name ``name`` could reach outside its folder (absolute, a drive, ``..``), or None."""
+    posix, windows = PurePosixPath(name.replace("\\", "/")), PureWindowsPath(name)
+    if posix.is_absolute() or windows.drive or windows.root:
+        return "is an absolute path"
+    if ".." in posix.parts:
+        return "goes up with '..'"
+    return None
+
+
+def check_image_names(source: str, columns: Mapping[str, list[Any]], by_line: bool) -> None:
+    """Every image name stays inside the images folder; rows are file lines (``by_line``) or 1-based tuple rows."""
+    for side in ("a", "b"):
+        for index, name in enumerate(columns[f"image_{side}"]):
+            problem = outside_folder(name)
+            if problem is not None:
+                row = columns[f"line_{side}"][index] if by_line else index + 1
+                raise DataError(source, f"image name {name!r} {problem}: image names must resolve inside --images",
+                                row=row, field="image" if by_line else f"image_{side}")
+
+
 def attach_images(columns: dict[str, list[Any]], images_dir: str) -> list[Path]:
     """Add absolute image paths; every missing file is named. Returns the image files."""
     folder = require_folder(images_dir, "images folder")
@@ -144,9 +168,11 @@ class CommuteLoader(DatasetLoader):
         lang = args["lang"]
         if uses_hf_dataset(source):
             columns, identity = hub_columns(source, lang)
+            check_image_names(source, columns, by_line=False)
         else:
             folder = pair_folder(require_folder(source), lang)
             columns, files = read_raw(folder, lang)
+            check_image_names(str(folder / "img.order"), columns, by_line=True)
             identity = {"source": str(folder), "revision": files_revision(files), "split": folder.name}
         check_tuples(identity["source"], columns)
         if images_dir is not None:
@@ -181,6 +207,10 @@ class CommuteExtendedLoader(CommuteLoader):
         root = Path(images_dir) / "extended"
         if not root.is_dir():
             raise HarnessError(f"{root} does not exist: the extended layout needs one folder per tuple id there")
+        for row, tuple_id in enumerate(columns["id"], start=1):
+            if outside_folder(tuple_id) is not None or Path(tuple_id).name != tuple_id:
+                raise DataError(identity["source"], f"tuple id {tuple_id!r} is not a plain folder name under {root}",
+                                row=row, field="id")
         extra: list[Path] = []
         for side in ("a", "b"):
             lists = []

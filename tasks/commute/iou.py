@@ -40,6 +40,7 @@ def samples_path(location: str, task: str | None) -> Path:
 def read_decisions(path: Path) -> dict[str, dict[tuple[str, str], int]]:
     """Per metric (tc, ic): the decision of every (tuple id, direction) in a samples file."""
     decisions: dict[str, dict[tuple[str, str], int]] = {}
+    undefined: set[str] = set()  # decisions logged as null: undefined for this model (e.g. IC of a text-only scorer)
     for item in iter_json_lines(path):
         if isinstance(item, BadLine):
             raise DataError(str(path), f"not a JSON line ({item})", row=item.line)
@@ -49,6 +50,11 @@ def read_decisions(path: Path) -> dict[str, dict[tuple[str, str], int]]:
                 value = sample.get(f"{metric}_{direction}")
                 if value is not None:
                     decisions.setdefault(metric, {})[(str(sample.get("id")), direction)] = int(value)
+                elif f"{metric}_{direction}" in sample:
+                    undefined.add(metric.upper())
+    if not decisions and undefined:
+        raise DataError(str(path), f"its {' and '.join(sorted(undefined))} decisions are undefined: the model's scores "
+                                   "cannot depend on the image (see `undefined` in its results line)")
     if not decisions:
         raise DataError(str(path), "has no TC or IC decisions (is it a CoMMuTE samples file?)")
     return decisions

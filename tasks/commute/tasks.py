@@ -4,6 +4,10 @@ All take ``lang``, ``ties``, ``prefix_removal`` and ``temperature``; see ``metri
 definitions and ``scoring`` for how perplexities are obtained. Per-sample records (one per
 tuple) hold the perplexities by ``image|target`` and the decisions, for ``--log-samples`` and
 the ``commute-iou`` command.
+
+For a scorer whose scores cannot depend on the image (``uses_images = False``), every metric
+that compares images (a task's ``image_metrics``) is undefined (Kashani Motlagh et al., WMT
+2024, section 5.4): it is None with ``IMAGE_BLIND`` as the reason, and --images is not needed.
 """
 
 from __future__ import annotations
@@ -31,12 +35,14 @@ from harness_tasks.commute.metrics import (
     replacement_rate,
     tc_pair,
 )
-from harness_tasks.commute.scoring import ScoringSettings, Slot, TupleJob, score_tables
+from harness_tasks.commute.scoring import ScoringSettings, Slot, TupleJob, score_tables, scores_depend_on_image
 
 TC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("a", "inc_a"), ("b", "b"), ("b", "inc_b"))
 IC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("b", "a"), ("b", "b"), ("a", "b"))
 MIX_SLOTS: tuple[Slot, ...] = (("mix", "a"), ("mix", "inc_a"), ("mix", "b"), ("mix", "inc_b"))
 Table = dict[Slot, float]
+IMAGE_BLIND = ("the scorer's scores cannot depend on the image (its adapter sets uses_images = False), so every "
+               "comparison of two images is a tie by construction (Kashani Motlagh et al., WMT 2024, section 5.4)")
 
 
 def tc_of(table: Table, ties: str, image_a: Any = "a", image_b: Any = "b") -> Pair:
@@ -69,6 +75,7 @@ class CommuteTask(Task):
         "temperature": Param(1.0, "divide the logits by this before the log-softmax"),
     }
     needs_images: ClassVar[bool] = False
+    image_metrics: ClassVar[tuple[str, ...]] = ()  # undefined when the scores cannot depend on the image
 
     def __init__(self, name: str, args: dict[str, Any] | None = None):
         super().__init__(name, args)
@@ -80,12 +87,22 @@ class CommuteTask(Task):
         """The scoring settings of this task's arguments."""
         return ScoringSettings(target_language(self.args["lang"]), self.args["temperature"], self.args["prefix_removal"])
 
-    def rows(self, data: Any) -> list[dict[str, Any]]:
-        """The tuples as dicts; fails early when images are needed but were not given."""
+    def undefined(self, model: Any) -> dict[str, str]:
+        """The metrics that ``model`` leaves undefined, with the reason: those comparing images, for an image-blind scorer."""
+        return {} if scores_depend_on_image(model) else dict.fromkeys(self.image_metrics, IMAGE_BLIND)
+
+    def rows(self, data: Any, undefined: dict[str, str]) -> list[dict[str, Any]]:
+        """The tuples as dicts; fails early when images are needed (for a metric ``undefined`` leaves defined) but were not given."""
         rows = data.to_list() if hasattr(data, "to_list") else list(data)
-        if self.needs_images and rows and not rows[0].get("image_a_path"):
+        if self.needs_images and not undefined and rows and not rows[0].get("image_a_path"):
             raise HarnessError(f"task {self.name!r} compares images: pass --images DIR (files named as in img.order)")
         return rows
+
+    @staticmethod
+    def output(metrics: dict[str, float], samples: list[dict[str, Any]], undefined: dict[str, str]) -> TaskOutput:
+        """The task's output, with every undefined metric set to None."""
+        return TaskOutput([{name: None if name in undefined else value for name, value in metrics.items()}], samples,
+                          undefined=undefined)
 
     @staticmethod
     def job(row: dict[str, Any], slots: Sequence[Slot], images: dict[Any, Any] | None = None) -> TupleJob:
@@ -120,15 +137,20 @@ class ContrastTask(CommuteTask):
     aggregate: Callable[[Sequence[Pair]], float]
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
-        """Score the needed slots, decide each direction, aggregate."""
-        rows = self.rows(data)
+        """Score the needed slots, decide each direction, aggregate (decisions are None where undefined)."""
+        undefined = self.undefined(model)
+        rows = self.rows(data, undefined)
         tables = self.score(rows, model, self.slots)
         pairs = [self.decide(table, self.args["ties"]) for table in tables]
         kind = self.kind
-        samples = [self.sample(row, table, **{f"{kind}_ab": p.ab, f"{kind}_ba": p.ba, f"g{kind}": p.ab * p.ba})
-                   for row, table, p in zip(rows, tables, pairs)]
+
+        def decisions(p: Pair) -> dict[str, int | None]:
+            values = (p.ab, p.ba, p.ab * p.ba) if not undefined else (None, None, None)
+            return dict(zip((f"{kind}_ab", f"{kind}_ba", f"g{kind}"), values))
+
+        samples = [self.sample(row, table, **decisions(p)) for row, table, p in zip(rows, tables, pairs)]
         metrics = {self.main_metric: self.aggregate(pairs), "ties": tie_rate(tables, self.comparisons)}
-        return TaskOutput([metrics], samples)
+        return self.output(metrics, samples, undefined)
 
 
 TC_COMPARISONS = ((("a", "a"), ("a", "inc_a")), (("b", "b"), ("b", "inc_b")))
@@ -154,8 +176,10 @@ class CommuteGTC(ContrastTask):
 class CommuteIC(ContrastTask):
     """IC: is each translation less perplexing with its own image than with the other one?"""
 
+    version = 2  # 2: undefined (None) for a scorer that ignores the image, instead of 0 or 1 by the tie rule
     main_metric = "ic"
     needs_images = True
+    image_metrics = ("ic",)
     kind, slots, comparisons = "ic", IC_SLOTS, IC_COMPARISONS
     decide, aggregate = staticmethod(ic_of), staticmethod(mean_rate)
 
@@ -163,8 +187,10 @@ class CommuteIC(ContrastTask):
 class CommuteGIC(ContrastTask):
     """GIC: both directions of a tuple right under IC."""
 
+    version = 2  # 2: undefined (None) for a scorer that ignores the image, instead of 0 or 1 by the tie rule
     main_metric = "gic"
     needs_images = True
+    image_metrics = ("gic",)
     kind, slots, comparisons = "ic", IC_SLOTS, IC_COMPARISONS
     decide, aggregate = staticmethod(ic_of), staticmethod(joint_rate)
 
@@ -172,12 +198,15 @@ class CommuteGIC(ContrastTask):
 class CommuteConsistency(CommuteTask):
     """IPR, INR, CPR, CNR: TC decisions with the true image against the 50/50 mixed-image baseline."""
 
+    version = 2  # 2: the four rates are undefined (None) for a scorer that ignores the image
     main_metric = "ipr"
     needs_images = True
+    image_metrics = ("ipr", "inr", "cpr", "cnr")
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Score TC with the true images and with the mix of the tuple's two images."""
-        rows = self.rows(data)
+        undefined = self.undefined(model)
+        rows = self.rows(data, undefined)
         tables = self.score(rows, model, TC_SLOTS + MIX_SLOTS)
         ties = self.args["ties"]
         image = [tc_of(table, ties) for table in tables]
@@ -185,19 +214,22 @@ class CommuteConsistency(CommuteTask):
         metrics = {**consistency_rates(image, mixed), "tc": mean_rate(image), "tc_mix": mean_rate(mixed)}
         samples = [self.sample(row, table, tc_ab=i.ab, tc_ba=i.ba, tc_mix_ab=m.ab, tc_mix_ba=m.ba)
                    for row, table, i, m in zip(rows, tables, image, mixed)]
-        return TaskOutput([metrics], samples)
+        return self.output(metrics, samples, undefined)
 
 
 class CommuteOracle(CommuteTask):
     """Max / Min IC and GIC over k candidate images per translation, the replacement rate, TC and GTC there."""
 
+    version = 2  # 2: IC, GIC and replacement rates undefined (None) for a scorer that ignores the image
     dataset = "commute_extended"
     main_metric = "max_gic"
     needs_images = True
+    image_metrics = ("max_ic", "max_gic", "rr_max", "min_ic", "min_gic", "rr_min")
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Score every candidate against both translations, choose, then score TC at the choices."""
-        rows = self.rows(data)
+        undefined = self.undefined(model)
+        rows = self.rows(data, undefined)
         ties = self.args["ties"]
         jobs = [self.candidate_job(row) for row in rows]
         tables = score_tables(model, jobs, self.settings)
@@ -214,9 +246,10 @@ class CommuteOracle(CommuteTask):
             metrics.update({f"{name}_ic": mean_rate(ic), f"{name}_gic": joint_rate(ic), f"rr_{name}": replacement_rate(chosen),
                             f"{name}_tc": mean_rate(tc), f"{name}_gtc": joint_rate(tc)})
             for sample, row, c in zip(samples, rows, chosen):
+                ic_ab, ic_ba = (None, None) if undefined else (c.ic.ab, c.ic.ba)
                 sample["chosen"][name] = {"image_a": row["candidates_a"][c.a], "image_b": row["candidates_b"][c.b],
-                                          "ic_ab": c.ic.ab, "ic_ba": c.ic.ba, "margin": c.margin}
-        return TaskOutput([metrics], samples)
+                                          "ic_ab": ic_ab, "ic_ba": ic_ba, "margin": c.margin}
+        return self.output(metrics, samples, undefined)
 
     def candidate_job(self, row: dict[str, Any]) -> TupleJob:
         """Every candidate image (``a<i>``, ``b<j>``) against both correct translations."""

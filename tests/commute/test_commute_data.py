@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from commute.mmt_builders import MINI, stand_in_images, write_commute
 from conftest import shared_data
@@ -140,3 +142,51 @@ def test_extended_layout_needs_the_extended_folder(mini_commute):
     data_dir, images = mini_commute
     with pytest.raises(HarnessError, match="extended does not exist"):
         load(data_dir, images, loader=CommuteExtendedLoader)
+
+
+def with_image(line: int, name: str) -> list[tuple[str, str, str, str]]:
+    """MINI with the image name of 1-based ``line`` replaced."""
+    lines = list(MINI)
+    lines[line - 1] = (*lines[line - 1][:3], name)
+    return lines
+
+
+@pytest.mark.parametrize("images_given", [True, False])
+def test_image_names_that_leave_the_images_folder_are_data_errors(tmp_path, images_given):
+    secret = stand_in_images(tmp_path / "outside", ["secret.png"]) / "secret.png"  # a real image outside --images
+    images = stand_in_images(tmp_path / "images" / "inner", [line[3] for line in MINI])
+    cases = [(4, "../../outside/secret.png", "goes up with '..'"), (4, "../../../../etc/passwd", "goes up with '..'"),
+             (1, str(secret), "is an absolute path"), (5, "sub/../../outside/secret.png", "goes up with '..'"),
+             (2, "..\\..\\outside\\secret.png", "goes up with '..'"), (6, "C:\\Windows\\win.ini", "is an absolute path")]
+    for line, name, problem in cases:
+        data_dir = write_commute(tmp_path / f"data{line}{len(name)}", with_image(line, name))
+        expected = f"img.order, row {line}, field 'image': image name {name!r} {problem}: image names must resolve inside --images"
+        with pytest.raises(DataError, match=re.escape(expected)):
+            load(data_dir, images if images_given else None)
+
+
+def test_names_inside_the_images_folder_still_load(tmp_path):
+    names = ["sub/rive.jpg", "..banque.png", "./os.jpeg", "aretes.jpg", "grain.jpg", "taupe.jpg"]
+    images = stand_in_images(tmp_path / "images", names)
+    lines = [(*line[:3], name) for line, name in zip(MINI, names)]
+    data = load(write_commute(tmp_path / "data", lines), images).data
+    assert data[0]["image_a_path"] == str((images / "sub" / "rive.jpg").resolve())
+    assert data[0]["image_b_path"] == str((images / "..banque.png").resolve())
+
+
+def test_hub_image_names_and_extended_ids_that_leave_the_folder_are_data_errors(mini_commute, tmp_path):
+    import datasets
+
+    data_dir, images = mini_commute
+    rows = load(data_dir).data.to_list()
+    table = {key: [r[key] for r in rows] for key in rows[0]}
+    table["image_b"][1] = "/etc/passwd"
+    datasets.DatasetDict({"test": datasets.Dataset.from_dict(table)}).save_to_disk(tmp_path / "names")
+    with pytest.raises(DataError, match=r"names, row 2, field 'image_b': image name '/etc/passwd' is an absolute path"):
+        load(tmp_path / "names", images)
+    table = {key: [r[key] for r in rows] for key in rows[0]}
+    table["id"][2] = "../3"
+    datasets.DatasetDict({"test": datasets.Dataset.from_dict(table)}).save_to_disk(tmp_path / "ids")
+    stand_in_images(images, ["extended/1/a/x.jpg"])
+    with pytest.raises(DataError, match=r"ids, row 3, field 'id': tuple id '\.\./3' is not a plain folder name"):
+        load(tmp_path / "ids", images, loader=CommuteExtendedLoader)

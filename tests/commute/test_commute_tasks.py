@@ -8,16 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from commute.fakes import CharScorer, RedScorer, TextOnlyCharScorer, run_task, solid_images
 from commute.mmt_builders import stand_in_images, write_commute
 from conftest import shared_data
 from PIL import Image
 
 from harness.cached_model import CachedModel
-from harness.capabilities import Capability, MixedImage, ScoreRequest
+from harness.capabilities import ScoreRequest
 from harness.cli import main
-from harness.context import RunContext
 from harness.errors import HarnessError
-from harness.model import ModelAdapter, ModelIdentity
 from harness.results import read_records
 from harness.runner import evaluate
 from harness_models.translation.vgamt import VgamtScorer
@@ -25,26 +24,6 @@ from harness_tasks.commute.data import CommuteExtendedLoader, CommuteLoader
 from harness_tasks.commute.tasks import CommuteConsistency, CommuteIC, CommuteOracle, CommuteTC
 
 FOUR = "commute_tc,commute_ic,commute_gtc,commute_gic"
-
-
-class CharScorer(ModelAdapter):
-    """log p of each character c is -(ord(c) % 10) / 10 / T; images ignored; token ids are the code points."""
-
-    capabilities = frozenset({Capability.TRANSLATION_SCORER})
-    calls: list[dict] = []
-
-    def identity(self):
-        return ModelIdentity(self.name, "tests:CharScorer", args=self.args)
-
-    def score_translations(self, requests, temperature=1.0, output="logprobs"):
-        CharScorer.calls.append({"n": len(requests), "temperature": temperature, "output": output})
-        if output == "token_ids":
-            return [np.array([ord(c) for c in r.target]) for r in requests]
-        return [np.array([-(ord(c) % 10) / 10 / temperature for c in r.target]) for r in requests]
-
-
-class TextOnlyCharScorer(CharScorer):
-    uses_images = False
 
 
 @pytest.mark.parametrize(("scorer", "asked"), [(CharScorer, 2), (TextOnlyCharScorer, 1)])
@@ -55,36 +34,6 @@ def test_a_text_only_scorer_is_asked_once_per_source_and_target(scorer, asked):
     first, second = CachedModel(scorer("x"), cache=None).score_translations(requests)
     assert [call["n"] for call in CharScorer.calls] == [asked]
     np.testing.assert_array_equal(first, second)
-
-
-def red(image) -> float:
-    if isinstance(image, MixedImage):
-        return sum(w * red(part) for part, w in zip(image.images, image.weights))
-    return image.getpixel((0, 0))[0]
-
-
-class RedScorer(ModelAdapter):
-    """Every token of target '...#N' gets log p = -|red(image) - N| / 100: P = exp(|red - N| / 100)."""
-
-    capabilities = frozenset({Capability.TRANSLATION_SCORER})
-
-    def identity(self):
-        return ModelIdentity(self.name, "tests:RedScorer", args=self.args)
-
-    def score_translations(self, requests, temperature=1.0, output="logprobs"):
-        return [np.full(3, -abs(red(r.image) - int(r.target.split("#")[1])) / 100) for r in requests]
-
-
-def run_task(task, data, scorer):
-    return task.evaluate(data, CachedModel(scorer, cache=None), RunContext([0]))
-
-
-def solid_images(folder: Path, reds: dict[str, int]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, value in reds.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        Image.new("RGB", (8, 8), (value, 0, 0)).save(folder / name, format="PNG")
-    return folder
 
 
 PREFIXED = [("s", "aaaaZ", "aaaaY", "a.png"), ("s", "aaaaY", "aaaaZ", "b.png")]  # costs: a 0.7, Y 0.9, Z 0.0
@@ -223,12 +172,12 @@ def test_text_only_tc_is_exactly_one_half_on_real_commute(mbart_dir, lang, tmp_p
     assert record.metrics == {"tc": 0.5, "ties": 0.0} and record.model["adapter"].endswith("seq2seq:Seq2SeqScorer")
 
 
-def test_text_only_ic_is_all_ties(mbart_dir, mini_commute, tmp_path):
+def test_text_only_ic_is_all_ties_and_undefined(mbart_dir, mini_commute, tmp_path):
     data_dir, images = mini_commute
     wrong, right = (evaluate("commute_ic", str(mbart_dir), data_dir=str(data_dir), images=str(images),
                              task_args={"ties": ties}, output=tmp_path / ties)[0] for ties in ("wrong", "right"))
-    assert wrong.metrics == {"ic": 0.0, "ties": 1.0} and right.metrics == {"ic": 1.0, "ties": 1.0}
-    assert "|ties:right|" in right.signature
+    assert wrong.metrics == {"ic": None, "ties": 1.0} and right.metrics == {"ic": None, "ties": 1.0}
+    assert "section 5.4" in wrong.undefined["ic"] and "|ties:right|" in right.signature
 
 
 @pytest.mark.real
@@ -244,13 +193,13 @@ def test_consistency_identities_on_real_german(vgamt_dir, tmp_path):
     assert m["cpr"] + m["ipr"] == pytest.approx(m["tc"]) and sum(m[k] for k in ("ipr", "inr", "cpr", "cnr")) == pytest.approx(1)
 
 
-def test_failure_iou_command_from_two_runs(vgamt_dir, mbart_dir, mini_commute, tmp_path, capsys):
+def test_failure_iou_command_from_two_runs(vgamt_dir, cliptrans_dir, mini_commute, tmp_path, capsys):
     data_dir, images = mini_commute
-    for name, model in (("vgamt", vgamt_dir), ("mbart", mbart_dir)):
+    for name, model in (("vgamt", vgamt_dir), ("cliptrans", cliptrans_dir)):  # two scorers that use the image
         evaluate("commute_tc,commute_ic", str(model), data_dir=str(data_dir), images=str(images),
                  output=tmp_path / name, log_samples=True)
     capsys.readouterr()
-    assert main(["commute-iou", str(tmp_path / "vgamt"), str(tmp_path / "mbart"), "--task", "commute_ic"]) == 0
+    assert main(["commute-iou", str(tmp_path / "vgamt"), str(tmp_path / "cliptrans"), "--task", "commute_ic"]) == 0
     table = capsys.readouterr().out.strip().splitlines()
     assert table[0].startswith("| metric |") and table[2].startswith("| IC |")
 
@@ -259,7 +208,7 @@ def test_failure_iou_command_from_two_runs(vgamt_dir, mbart_dir, mini_commute, t
         samples = [json.loads(line) for line in (folder / record.samples_file).read_text().splitlines()]
         return {(s["id"], d) for s in samples for d in ("ab", "ba") if s[f"ic_{d}"] == 0}
 
-    first, second = failures(tmp_path / "vgamt"), failures(tmp_path / "mbart")
+    first, second = failures(tmp_path / "vgamt"), failures(tmp_path / "cliptrans")
     union = first | second
     expected = "n/a" if not union else f"{len(first & second) / len(union):.4f}"
     assert table[2].endswith(f"| {expected} |")
