@@ -323,11 +323,18 @@ def meta_by_direction(records: Sequence[ResultRecord], *, resamples: int, bootst
         except HarnessError as exc:
             print(f"harness: warning: {direction}: no meta-evaluation: {exc}", file=sys.stderr)
             directions[direction] = {"skipped": str(exc)}
-    return {"dataset": datasets[0][0], "split": datasets[0][1], "directions": directions, "aggregation": aggregate_pairs(records)}
+    try:
+        aggregation = aggregate_pairs(records)
+    except HarnessError as exc:
+        print(f"harness: warning: no aggregation over language pairs: {exc}", file=sys.stderr)
+        aggregation = {"skipped": str(exc)}
+    return {"dataset": datasets[0][0], "split": datasets[0][1], "directions": directions, "aggregation": aggregation}
 
 
 def format_aggregation(aggregation: dict[str, Any]) -> str:
     """The per-pair table as text, with the chance level of each pair."""
+    if "skipped" in aggregation:
+        return f"no aggregation over language pairs: {aggregation['skipped']}"
     table = aggregations.PairTable(aggregation["table"]["pairs"], [aggregations.PairRow(r["model"], r["scores"], r["average"])
                                                                   for r in aggregation["table"]["rows"]])
     text = aggregations.format_pair_table(table, f"BackRetrieval {aggregation['metric']}")
@@ -336,27 +343,25 @@ def format_aggregation(aggregation: dict[str, Any]) -> str:
 
 
 def _write(folder: Path, result: dict[str, Any]) -> list[Path]:
-    """meta.json, a scatter plot per direction and, over several directions, the box plot over pairs."""
+    """A scatter plot per direction, over several directions the box plot over pairs, and meta.json (written last)."""
     folder.mkdir(parents=True, exist_ok=True)
-    written = [folder / "meta.json"]
-    if "directions" not in result:
-        plot(result, folder / "xlr_vs_backretrieval.png")
-        written.append(folder / "xlr_vs_backretrieval.png")
-    else:
-        for direction, single in result["directions"].items():
-            if "skipped" not in single:
-                plot(single, folder / f"xlr_vs_backretrieval_{direction}.png")
-                written.append(folder / f"xlr_vs_backretrieval_{direction}.png")
-        aggregation = result["aggregation"]
+    singles = {"": result} if "directions" not in result else {f"_{d}": one for d, one in result["directions"].items()}
+    written = []
+    for suffix, single in singles.items():
+        if "skipped" not in single:
+            written.append(folder / f"xlr_vs_backretrieval{suffix}.png")
+            plot(single, written[-1])
+    aggregation = result.get("aggregation", {"skipped": "one direction"})
+    if "skipped" not in aggregation:
+        written.append(folder / "bkr_over_pairs.png")
         drawn = aggregations.pair_boxplot(
-            aggregation["scores"], folder / "bkr_over_pairs.png", chance=aggregation["chance"],
+            aggregation["scores"], written[-1], chance=aggregation["chance"],
             title=f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, "
                   f"{result['dataset']} {result['split']}",
             ylabel=f"BackRetrieval Recall@{aggregation['k']}")
-        aggregation["boxplot"] = {"file": "bkr_over_pairs.png", "models": drawn.models, "medians": drawn.medians}
-        written.append(folder / "bkr_over_pairs.png")
-    written[0].write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
-    return written
+        aggregation["boxplot"] = {"file": written[-1].name, "models": drawn.models, "medians": drawn.medians}
+    (folder / "meta.json").write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+    return [folder / "meta.json", *written]
 
 
 class MetaCommand:

@@ -29,13 +29,16 @@ ALPHA = 0.05
 RESAMPLES = 2000
 CONFIDENCE = 0.95
 MIN_MODELS_TEST = 4  # Steiger's Z scales by sqrt(n - 3)
+# Var(atanh rho) of Spearman's rho is about 1.06 / (n - 3) (Fieller, Hartley and Pearson 1957), not 1 / (n - 3)
+VARIANCE_FACTOR: dict[str, float] = {"pearson": 1.0, "spearman": 1.06}
 
 
-def steiger_z(r_xb: float, r_xc: float, r_bc: float, n: int) -> tuple[float, float] | None:
+def steiger_z(r_xb: float, r_xc: float, r_bc: float, n: int, variance_factor: float = 1.0) -> tuple[float, float] | None:
     """Steiger's (1980, eq. 15) Z and its two-sided p for H0: rho(x, b) = rho(x, c), with b and c correlated by ``r_bc``.
 
-    Z = (atanh r_xb - atanh r_xc) sqrt(n - 3) / sqrt(2 - 2 c), where, with rbar = (r_xb + r_xc) / 2,
-    psi = r_bc (1 - 2 rbar^2) - rbar^2 (1 - 2 rbar^2 - r_bc^2) / 2 and c = psi / (1 - rbar^2)^2.
+    Z = (atanh r_xb - atanh r_xc) sqrt(n - 3) / sqrt(f (2 - 2 c)), where, with rbar = (r_xb + r_xc) / 2,
+    psi = r_bc (1 - 2 rbar^2) - rbar^2 (1 - 2 rbar^2 - r_bc^2) / 2 and c = psi / (1 - rbar^2)^2;
+    f = ``variance_factor`` (1 for Pearson's r, 1.06 for Spearman's rho).
     None when undefined: n < 4, a correlation missing or of magnitude 1, or a non-positive variance.
     """
     from scipy.stats import norm
@@ -48,7 +51,7 @@ def steiger_z(r_xb: float, r_xc: float, r_bc: float, n: int) -> tuple[float, flo
     covariance = psi / (1 - mean_sq) ** 2
     if 2 - 2 * covariance <= 0:
         return None
-    z = (math.atanh(r_xb) - math.atanh(r_xc)) * math.sqrt(n - 3) / math.sqrt(2 - 2 * covariance)
+    z = (math.atanh(r_xb) - math.atanh(r_xc)) * math.sqrt(n - 3) / math.sqrt(variance_factor * (2 - 2 * covariance))
     return z, float(2 * norm.sf(abs(z)))
 
 
@@ -70,7 +73,7 @@ def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: M
     series = [per_seed(a, b, method) for a, b in ((xlr, bkr), (xlr, corr), (bkr, corr))]
     seeds = []
     for r_xb, r_xc, r_bc in zip(*series):
-        result = steiger_z(*(None if np.isnan(v) else float(v) for v in (r_xb, r_xc, r_bc)), n)
+        result = steiger_z(*(None if np.isnan(v) else float(v) for v in (r_xb, r_xc, r_bc)), n, VARIANCE_FACTOR[method])
         seeds.append(None if result is None else {"z": result[0], "p": result[1]})
     pvalues = [s["p"] for s in seeds if s is not None]
     return {

@@ -103,7 +103,10 @@ def test_dependent_test_over_two_seeds_by_hand():
     assert result["share_significant"] == 0.0
     assert result["median_p"] == pytest.approx((0.653076 + 0.217075) / 2, abs=1e-6)
     assert result["combined_p"] == pytest.approx(2 * 0.217075, abs=1e-6)
-    assert dependent_test(XLR, BKR, CORR, "spearman")["per_seed"] == result["per_seed"]
+    # Spearman's rho equals r here, but its Fisher z has variance 1.06 / (n - 3): Z shrinks by sqrt(1.06)
+    spearman = dependent_test(XLR, BKR, CORR, "spearman")["per_seed"]
+    assert [s["z"] for s in spearman] == pytest.approx([s["z"] / math.sqrt(1.06) for s in result["per_seed"]])
+    assert steiger_z(0.9, 0.8, 0.6, 5, 1.06)[0] == pytest.approx(0.449492 / math.sqrt(1.06), abs=1e-6)
 
 
 def test_dependent_test_significant_seed_and_undefined_seed():
