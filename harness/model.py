@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.capabilities import Capability
+from harness.errors import HarnessError
 from harness.params import Param, resolve_params
 
 
 @dataclass(frozen=True)
 class ModelIdentity:
-    """Everything that determines a model's outputs; the cache key and results both use it."""
+    """Everything that determines a model's outputs (weights, arguments, adapter code); the cache key and results both use it."""
 
     name: str
     adapter: str
@@ -24,6 +27,20 @@ class ModelIdentity:
     revision: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
     dtype: str | None = None
+    # the adapter's code (filled from ``adapter`` when none is given): its distribution and version, and a
+    # hash of its source when that can change without a new version (editable or folder installs)
+    distribution: str | None = None
+    distribution_version: str | None = None
+    code: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.distribution is None and self.distribution_version is None and self.code is None:
+            from harness.provenance import code_identity
+
+            found = code_identity(self.adapter)
+            object.__setattr__(self, "distribution", found.distribution)
+            object.__setattr__(self, "distribution_version", found.version)
+            object.__setattr__(self, "code", found.source_hash)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-serialisable dict."""
@@ -72,11 +89,18 @@ class ModelAdapter:
         """Load weights; adapters without weights need not override it."""
 
 
+RACY_SECONDS = 2.0  # a file changed this recently may change again within one timestamp tick: not memoised
+
+
 def local_revision(path: str | os.PathLike[str]) -> str:
     """A content hash of the files in a local model folder (or of one file).
 
-    Weight files are large, so each file's hash is remembered in the harness cache keyed by
-    (path, size, modification time) and recomputed only when the file changes.
+    Weight files are large, so each file's hash is remembered in the harness cache under its
+    path, device, inode, size, modification time and status-change time (``ctime``, which no
+    program can set back): a file rewritten in place, replaced, or touched back to its old
+    modification time is hashed again. A file changed within the last ``RACY_SECONDS`` is not
+    memoised (it could change again within the same timestamp tick). Under ``--no-cache`` no
+    memo is kept and every file is hashed.
     """
     from harness.cache import default_cache
 
@@ -85,14 +109,27 @@ def local_revision(path: str | os.PathLike[str]) -> str:
     combined = hashlib.sha256()
     cache = default_cache()
     for file in files:
-        stat = file.stat()
-        memo_key = f"filehash:{file.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-        digest = cache.get_text(memo_key)
-        if digest is None:
-            digest = file_sha256(file)
-            cache.put_text(memo_key, digest)
+        digest = memoised_sha256(file, cache)
         combined.update(f"{file.relative_to(root) if root.is_dir() else file.name}\0{digest}\n".encode())
     return "sha256:" + combined.hexdigest()[:16]
+
+
+def memoised_sha256(file: Path, cache: Any) -> str:
+    """SHA-256 of a file, remembered in ``cache`` (a ``harness.cache.Cache`` or None) while the file is unchanged."""
+    if cache is None:
+        return file_sha256(file)
+    before = file.stat()
+    memo_key = (f"filehash:v2:{file.resolve()}:{before.st_dev}:{before.st_ino}:{before.st_size}:"
+                f"{before.st_mtime_ns}:{before.st_ctime_ns}")
+    digest = cache.get_text(memo_key)
+    if digest is None:
+        digest = file_sha256(file)
+        after = file.stat()
+        unchanged = (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
+            before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+        if unchanged and time.time() - after.st_ctime_ns / 1e9 > RACY_SECONDS:
+            cache.put_text(memo_key, digest)
+    return digest
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -104,15 +141,64 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return digest.hexdigest()
 
 
-def hub_revision(repo_id: str, revision: str | None = None) -> str:
-    """The commit a Hub model id resolves to (from the local Hub cache when offline)."""
-    from huggingface_hub import snapshot_download
+HUB_CONNECT_TIMEOUT = 5.0  # seconds to reach the Hub once, before any download with its retries
 
+
+def hub_revision(repo_id: str, revision: str | None = None) -> str:
+    """The commit a Hub model id resolves to (from the local Hub cache when offline).
+
+    With ``HF_HUB_OFFLINE=1`` only the local Hub cache is asked ("unresolved" when the model is
+    not there; loading it then fails with a clear error). Otherwise the Hub must answer a
+    connection within ``HUB_CONNECT_TIMEOUT`` seconds, checked once per process, or this is an
+    error suggesting ``HF_HUB_OFFLINE=1`` or a local folder, rather than a minute of retries.
+    """
+    from huggingface_hub import constants, snapshot_download
+
+    if not constants.HF_HUB_OFFLINE:
+        problem = hub_unreachable(constants.ENDPOINT)
+        if problem is not None:
+            raise HarnessError(
+                f"model {repo_id!r}: the Hugging Face Hub ({constants.ENDPOINT}) is unreachable ({problem}); set "
+                "HF_HUB_OFFLINE=1 to use models already in the local Hub cache, or give a local folder as --model"
+            )
     try:
         folder = snapshot_download(repo_id, revision=revision, allow_patterns=["config.json"])
     except Exception:
         return revision or "unresolved"
     return Path(folder).name
+
+
+@functools.lru_cache(maxsize=None)
+def hub_unreachable(endpoint: str) -> str | None:
+    """None when a TCP connection to the endpoint's host (or its proxy) opens within the timeout, else why not.
+
+    Asked once per endpoint and process.
+    """
+    import socket
+    import threading
+    import urllib.parse
+    import urllib.request
+
+    url = urllib.parse.urlsplit(endpoint)
+    proxy = urllib.request.getproxies().get(url.scheme)
+    if proxy and url.hostname and not urllib.request.proxy_bypass(url.hostname):
+        url = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+    host, port = url.hostname, url.port or (443 if url.scheme == "https" else 80)
+    if not host:
+        return f"no host in {endpoint!r}"
+    outcome: list[str | None] = []
+
+    def connect() -> None:  # in a thread: name resolution has no timeout of its own
+        try:
+            socket.create_connection((host, port), timeout=HUB_CONNECT_TIMEOUT).close()
+            outcome.append(None)
+        except OSError as exc:
+            outcome.append(f"{type(exc).__name__}: {exc.strerror or exc}")
+
+    thread = threading.Thread(target=connect, daemon=True)
+    thread.start()
+    thread.join(HUB_CONNECT_TIMEOUT)
+    return outcome[0] if outcome else f"no answer within {HUB_CONNECT_TIMEOUT:g} s"
 
 
 def source_revision(source: str, revision: str | None = None) -> str:

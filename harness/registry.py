@@ -86,6 +86,18 @@ class Registry:
         """Import and return the object registered as ``name``."""
         return self.get(kind, name).load()
 
+    def distributions(self, names: Iterable[tuple[str, str]] = (), refs: Iterable[str] = ()) -> dict[str, str]:
+        """Distribution -> version of the plugins that registered these (kind, name) pairs or ``module:attr`` references.
+
+        A model adapter is found by its reference (``ModelIdentity.adapter``), whatever name
+        (preset, Hub id) it was reached by. Plugins that are not installed packages are left out.
+        """
+        wanted = set(refs)
+        plugins = {self.entries[kind][name].plugin for kind, name in names if name in self.entries[kind]}
+        plugins |= {r.plugin for table in self.entries.values() for r in table.values() if r.ref in wanted}
+        infos = [self.plugins[p] for p in sorted(plugins) if p in self.plugins]
+        return {info.package: info.version or "unknown" for info in infos if info.package is not None}
+
     def add(self, registration: Registration) -> None:
         """Add one registration; a name registered twice is an error naming both plugins."""
         table = self.entries[registration.kind]

@@ -241,11 +241,19 @@ def task_signature(task: str, version: int, args: dict[str, Any], dataset: dict[
 
 
 def _model_part(role: str, model: dict[str, Any]) -> str:
-    """``role:name@revision``, with a digest of the model's arguments when it has any."""
+    """``role:name@revision``, with a digest of the model's arguments when it has any, and one of its
+    adapter's code (distribution, version, source hash) when the identity records it: ``#args:…#code:…``."""
     part = f"{role}:{model['name']}@{_short(model.get('revision') or 'none')}"
     if model.get("args"):
-        part += f"#args:{hashlib.sha256(json.dumps(model['args'], sort_keys=True, default=str).encode()).hexdigest()[:8]}"
+        part += f"#args:{_digest8(model['args'])}"
+    code = [model.get("distribution"), model.get("distribution_version"), model.get("code")]
+    if any(code):
+        part += f"#code:{_digest8(code)}"
     return part
+
+
+def _digest8(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
 
 
 def full_signature(task_sig: str, model: dict[str, Any]) -> str:

@@ -6,6 +6,7 @@ import hashlib
 import math
 import os
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import provenance
-from harness.cache import Cache
+from harness.cache import default_cache, honours_no_cache
 from harness.cached_model import CachedModel
 from harness.context import RunContext
 from harness.data import DatasetLoader, LoadedData
@@ -170,6 +171,7 @@ def check_output_folder(output: str | os.PathLike[str]) -> Path:
     return folder
 
 
+@honours_no_cache  # --no-cache: no cache file is opened, not even for the weight-hash memo
 def evaluate(
     tasks: str | Sequence[str],
     model: str,
@@ -225,7 +227,7 @@ def evaluate(
         registry, model, parse_kv(model_args, "--model-args"),
         {t.name: t.requires for t in task_objects}, device=device, batch_size=batch_size,
     )
-    cache = Cache() if use_cache else None
+    cache = default_cache() if use_cache else None
     cached_model = CachedModel(adapter, cache, progress, partition)
     aux = {"image": (image_model, parse_kv(image_model_args, "--image-model-args"))} if image_model else {}
     done = {r.signature for r in read_records(folder / RESULTS_FILE)[0]} if resume and is_main else set()
@@ -246,6 +248,7 @@ def evaluate(
         task_sig = task_signature(task.name, task.version, all_args, loaded.identity, seed_list if task.uses_seeds else None,
                                   ctx.aux_identities(task.name))
         signature = full_signature(task_sig, cached_model.identity.as_dict())
+        _SERVED_BY[task] = served_by(registry, task, [cached_model.identity.as_dict(), *ctx.aux_identities(task.name).values()])
         if signature in done:
             outcomes.append(Skipped(task.name, signature))
             continue
@@ -276,6 +279,18 @@ def evaluate(
     return outcomes
 
 
+_SERVED_BY: weakref.WeakKeyDictionary[Task, dict[str, str]] = weakref.WeakKeyDictionary()  # task -> its results' ``plugins``
+
+
+def served_by(registry: Registry, task: Task, models: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Distribution -> version of every plugin package serving a task: the task's, its dataset loader's, its models' adapters'."""
+    found = registry.distributions([("task", task.name), ("dataset", task.dataset)], [m.get("adapter", "") for m in models])
+    for model in models:  # an adapter no registration points to directly (a subclass): its own distribution
+        if model.get("distribution") and model.get("distribution_version"):
+            found.setdefault(model["distribution"], model["distribution_version"])
+    return found
+
+
 def _record(task: Task, args: dict[str, Any], model: CachedModel, loaded: LoadedData, seeds: list[int], result: TaskOutput, task_sig: str,
             signature: str, samples_file: str | None, run: dict[str, Any], started: datetime, wall: float) -> ResultRecord:
     means, stds, series = aggregate(result.per_seed)
@@ -289,7 +304,7 @@ def _record(task: Task, args: dict[str, Any], model: CachedModel, loaded: Loaded
         harness={"version": provenance.harness_version(), "git": provenance.harness_git()},
         environment=provenance.library_versions(), hardware=provenance.hardware(run["device"]),
         started=started.isoformat(timespec="seconds"), wall_seconds=round(wall, 3),
-        samples_file=samples_file, extra=result.extra, undefined=dict(result.undefined),
+        samples_file=samples_file, extra=result.extra, undefined=dict(result.undefined), plugins=_SERVED_BY.get(task, {}),
     )
 
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from harness.cache import Cache, array_to_bytes, bytes_to_array, make_key
+from harness.cache import TABLE, Cache, array_to_bytes, bytes_to_array, make_key
 from harness.cached_model import _decode_tokens, _encode_tokens, image_content_key
 from harness.capabilities import TokenEmbeddings
 
@@ -73,7 +73,7 @@ def test_kill_minus_nine_leaves_no_corrupt_entry(tmp_path):
     process.send_signal(signal.SIGKILL)
     process.wait()
     cache = Cache(tmp_path)
-    keys = [row[0] for row in cache._connection().execute("SELECT key FROM entries")]
+    keys = [row[0] for row in cache._connection().execute(f"SELECT key FROM {TABLE}")]
     assert keys and len(keys) % 20 == 0  # whole transactions only
     for key, value in cache.get_many(keys).items():
         batch = int(key[1:].split("-")[0])
@@ -97,3 +97,61 @@ def test_processes_opening_a_fresh_cache_at_once_all_succeed(tmp_path):
             process.join(60)
         assert [p.exitcode for p in processes] == [0, 0, 0, 0]
         assert Cache(folder).get_many([f"key{i}" for i in range(4)]).keys() == {f"key{i}" for i in range(4)}
+
+
+def test_a_value_under_another_key_or_altered_is_a_miss(tmp_path, capsys):
+    cache = Cache(tmp_path)
+    cache.put_many({"a": b"alpha", "b": b"beta", "c": b"gamma"})
+    connection = cache._connection()
+    connection.execute(f"UPDATE {TABLE} SET value = (SELECT value FROM {TABLE} WHERE key = 'a') WHERE key = 'b'")
+    connection.execute(f"UPDATE {TABLE} SET value = X'00' WHERE key = 'c'")
+    assert cache.get_many(["a", "b", "c"]) == {"a": b"alpha"}
+    assert "2 damaged value(s) ignored" in capsys.readouterr().err
+    cache.put_many({"b": b"beta"})  # computed again, stored again
+    assert cache.get_many(["b"]) == {"b": b"beta"}
+
+
+def test_a_text_value_that_is_not_utf8_is_a_miss(tmp_path):
+    cache = Cache(tmp_path)
+    cache.put_many({"t": b"\xff\xfe"})
+    assert cache.get_text("t") is None
+
+
+def test_one_process_heals_and_another_follows_to_the_fresh_file(tmp_path, capsys):
+    first, second = Cache(tmp_path), Cache(tmp_path)
+    first.put_many({f"k{i}": bytes(300) for i in range(200)})
+    assert len(second) == 200  # both connected to the same file
+    first._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    first._drop_connection()
+    second._drop_connection()
+    with open(first.path, "r+b") as handle:
+        handle.seek(4096)
+        handle.write(b"\x00\xff" * 20000)
+    assert first.get_many(["k1"]) == {}  # heals: moved aside, fresh file
+    first.put_many({"new": b"1"})
+    assert second.get_many(["new", "k1"]) == {"new": b"1"}  # follows to the fresh file, does not move it aside again
+    assert len(list(tmp_path.glob("cache.sqlite3.corrupt-*"))) == 1
+    assert capsys.readouterr().err.count("is damaged") == 1
+
+
+def test_a_failed_write_is_one_warning_and_the_run_goes_on(tmp_path, capsys):
+    cache = Cache(tmp_path)
+    cache.put_many({"small": b"1"})
+    connection = cache._connection()
+    pages = connection.execute("PRAGMA page_count").fetchone()[0]
+    connection.execute(f"PRAGMA max_page_count = {pages}")  # as good as a full disk for SQLite
+    cache.put_many({"big": bytes(100_000)})
+    cache.put_many({"big2": bytes(100_000)})
+    err = capsys.readouterr().err
+    assert err.count("could not be written") == 1 and "database or disk is full" in err
+    assert cache.get_many(["small", "big"]) == {"small": b"1"}
+
+
+def test_no_cache_means_no_default_cache(tmp_path, monkeypatch):
+    from harness.cache import caching, default_cache
+
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "c"))
+    with caching(False):
+        assert default_cache() is None
+    assert not (tmp_path / "c").exists()
+    assert default_cache() is not None and (tmp_path / "c" / "cache.sqlite3").exists()
