@@ -13,11 +13,13 @@ from harness.errors import DataError
 def load_pairs(source: str, split: str, value_column: str, check: Callable[[Any], str | None]) -> LoadedData:
     """Load ``sentence1``, ``sentence2`` and ``value_column``; ``check(value)`` returns a problem or None.
 
-    Empty sentences and bad values fail naming the row; an ``id`` column (1-based row numbers)
-    is added when the dataset has none.
+    No rows, empty sentences and bad values fail (naming the row); an ``id`` column (1-based row
+    numbers) is added when the dataset has none.
     """
     loaded = load_hf_dataset(source, split)
     require_columns(source, loaded.data, ["sentence1", "sentence2", value_column])
+    if len(loaded.data) == 0:
+        raise DataError(source, f"split {split!r} has no rows")
     for column in ("sentence1", "sentence2"):
         check_nonempty(source, column, loaded.data[column])
     for row, value in enumerate(loaded.data[value_column], start=1):

@@ -4,7 +4,8 @@ Raw layout (SemEval-2016 cross-lingual STS): for each set name S, ``STS.input.S.
 pair per line, two tab-separated texts (further columns are ignored), and ``STS.gs.S.txt`` the
 gold score of the same line. The column order differs between files, so it is detected per
 file (``language.first_column_is``) rather than trusted. A gold line that is empty marks a pair
-without gold (SemEval's evaluation skips those) and the pair is left out.
+without gold (SemEval's evaluation skips those) and the pair is left out; a set with no gold
+line left is a data error.
 
 Otherwise ``--data-dir`` is a Hub id or ``save_to_disk`` folder with ``sentence1`` (src),
 ``sentence2`` (tgt) and ``score`` columns.
@@ -56,6 +57,10 @@ def read_set(folder: Path, name: str, src: str, tgt: str) -> tuple[dict[str, lis
             if not text.strip():
                 raise DataError(str(input_path), "empty text", row=row, field=f"column {column}")
         pairs.append((fields[0], fields[1]))
+    if not pairs:
+        raise DataError(str(input_path), "has no pairs (the file is empty)")
+    if not any(gold.strip() for gold in lines["gold"]):
+        raise DataError(str(gold_path), f"no pair has a gold score: all {len(pairs)} gold lines are empty", field="score")
     src_first = first_column_is(pairs, src, tgt, str(input_path))
     rows: dict[str, list[Any]] = {"id": [], "set": [], "sentence1": [], "sentence2": [], "score": []}
     for row, ((first, second), gold) in enumerate(zip(pairs, lines["gold"]), start=1):

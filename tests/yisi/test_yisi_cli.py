@@ -91,3 +91,15 @@ def test_errors_are_one_line(argv, message, tmp_path, capsys):
     assert main(["run", *argv, "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_sts_with_only_empty_gold_lines_exits_2_naming_the_file(tmp_path, capsys):
+    from yisi.helpers import STS_PAIRS, write_sts
+
+    folder = write_sts(tmp_path / "sts", {"news": ([(en, es, "") for en, es, _ in STS_PAIRS[:3]], True)})
+    code = main(["run", "--tasks", "yisi2_sts", "--model", "lexical-ngrams", "--data-dir", str(folder),
+                 "--output", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"{folder / 'STS.gs.news.txt'}, field 'score': no pair has a gold score: all 3 gold lines are empty" in err
+    assert not (tmp_path / "out" / "results.jsonl").exists() or (tmp_path / "out" / "results.jsonl").read_text() == ""

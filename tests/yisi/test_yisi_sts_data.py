@@ -88,3 +88,28 @@ def test_saved_dataset_with_sentence1_sentence2_score(tmp_path):
     datasets.Dataset.from_dict({"sentence1": ["a", ""], "sentence2": ["x", "y"], "score": [1.0, 2.0]}).save_to_disk(empty)
     with pytest.raises(DataError, match="row 2, field 'sentence1': empty text"):
         load(empty)
+
+
+def test_a_set_whose_gold_lines_are_all_empty_is_a_data_error(tmp_path):
+    folder = write_sts(tmp_path / "a", {"x": ([(en, es, "") for en, es, _ in STS_PAIRS[:3]], False)})
+    with pytest.raises(DataError, match=r"STS\.gs\.x\.txt, field 'score': no pair has a gold score: all 3 gold lines are empty"):
+        load(folder)
+    # beside a set with gold, the empty set is still named (not silently dropped)
+    write_sts(folder, {"y": (STS_PAIRS[:3], False)})
+    with pytest.raises(DataError, match=r"STS\.gs\.x\.txt"):
+        load(folder)
+    assert len(load(folder, set="y").data) == 3
+    (folder / "STS.input.x.txt").write_text("")
+    (folder / "STS.gs.x.txt").write_text("")
+    with pytest.raises(DataError, match=r"STS\.input\.x\.txt: has no pairs \(the file is empty\)"):
+        load(folder, set="x")
+
+
+def test_a_dataset_without_rows_is_a_data_error(monkeypatch):
+    import harness_tasks.yisi.pairs_data as pairs_data
+    from harness.data import LoadedData
+
+    empty = datasets.Dataset.from_dict({"sentence1": [], "sentence2": [], "score": []})
+    monkeypatch.setattr(pairs_data, "load_hf_dataset", lambda source, split: LoadedData(empty, {"source": source}))
+    with pytest.raises(DataError, match="owner/sts: split 'test' has no rows"):
+        StsLoader("sts_crosslingual").load("owner/sts", ARGS)
