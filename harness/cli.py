@@ -39,6 +39,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         "a final run without --shard writes the results")
     parser.add_argument("--dist-timeout", type=float, default=None, metavar="SECONDS",
                         help="timeout of collectives under torchrun/accelerate (default 1800, or HARNESS_DIST_TIMEOUT)")
+    parser.add_argument("--include-path", default=None, metavar="DIR",
+                        help="also register the YAML task presets of DIR (see docs/plugins.md)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="check everything and print the plan (tasks, arguments, data, models, cached outputs); compute nothing")
 
 
 def _command_run(args: argparse.Namespace) -> int:
@@ -47,14 +51,17 @@ def _command_run(args: argparse.Namespace) -> int:
     from harness.runner import ShardDone, Skipped, evaluate
     from harness.summary import print_summary
 
+    options = dict(
+        model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
+        images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
+        limit=args.limit, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
+        output=args.output, log_samples=args.log_samples, resume=args.resume, use_cache=not args.no_cache,
+        shard=args.shard, dist_timeout=args.dist_timeout, progress=Progress(enabled=True), include_path=args.include_path,
+    )
     try:
-        outcomes = evaluate(
-            args.tasks, args.model, model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
-            images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
-            limit=args.limit, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
-            output=args.output, log_samples=args.log_samples, resume=args.resume, use_cache=not args.no_cache,
-            shard=args.shard, dist_timeout=args.dist_timeout, progress=Progress(enabled=True),
-        )
+        if args.dry_run:
+            return _dry_run(args.tasks, args.model, options)
+        outcomes = evaluate(args.tasks, args.model, **options)
     finally:
         shutdown()
     for outcome in outcomes:
@@ -64,6 +71,17 @@ def _command_run(args: argparse.Namespace) -> int:
             print(f"shard {outcome.shard}: {outcome.task}: this shard's model outputs are cached "
                   f"({outcome.missing} belong to other shards); run again without --shard to write the results", file=sys.stderr)
     print_summary([o for o in outcomes if not isinstance(o, (Skipped, ShardDone))], args.output)
+    return 0
+
+
+def _dry_run(tasks: str, model: str, options: dict[str, Any]) -> int:
+    """Print the plan of a run (``--dry-run``): nothing is computed or written."""
+    from harness.plan import count_outputs, format_plan
+    from harness.runner import prepare
+
+    plan = prepare(tasks, model, **{**options, "output": None, "resume": False, "log_samples": False})
+    count_outputs(plan)
+    print(format_plan(plan))
     return 0
 
 

@@ -22,8 +22,10 @@ from harness.distributed import RankPartition, ShardPartition, init_from_launche
 from harness.errors import HarnessError, UnknownNameError
 from harness.jsonl import write_json_lines_atomic
 from harness.params import parse_kv, resolve_params
+from harness.plan import RunPlan, TaskPlan, count_outputs
 from harness.progress import Progress
 from harness.registry import Registry, get_registry
+from harness.inmemory import adapter_is_cacheable, in_memory_adapter
 from harness.resolve import build_adapter
 from harness.results import RESULTS_FILE, ResultRecord, append_record, full_signature, read_records, task_signature
 from harness.task import Task, TaskOutput
@@ -172,9 +174,32 @@ def check_output_folder(output: str | os.PathLike[str]) -> Path:
 
 
 @honours_no_cache  # --no-cache: no cache file is opened, not even for the weight-hash memo
-def evaluate(
+def evaluate(tasks: str | Sequence[str], model: Any, *, dry_run: bool = False, **options: Any) -> list[Any]:
+    """Run tasks on one model and append one results line per task to ``<output>/results.jsonl``.
+
+    ``model`` is a registered name, a Hub id or folder, a ``ModelAdapter`` instance, or any object
+    with ``encode(texts)`` returning one vector per text (used as a text encoder, uncached);
+    ``options`` are the keyword arguments of ``prepare``. Every precondition of every task is checked first (``prepare``); then each task's line is
+    written as soon as that task finishes, so an error in a later task loses nothing already
+    computed. With ``output=None`` nothing is written. Returns the records (``Skipped`` for
+    resumed tasks, ``ShardDone`` for tasks whose shard could not see every model output); with
+    ``dry_run=True`` nothing is computed and the ``TaskPlan`` of each task is returned, with its
+    counts of cached model outputs and of those a run would compute.
+
+    Under ``torchrun`` / ``accelerate launch`` every rank computes its share of the missing
+    model outputs and rank 0 alone writes results. With ``shard="i/N"`` only slice i of the
+    missing outputs is computed and cached (see ``harness.distributed``).
+    """
+    plan = prepare(tasks, model, **options)
+    if dry_run:
+        return count_outputs(plan)
+    return execute(plan)
+
+
+@honours_no_cache
+def prepare(
     tasks: str | Sequence[str],
-    model: str,
+    model: Any,
     *,
     model_args: str | Mapping[str, Any] | None = None,
     task_args: str | Mapping[str, Any] | None = None,
@@ -187,7 +212,7 @@ def evaluate(
     seed: int | None = None,
     batch_size: int = 32,
     device: str = "auto",
-    output: str | os.PathLike[str] = "results",
+    output: str | os.PathLike[str] | None = "results",
     log_samples: bool = False,
     resume: bool = False,
     use_cache: bool = True,
@@ -195,23 +220,25 @@ def evaluate(
     dist_timeout: float | None = None,
     progress: Progress | None = None,
     registry: Registry | None = None,
-) -> list[ResultRecord | Skipped | ShardDone]:
-    """Run tasks on one model and append one results line per task to ``<output>/results.jsonl``.
+    include_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+) -> RunPlan:
+    """The preflight: check every precondition of every task before any inference; the run's plan.
 
-    Each task's line is written as soon as that task finishes, so an error in a later task
-    loses nothing already computed. Returns the records (``Skipped`` for resumed tasks,
-    ``ShardDone`` for tasks whose shard could not see every model output).
-
-    Under ``torchrun`` / ``accelerate launch`` every rank computes its share of the missing
-    model outputs and rank 0 alone writes results. With ``shard="i/N"`` only slice i of the
-    missing outputs is computed and cached (see ``harness.distributed``).
+    Resolves the tasks and their arguments, the model and its capabilities, the auxiliary
+    models, the output folder, and loads and validates every task's data (images included).
     """
     registry = registry or get_registry()
+    if include_path is not None:
+        from harness.presets import include_presets
+
+        registry = include_presets(registry, include_path)
     progress = progress or Progress(enabled=False)
     given_args = parse_kv(task_args, "--task-args")
     task_objects = build_tasks(registry, split_names(tasks), given_args, data_dir)
     if batch_size < 1:
         raise HarnessError(f"--batch-size must be at least 1, got {batch_size}")
+    if output is None and (resume or log_samples):
+        raise HarnessError("--resume and --log-samples need an output folder (output=None writes nothing)")
     partition: RankPartition | ShardPartition | None = parse_shard(shard) if shard else None
     device = resolve_device(device)
     launched = init_from_launcher(device, dist_timeout)
@@ -222,59 +249,89 @@ def evaluate(
     is_main = not isinstance(partition, RankPartition) or partition.rank == 0
     if not is_main:
         progress = Progress(enabled=False)
-    folder = check_output_folder(output) if is_main else Path(output)
-    adapter = build_adapter(
-        registry, model, parse_kv(model_args, "--model-args"),
-        {t.name: t.requires for t in task_objects}, device=device, batch_size=batch_size,
-    )
-    cache = default_cache() if use_cache else None
+    folder = None if output is None else check_output_folder(output) if is_main else Path(output)
+    needs = {t.name: t.requires for t in task_objects}
+    if isinstance(model, str):
+        adapter = build_adapter(registry, model, parse_kv(model_args, "--model-args"), needs, device=device, batch_size=batch_size)
+    else:
+        adapter = in_memory_adapter(model, needs, device=device, batch_size=batch_size)
+    cache = default_cache() if use_cache and adapter_is_cacheable(adapter) else None
     cached_model = CachedModel(adapter, cache, progress, partition)
     aux = {"image": (image_model, parse_kv(image_model_args, "--image-model-args"))} if image_model else {}
-    done = {r.signature for r in read_records(folder / RESULTS_FILE)[0]} if resume and is_main else set()
+    done = {r.signature for r in read_records(folder / RESULTS_FILE)[0]} if resume and folder is not None and is_main else set()
     if isinstance(partition, RankPartition):
         done = partition.from_main(done, "agreeing on finished tasks")
-    outcomes: list[ResultRecord | Skipped | ShardDone] = []
     aux_loaded: dict[str, CachedModel] = {}  # auxiliary models, built once for all tasks
     world_size = partition.world_size if isinstance(partition, RankPartition) else 1
+    plans = []
     for task in task_objects:
-        started = datetime.now(timezone.utc)
         clock = time.perf_counter()
-        apply_fallback(registry, task, data_dir)
+        source = data_dir if data_dir is not None else task_data_source(task)
+        apply_fallback(registry, task, source)
         data_args = loader_args(registry, task, given_args)
-        loaded = load_task_data(registry, task, data_args, data_dir, images, limit)
-        seed_list = choose_seeds(task, seeds, seed)
+        loaded = load_task_data(registry, task, data_args, source, images, limit)
+        check_task_ready(task, images)
+        seed_list = choose_seeds(task, seeds, seed, len(loaded.data))
         all_args = {**data_args, **task.args}  # the loader's own arguments count: they change the data
         ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded, task.aux_roles)
-        task_sig = task_signature(task.name, task.version, all_args, loaded.identity, seed_list if task.uses_seeds else None,
+        task_sig = task_signature(task.name, task.version, signature_args(all_args, limit), loaded.identity, seed_list if task.uses_seeds else None,
                                   ctx.aux_identities(task.name))
         signature = full_signature(task_sig, cached_model.identity.as_dict())
         _SERVED_BY[task] = served_by(registry, task, [cached_model.identity.as_dict(), *ctx.aux_identities(task.name).values()])
-        if signature in done:
-            outcomes.append(Skipped(task.name, signature))
+        plans.append(TaskPlan(task, all_args, source, loaded, seed_list, ctx, task_sig, signature, signature in done,
+                              time.perf_counter() - clock))
+    settings = {"limit": limit, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
+                "image_model": image_model, "use_cache": cache is not None, "world_size": world_size}
+    return RunPlan(plans, cached_model, folder, settings, partition, is_main, progress, shard, log_samples)
+
+
+def task_data_source(task: Task) -> str | None:
+    """The task's own data source (a YAML preset's ``dataset.source``), or None."""
+    source = getattr(task, "data_source", None)
+    return source() if callable(source) else source
+
+
+def check_task_ready(task: Task, images: str | None) -> None:
+    """Task preconditions beyond its data: a task that compares images (``needs_images``) needs ``--images``."""
+    if getattr(task, "needs_images", False) and images is None:
+        raise HarnessError(f"task {task.name!r} compares images: pass --images DIR (files named as in the dataset, "
+                           "e.g. CoMMuTE's img.order)")
+
+
+def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
+    """Run a prepared plan, writing each task's results line as soon as the task finishes."""
+    cached_model, folder = plan.model, plan.folder
+    outcomes: list[ResultRecord | Skipped | ShardDone] = []
+    for task_plan in plan.tasks:
+        task, ctx = task_plan.task, task_plan.ctx
+        if task_plan.done:
+            outcomes.append(Skipped(task.name, task_plan.signature))
             continue
-        models = [cached_model, *aux_loaded.values()]
+        started = datetime.now(timezone.utc)
+        clock = time.perf_counter()
+        models = [cached_model, *ctx.loaded_models.values()]
         for m in models:
             m.placeholders = 0
         try:
-            result = task.evaluate(loaded.data, cached_model, ctx)
+            result = task.evaluate(task_plan.loaded.data, cached_model, ctx)
         except Exception:
-            if not any(m.placeholders for m in [cached_model, *aux_loaded.values()]):
+            if not any(m.placeholders for m in [cached_model, *ctx.loaded_models.values()]):
                 raise
             result = None  # a shard's stand-in values may break a task: expected, nothing to report
-        blanks = sum(m.placeholders for m in [cached_model, *aux_loaded.values()])
+        blanks = sum(m.placeholders for m in [cached_model, *ctx.loaded_models.values()])
         if blanks or result is None:
-            outcomes.append(ShardDone(task.name, shard or "", blanks))
+            outcomes.append(ShardDone(task.name, plan.shard or "", blanks))
             continue
-        if not is_main:
+        if not plan.is_main:
             continue
-        if len(result.per_seed) != len(seed_list):
-            raise HarnessError(f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(seed_list)} seeds")
-        samples_file = _write_samples(folder, task.name, signature, result) if log_samples else None
-        record = _record(task, all_args, cached_model, loaded, seed_list, result, task_sig, signature, samples_file,
-                         {"limit": limit, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
-                          "image_model": image_model, "use_cache": use_cache, "world_size": world_size},
-                         started, time.perf_counter() - clock)
-        append_record(folder, record)
+        if len(result.per_seed) != len(task_plan.seeds):
+            raise HarnessError(f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(task_plan.seeds)} seeds")
+        samples_file = _write_samples(folder, task.name, task_plan.signature, result) if plan.log_samples and folder else None
+        record = _record(task, task_plan.args, cached_model, task_plan.loaded, task_plan.seeds, result, task_plan.task_signature,
+                         task_plan.signature, samples_file, dict(plan.settings), started,
+                         time.perf_counter() - clock + task_plan.load_seconds)
+        if folder is not None:
+            append_record(folder, record)
         outcomes.append(record)
     return outcomes
 

@@ -1,0 +1,159 @@
+"""The plan of a run: every task resolved, its data loaded and checked, before any inference.
+
+``harness.runner.prepare`` builds a ``RunPlan`` (the preflight: arguments, data sets, images,
+models and their capabilities, auxiliary models, the output folder); ``harness.runner.execute``
+runs it. ``count_outputs`` answers ``--dry-run``: it walks each task over the cache without
+computing anything and counts the model outputs already cached and those a run would compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cache import Cache
+from harness.cached_model import CachedModel
+from harness.context import RunContext
+from harness.data import LoadedData
+from harness.progress import Progress
+from harness.task import Task
+
+
+@dataclass
+class TaskPlan:
+    """One task ready to run: its resolved arguments, loaded data, seeds, context and signature.
+
+    ``cached`` and ``to_compute`` are filled by ``count_outputs`` (``--dry-run``): the distinct
+    model outputs the task asks for that the cache holds, and those a run would compute.
+    """
+
+    task: Task
+    args: dict[str, Any]
+    data_source: str | None
+    loaded: LoadedData
+    seeds: list[int]
+    ctx: RunContext
+    task_signature: str
+    signature: str
+    done: bool = False
+    load_seconds: float = 0.0
+    cached: int | None = None
+    to_compute: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready summary: task, version, arguments, data set identity, seeds, signature, counts."""
+        info: dict[str, Any] = {
+            "task": self.task.name, "version": self.task.version, "args": self.args, "dataset": dict(self.loaded.identity),
+            "seeds": self.seeds if self.task.uses_seeds else None, "signature": self.signature,
+            "aux_models": self.ctx.aux_identities(self.task.name), "already_in_results": self.done,
+        }
+        if self.cached is not None:
+            info["model_outputs"] = {"cached": self.cached, "to_compute": self.to_compute}
+        return info
+
+
+@dataclass
+class RunPlan:
+    """A whole run: the task plans, the model, and the settings shared by all tasks."""
+
+    tasks: list[TaskPlan]
+    model: CachedModel
+    folder: Path | None
+    settings: dict[str, Any]
+    partition: Any = None
+    is_main: bool = True
+    progress: Progress = field(default_factory=lambda: Progress(enabled=False))
+    shard: str | None = None
+    log_samples: bool = False
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready summary of the plan (what ``--dry-run`` prints)."""
+        return {"model": self.model.identity.as_dict(), "output": str(self.folder) if self.folder else None,
+                "tasks": [plan.describe() for plan in self.tasks]}
+
+
+class _CountingCache:
+    """Reads through to the real cache (if any), remembers which keys were asked and found, never writes."""
+
+    def __init__(self, inner: Cache | None):
+        self.inner = inner
+        self.asked: set[str] = set()
+        self.found: set[str] = set()
+
+    def get_many(self, keys: Any) -> dict[str, bytes]:
+        keys = list(keys)
+        self.asked.update(keys)
+        hits = self.inner.get_many(keys) if self.inner is not None else {}
+        self.found.update(hits)
+        return hits
+
+    def put_many(self, items: Any) -> None:
+        """A dry run stores nothing."""
+
+
+class _NothingIsMine:
+    """A partition that computes nothing: every missing output is a blank stand-in."""
+
+    complete = False
+
+    def agree(self, keys: list[str], what: str) -> list[str]:
+        return sorted(keys)
+
+    def mine(self, keys: list[str]) -> list[str]:
+        return []
+
+    def exchange(self, computed: dict[str, bytes], what: str) -> dict[str, bytes]:
+        return computed
+
+
+def count_outputs(plan: RunPlan) -> list[TaskPlan]:
+    """Fill ``cached`` / ``to_compute`` of every task plan without computing any model output.
+
+    Each task runs over blank stand-ins for the outputs the cache lacks (its metrics are thrown
+    away), so the counts are exact for tasks whose requests do not depend on model outputs, and a
+    lower bound for those that do (the CoMMuTE image oracle's second round). Outputs shared by
+    several tasks count once, for the first task that asks for them.
+    """
+    counter = _CountingCache(plan.model.cache)
+    partition = _NothingIsMine()
+    main = CachedModel(plan.model.adapter, counter, Progress(enabled=False), partition)  # type: ignore[arg-type]
+    aux_loaded: dict[str, CachedModel] = {}
+    seen: set[str] = set()
+    for task_plan in plan.tasks:
+        ctx = task_plan.ctx
+        dry_ctx = RunContext(ctx.seeds, ctx.batch_size, ctx.device, Progress(enabled=False), counter,  # type: ignore[arg-type]
+                             ctx.aux_models, partition, aux_loaded, ctx.roles)
+        counter.asked, counter.found = set(), set()
+        try:
+            task_plan.task.evaluate(task_plan.loaded.data, main, dry_ctx)
+        except Exception:  # noqa: BLE001 - blank stand-ins may break a task's arithmetic; the requests are counted
+            pass
+        fresh = counter.asked - seen
+        seen |= counter.asked
+        task_plan.cached = len(fresh & counter.found)
+        task_plan.to_compute = len(fresh - counter.found)
+    return plan.tasks
+
+
+def format_plan(plan: RunPlan) -> str:
+    """The plan as plain text, one block per task."""
+    model = plan.model.identity
+    lines = [f"model: {model.name} (adapter {model.adapter}, source {model.source or '-'}, revision {model.revision or '-'})",
+             f"output: {plan.folder if plan.folder else '(none)'}"]
+    for task_plan in plan.tasks:
+        info = task_plan.describe()
+        data = info["dataset"]
+        lines += [
+            f"task {info['task']} v{info['version']}" + ("  (already in the results: --resume skips it)" if info["already_in_results"] else ""),
+            "  args: " + (", ".join(f"{k}={v}" for k, v in sorted(info["args"].items())) or "none"),
+            f"  data: {data.get('loader')} from {data.get('source')} split {data.get('split')}, "
+            f"{data.get('size')} examples, revision {data.get('revision')}",
+            f"  seeds: {info['seeds'] if info['seeds'] is not None else 'none (deterministic)'}",
+        ]
+        lines += [f"  {role} model: {aux['name']} (revision {aux.get('revision') or '-'})" for role, aux in info["aux_models"].items()]
+        if "model_outputs" in info:
+            counts = info["model_outputs"]
+            lines.append(f"  model outputs: {counts['cached']} cached, {counts['to_compute']} to compute")
+        lines.append(f"  signature: {info['signature']}")
+    return "\n".join(lines)
