@@ -1,11 +1,14 @@
-"""``harness meta``: the meta-evaluation of BackRetrieval (the paper's Table 1).
+"""``harness meta``: the meta-evaluation of BackRetrieval (SIGIR 2021, Tables 1 and 2, Figure 3).
 
-Reads the results of many models on the same data and direction; for every seed, correlates
-(across models) XLR with BackRetrieval and XLR with CORR, by Pearson's r and Spearman's rho;
-reports the mean and sample standard deviation over seeds. It refuses results that are not
-comparable: a task whose signature (arguments, data revision, seeds, version) differs between
-models, tasks run on different data or directions, different image similarities g, or
-different seeds between tasks.
+Reads the results of many models on the same data; per direction, for every seed, correlates
+(across models) XLR with BackRetrieval and XLR with CORR, by Pearson's r and Spearman's rho
+(``correlation``), reports the mean and sample standard deviation over seeds, and tests whether
+BkR tracks XLR better than CORR (``significance``). Over several directions of one data set it
+also averages BkR over the language pairs and draws a box per model (``aggregations``). It
+refuses results that are not comparable: a task whose signature (arguments, data revision,
+seeds, version) differs between models, tasks run on different data, different image
+similarities g, or different seeds between tasks (except an XLR that scores every item, whose
+value cannot depend on the seed).
 """
 
 from __future__ import annotations
