@@ -55,3 +55,15 @@ def register_commands(register: Register) -> None:
 
     The object has ``add_arguments(parser)`` and ``run(args) -> int``.
     """
+
+
+@hookspec
+def register_families(register: Register) -> None:
+    """Register a leaderboard family: ``register(name, "module:PLOTS", title, tasks=(...), average=False)``.
+
+    ``PLOTS`` is a sequence of plot functions ``plot(board, folder) -> list[Plot]`` (may be empty);
+    the description is the family's title on the leaderboard; ``tasks`` are its task names in
+    display order; ``average=True`` adds an average column (only when the tasks' main metrics are
+    on one scale). Optional ``sections="module:function"``: ``function(board) -> list[Section]``,
+    extra tables shown under the family (the retrieval family's meta-evaluation).
+    """

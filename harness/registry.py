@@ -21,8 +21,9 @@ import pluggy
 from harness import hookspecs
 from harness.errors import HarnessError, UnknownNameError
 
-KINDS = ("task", "model", "dataset", "command")
-HOOKS = {kind: f"register_{kind}s" for kind in KINDS}
+KINDS = ("task", "model", "dataset", "command", "family")
+_PLURALS = {"family": "families"}
+HOOKS = {kind: f"register_{_PLURALS.get(kind, kind + 's')}" for kind in KINDS}
 ENTRY_POINT_GROUP = "harness"
 
 

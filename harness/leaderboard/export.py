@@ -9,9 +9,19 @@ import json
 from harness.leaderboard.merge import Board
 from harness.leaderboard.tables import LONG_FIELDS, long_rows
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
 
-def _csv_value(value: object) -> object:
-    return "" if value is None else value
+
+def csv_value(value: object) -> object:
+    """A CSV cell: empty for None; text that a spreadsheet would run as a formula gets a leading ``'``.
+
+    Numbers are written as numbers (a negative correlation stays ``-0.5``); only text is guarded.
+    """
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def to_csv(board: Board) -> str:
@@ -20,7 +30,7 @@ def to_csv(board: Board) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(LONG_FIELDS)
     for row in long_rows(board, detailed=False):
-        writer.writerow([_csv_value(row[name]) for name in LONG_FIELDS])
+        writer.writerow([csv_value(row[name]) for name in LONG_FIELDS])
     return buffer.getvalue()
 
 

@@ -1,5 +1,8 @@
 """What every plot shares: the figure (default style), PNG saving without a version stamp,
-file names, one colour per model, and a column's description."""
+file names, one colour and marker per model, a legend that never covers the data, error bars
+from the recorded intervals, chance lines, and a column's description.
+
+Family plot modules (registered with ``register_families``) build on these."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.leaderboard.merge import Board, Column
+from harness.leaderboard.metrics import info_of, interval_of
+from harness.results import ResultRecord
 
 MAX_INCHES = 30.0  # at 100 dpi; many models make wide figures, capped here
 
@@ -61,11 +66,91 @@ def save(figure: Any, path: Path) -> None:
     figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h")  # nine: with ten colours, 90 distinct pairs
+
+
 def colours(board: Board) -> dict[str, str]:
     """One colour per model, the same in every plot."""
     return {key: f"C{index % 10}" for index, key in enumerate(board.labels)}
 
 
+def markers(board: Board) -> dict[str, str]:
+    """One marker per model; with the colour, unique for up to 90 models."""
+    return {key: MARKERS[index % len(MARKERS)] for index, key in enumerate(board.labels)}
+
+
+def legend_outside(figure: Any, axes: Any, title: str = "model") -> None:
+    """The axes' legend to the right of the plot, where it cannot cover points or labels."""
+    handles, labels = axes.get_legend_handles_labels()
+    if handles:
+        figure.legend(handles, labels, loc="outside right upper", fontsize=8, title=title, title_fontsize=8)
+
+
+def error_of(record: ResultRecord, metric: str) -> tuple[float, float]:
+    """Distances below and above the value for an error bar: the interval over items when recorded,
+    else the std over seeds, else none."""
+    value = record.metrics.get(metric)
+    interval = interval_of(record, metric)
+    if value is None:
+        return 0.0, 0.0
+    if interval is not None:
+        return max(value - interval[0], 0.0), max(interval[1] - value, 0.0)
+    std = record.metrics_std.get(metric) if len(record.seeds) > 1 else None
+    return (std, std) if std else (0.0, 0.0)
+
+
+def error_label(records: Sequence[ResultRecord], metric: str) -> str:
+    """What the error bars of these records show."""
+    if any(interval_of(r, metric) for r in records):
+        confidence = next((c for r in records if (i := interval_of(r, metric)) and (c := i[2])), None)
+        return f"bars: {confidence:.0%} interval over items" if confidence else "bars: interval over items"
+    if any(len(r.seeds) > 1 for r in records):
+        return "bars: std over seeds"
+    return "no interval recorded"
+
+
+def chance_line(axes: Any, record: ResultRecord, metric: str, vertical: bool = False) -> None:
+    """A dashed grey line at the metric's chance level, when the results line gives one."""
+    chance = info_of(record, metric).chance
+    if chance is None:
+        return
+    line = axes.axvline if vertical else axes.axhline
+    line(chance, color="grey", linestyle="--", linewidth=0.9, label=f"chance ({chance:.3g})", zorder=1)
+
+
 def models_with(board: Board, *columns: Column) -> list[str]:
     """The models (keys) with a cell in every one of the columns."""
     return [key for key in board.labels if all((key, c) in board.cells for c in columns)]
+
+
+def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence[Column], names: Sequence[str]) -> None:
+    """A group of bars per model, one bar per column, each labelled with its value (a value of 0 is a
+    visible line at the baseline), ``n/a`` where the metric is undefined, error bars from the
+    intervals, and a dashed line per chance level."""
+    width = 0.8 / max(len(columns), 1)
+    for index, (column, name) in enumerate(zip(columns, names)):
+        colour = f"C{index % 10}"
+        xs, values, errors = [], [], []
+        for position, key in enumerate(keys):
+            result = board.cells.get((key, column))
+            if result is None:
+                continue
+            x = position + (index - (len(columns) - 1) / 2) * width
+            value = result.record.metrics.get(column.metric)
+            if value is None:
+                axes.text(x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=8, color=colour, fontweight="bold")
+                continue
+            low, high = error_of(result.record, column.metric)
+            xs.append(x)
+            values.append(value)
+            errors.append((low, high))
+            axes.text(x, value + high + 0.015, f"{value:.2f}", ha="center", va="bottom", fontsize=7, rotation=90)
+        axes.bar(xs, values, width * 0.9, color=colour, edgecolor=colour, linewidth=1.5, label=name,
+                 yerr=[[e[0] for e in errors], [e[1] for e in errors]] if any(any(e) for e in errors) else None,
+                 capsize=2, ecolor="black")
+    levels = sorted({c for column in columns if (c := info_of(board.example(column), column.metric).chance) is not None})
+    for level in levels:
+        axes.axhline(level, color="grey", linestyle="--", linewidth=0.9, zorder=0, label=f"chance ({level:.3g})")
+    axes.set_xticks(range(len(keys)), [board.labels[k] for k in keys], rotation=20, ha="right", fontsize=8)
+    axes.set_xlim(-0.6, len(keys) - 0.4)
+    axes.grid(axis="y", alpha=0.3)

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.leaderboard.families import Family, family_of, task_order
+from harness.leaderboard.families import Families, Family, registered_families
 from harness.leaderboard.load import Entry
 from harness.results import ResultRecord
 
@@ -35,11 +35,6 @@ class Column:
     metric: str
     task_signature: str
     label: str
-
-    @property
-    def family(self) -> Family:
-        """The table this column is shown in."""
-        return family_of(self.task)
 
 
 @dataclass(slots=True)
@@ -63,7 +58,7 @@ class Board:
 
     ``results``: all, current and superseded, in output order; ``columns``: in table order;
     ``cells``: the current result of (model key, column); ``labels``: model key -> label, in
-    label order; ``examples``: one current result per column.
+    label order; ``examples``: one current result per column; ``index``: the families.
     """
 
     results: list[Result]
@@ -71,6 +66,7 @@ class Board:
     cells: dict[tuple[str, Column], Result]
     labels: dict[str, str]
     examples: dict[Column, Result]
+    index: Families
 
     @property
     def current(self) -> list[Result]:
@@ -81,7 +77,7 @@ class Board:
         """The families present, in order, each with its columns."""
         grouped: dict[Family, list[Column]] = {}
         for column in self.columns:
-            grouped.setdefault(column.family, []).append(column)
+            grouped.setdefault(self.index.of(column.task), []).append(column)
         return list(grouped.items())
 
     def example(self, column: Column) -> ResultRecord:
@@ -174,8 +170,13 @@ def column_labels(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, 
     return labels
 
 
-def merge(entries: Sequence[Entry]) -> Board:
-    """Apply the merge rules; the result does not depend on the order of ``entries``."""
+def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
+    """Apply the merge rules; the result does not depend on the order of ``entries``.
+
+    ``families`` default to those the installed plugins register.
+    """
+    index = registered_families() if families is None else families
+    task_order = index.order
     groups: dict[tuple[str, str, str], list[Entry]] = {}
     identities: dict[str, dict[str, Any]] = {}
     for entry in entries:
@@ -201,4 +202,4 @@ def merge(entries: Sequence[Entry]) -> Board:
     examples: dict[Column, Result] = {}
     for (_, column), result in cells.items():
         examples.setdefault(column, result)
-    return Board(results, columns, cells, {key: labels[key] for key in sorted(labels, key=labels.get)}, examples)
+    return Board(results, columns, cells, {key: labels[key] for key in sorted(labels, key=labels.get)}, examples, index)

@@ -1,39 +1,63 @@
-"""The tables every output is written from: one wide table per family, and the long table."""
+"""The tables every output is written from: one wide table per family, data set and direction, and the long table."""
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from harness.leaderboard.families import Family
 from harness.leaderboard.merge import Board, Column, Result
+from harness.leaderboard.metrics import MetricInfo, info_of, interval_of, undefined_reason
+from harness.results import ResultRecord
 
 MISSING = "—"
 UNDEFINED = "n/a"
+ARROW = "→"
+_PAIR = re.compile(r"^([A-Za-z]{2,3})-([A-Za-z]{2,3})$")
 
 
 @dataclass(frozen=True)
 class Cell:
-    """A model's value in a column (``value`` None: undefined), with its std and number of seeds."""
+    """A model's value in a column (``value`` None: undefined, ``reason`` says why).
+
+    ``std`` and ``seeds``: the spread over seeds; ``interval``: (low, high) over items, if recorded;
+    ``warnings``: what the results line warns about.
+    """
 
     value: float | None
     std: float | None
     seeds: int
+    interval: tuple[float, float] | None = None
+    reason: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def number(self) -> str:
+        """The value alone, ``n/a`` when undefined."""
+        return UNDEFINED if self.value is None else f"{self.value:.4f}"
+
+    @property
+    def spread(self) -> str:
+        """``[low, high]`` over items when recorded, else a non-zero ``± std`` over two or more seeds, else nothing."""
+        if self.value is None:
+            return ""
+        if self.interval is not None:
+            return f"[{self.interval[0]:.4f}, {self.interval[1]:.4f}]"
+        if self.seeds > 1 and self.std is not None and f"{self.std:.4f}" != "0.0000":  # "± 0.0000" claims too much
+            return f"± {self.std:.4f}"
+        return ""
 
     @property
     def text(self) -> str:
-        """``mean ± std`` over seeds, the bare value for one seed, ``n/a`` when undefined."""
-        if self.value is None:
-            return UNDEFINED
-        if self.seeds > 1 and self.std is not None:
-            return f"{self.value:.4f} ± {self.std:.4f}"
-        return f"{self.value:.4f}"
+        """The value with its interval (or spread over seeds), as one line."""
+        return f"{self.number} {self.spread}".rstrip()
 
 
 @dataclass(frozen=True)
 class Row:
-    """One model in a family table; ``cells`` align with the table's columns (None: missing)."""
+    """One model in a table; ``cells`` align with the table's columns (None: missing)."""
 
     label: str
     cells: tuple[Cell | None, ...]
@@ -42,18 +66,57 @@ class Row:
 
 @dataclass(frozen=True)
 class FamilyTable:
-    """A family's columns and rows; ``averaged`` says whether the table has an average column."""
+    """A family's columns and rows on one data set and direction.
+
+    ``headers``: the short column headers; ``infos``: each column's metric info (direction and
+    chance); ``averaged``: whether the table has an average column.
+    """
 
     family: Family
+    dataset: str
+    pair: str | None
     columns: tuple[Column, ...]
+    headers: tuple[str, ...]
+    infos: tuple[MetricInfo, ...]
     rows: tuple[Row, ...]
     averaged: bool
 
+    @property
+    def title(self) -> str:
+        """``<data set> <direction>``."""
+        return f"{self.dataset} {self.pair}" if self.pair else self.dataset
 
-def cell_of(result: Result, metric: str) -> Cell:
-    """The cell of one metric of a result."""
-    record = result.record
-    return Cell(record.metrics.get(metric), record.metrics_std.get(metric), len(record.seeds))
+    @property
+    def has_chance(self) -> bool:
+        """Whether any column has a chance level."""
+        return any(info.chance is not None for info in self.infos)
+
+
+def cell_of(record: ResultRecord, metric: str) -> Cell:
+    """The cell of one metric of a results line."""
+    interval = interval_of(record, metric)
+    return Cell(record.metrics.get(metric), record.metrics_std.get(metric), len(record.seeds),
+                interval[:2] if interval else None, undefined_reason(record, metric), tuple(record.warnings))
+
+
+def pair_of(record: ResultRecord) -> str | None:
+    """The language pair: the ``src``/``tgt`` arguments, else a split named ``xx-yy``, else the ``lang`` argument."""
+    args = record.task_args
+    if "src" in args and "tgt" in args:
+        return f"{args['src']}{ARROW}{args['tgt']}"
+    match = _PAIR.match(str(record.dataset.get("split") or ""))
+    if match:
+        return f"{match.group(1)}{ARROW}{match.group(2)}"
+    return str(args["lang"]) if "lang" in args else None
+
+
+def dataset_of(record: ResultRecord) -> str:
+    """The data set: its loader and its split (unless the split only names the language pair)."""
+    split = record.dataset.get("split")
+    parts = [record.dataset.get("loader") or record.task_args.get("dataset") or "data"]
+    if split and not _PAIR.match(str(split)):
+        parts.append(split)
+    return " ".join(str(p) for p in parts)
 
 
 def averages_allowed(family: Family, columns: list[Column]) -> bool:
@@ -68,29 +131,59 @@ def _average(cells: list[Cell | None]) -> float | None:
     return sum(defined) / len(defined) if cells and len(defined) == len(cells) else None
 
 
-def _rank_key(row: Row) -> tuple[Any, ...]:
-    """Best first: by the average, then column by column; missing and undefined values last."""
+def _rank_key(row: Row, infos: tuple[MetricInfo, ...]) -> tuple[Any, ...]:
+    """Best first: by the average, then column by column in each metric's direction; missing and undefined last."""
+    signs = [1.0] + [1.0 if info.higher_is_better else -1.0 for info in infos]
     values = [row.average] + [c.value if c is not None else None for c in row.cells]
-    return tuple(-v if v is not None and math.isfinite(v) else math.inf for v in values) + (row.label,)
+    return tuple(-s * v if v is not None and math.isfinite(v) else math.inf for s, v in zip(signs, values)) + (row.label,)
+
+
+def _differing(signatures: list[str]) -> dict[str, str]:
+    """Per signature, the parts that the others do not share."""
+    parts = {s: s.split("|")[1:] for s in signatures}
+    shared = set.intersection(*(set(p) for p in parts.values()))
+    return {s: ", ".join(p for p in own if p not in shared) for s, own in parts.items()}
+
+
+def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
+    """Short headers: the metric's display name; the task's name too when two columns share it; the
+    signature parts that differ when that is still not enough."""
+    headers = [info.display for info in infos]
+    shared = {h for h in headers if headers.count(h) > 1}
+    headers = [f"{c.task} {h}" if h in shared else h for c, h in zip(columns, headers)]
+    for header in {h for h in headers if headers.count(h) > 1}:
+        same = [i for i, h in enumerate(headers) if h == header]
+        differing = _differing([columns[i].task_signature for i in same])
+        for i in same:
+            headers[i] = f"{header} ({differing[columns[i].task_signature]})"
+    return headers
 
 
 def family_tables(board: Board) -> list[FamilyTable]:
-    """One table per family present: rows are the models with at least one of its columns."""
+    """One table per family, data set and direction present: rows are the models with one of its columns."""
     tables = []
-    for family, columns in board.families():
-        averaged = averages_allowed(family, columns)
-        rows = []
-        for key, label in board.labels.items():
-            results = [board.cells.get((key, column)) for column in columns]
-            if all(r is None for r in results):
-                continue
-            cells = [cell_of(r, c.metric) if r is not None else None for r, c in zip(results, columns)]
-            rows.append(Row(label, tuple(cells), _average(cells) if averaged else None))
-        tables.append(FamilyTable(family, tuple(columns), tuple(sorted(rows, key=_rank_key)), averaged))
+    for family, family_columns in board.families():
+        groups: dict[tuple[str, str | None], list[Column]] = {}
+        for column in family_columns:
+            example = board.example(column)
+            groups.setdefault((dataset_of(example), pair_of(example)), []).append(column)
+        for (dataset, pair), columns in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or "")):
+            infos = [info_of(board.example(c), c.metric) for c in columns]
+            averaged = averages_allowed(family, columns)
+            rows = []
+            for key, label in board.labels.items():
+                results: list[Result | None] = [board.cells.get((key, column)) for column in columns]
+                if all(r is None for r in results):
+                    continue
+                cells = [cell_of(r.record, c.metric) if r is not None else None for r, c in zip(results, columns)]
+                rows.append(Row(label, tuple(cells), _average(cells) if averaged else None))
+            ranked = tuple(sorted(rows, key=lambda row: _rank_key(row, tuple(infos))))
+            tables.append(FamilyTable(family, dataset, pair, tuple(columns), tuple(headers_of(columns, infos)),
+                                      tuple(infos), ranked, averaged))
     return tables
 
 
-LONG_FIELDS = ("model", "task", "metric", "value", "std", "n", "seeds", "signature", "task_signature",
+LONG_FIELDS = ("model", "task", "metric", "value", "std", "low", "high", "n", "seeds", "signature", "task_signature",
                "harness_version", "date")
 
 
@@ -98,7 +191,8 @@ def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
     """One row per (result, metric), in output order.
 
     Detailed rows (for JSON) cover superseded results too and add the main-metric flag, the
-    per-seed values, the seeds, the model's identity and ``superseded``.
+    per-seed values, the seeds, the model's identity, ``superseded``, why a metric is undefined
+    and the line's warnings.
     """
     rows = []
     for result in board.results:
@@ -106,14 +200,18 @@ def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
             continue
         record = result.record
         for metric, value in record.metrics.items():
+            interval = interval_of(record, metric)
             row = {
                 "model": result.model_label, "task": record.task, "metric": metric, "value": value,
-                "std": record.metrics_std.get(metric), "n": record.dataset.get("size"), "seeds": len(record.seeds),
+                "std": record.metrics_std.get(metric), "low": interval[0] if interval else None,
+                "high": interval[1] if interval else None, "n": record.dataset.get("size"), "seeds": len(record.seeds),
                 "signature": record.signature, "task_signature": record.task_signature,
                 "harness_version": record.harness.get("version"), "date": record.started,
+                "dataset": dataset_of(record), "pair": pair_of(record),
             }
             if detailed:
                 row.update({"main": metric == record.main_metric, "per_seed": record.per_seed.get(metric, []),
-                            "seed_list": record.seeds, "model_identity": record.model, "superseded": result.superseded})
+                            "seed_list": record.seeds, "model_identity": record.model, "superseded": result.superseded,
+                            "undefined": undefined_reason(record, metric), "warnings": record.warnings})
             rows.append(row)
     return rows

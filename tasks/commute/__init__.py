@@ -36,3 +36,9 @@ def register_commands(register):
              "Failure IoU (TC and IC) of two CoMMuTE runs from their per-sample logs.")
     register("commute-temperature", "harness_tasks.commute.sweep:COMMAND",
              "CoMMuTE metrics over a range of softmax temperatures: a table and a plot.")
+
+
+@hookimpl
+def register_families(register):
+    register("commute", "harness_tasks.commute.plots:PLOTS", "CoMMuTE", average=True,
+             tasks=("commute_tc", "commute_ic", "commute_gtc", "commute_gic", "commute_consistency", "commute_oracle"))

@@ -28,3 +28,9 @@ def register_datasets(register):
 def register_commands(register):
     register("meta", "harness_tasks.retrieval.meta:COMMAND",
              "Meta-evaluation: correlate BackRetrieval and CORR with XLR across models (table, JSON, scatter plot).")
+
+
+@hookimpl
+def register_families(register):
+    register("retrieval", "harness_tasks.retrieval.plots:PLOTS", "Image-pivoted retrieval", tasks=("xlr", "backretrieval", "corr"),
+             sections="harness_tasks.retrieval.plots:sections")

@@ -24,3 +24,9 @@ def register_datasets(register):
              "Cross-lingual STS: SemEval-2016 layout (STS.input/gs.<set>.txt) or sentence1/sentence2/score.")
     register("multi30k_filter", "harness_tasks.yisi.filter_data:Multi30kFilterLoader",
              "Good and seeded bad (mismatch, clause drop, word swap) pairs built from Multi30K.")
+
+
+@hookimpl
+def register_families(register):
+    register("yisi", "harness_tasks.yisi.plots:PLOTS", "YiSi-2",
+             tasks=("yisi2_sts", "bert_sum_sts", "yisi2_filter", "bert_sum_filter"))

@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from leaderboard.builders import record, write_results
 
+from harness.errors import HarnessError
 from harness.leaderboard.export import to_csv, to_json
+from harness.leaderboard.families import Families, Family, registered_families
 from harness.leaderboard.load import Entry, load_entries
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge, model_labels
@@ -138,14 +140,27 @@ def test_no_average_when_a_task_has_several_columns_or_for_retrieval():
         *commute("vgamt", {"commute_tc": 0.5}, temperature=2.0),
         record("xlr", "labse", 0.8), record("backretrieval", "labse", 0.5),
     )))
-    assert [(t.family.name, t.averaged) for t in tables] == [("retrieval", False), ("commute", False)]
+    assert [(t.family.name, t.averaged) for t in tables] == [("commute", False), ("retrieval", False)]
 
 
-def test_families_are_tables_in_a_fixed_order():
+def test_families_are_tables_in_their_given_order_and_unclaimed_tasks_come_last():
+    families = Families((Family("b", "B", ("xlr", "corr")), Family("a", "A", ("commute_gic", "yisi2_sts"))))
     board = merge(entries(record("bitext_mining", "m", 0.3), record("yisi2_sts", "m", 0.2),
-                          *commute("m", {"commute_gic": 0.1}), record("corr", "m", 0.4), record("xlr", "m", 0.5)))
-    assert [t.family.name for t in family_tables(board)] == ["retrieval", "commute", "yisi", "other"]
+                          *commute("m", {"commute_gic": 0.1}), record("corr", "m", 0.4), record("xlr", "m", 0.5)), families)
+    assert [t.family.name for t in family_tables(board)] == ["b", "a", "a", "other"]  # a: two directions
     assert [c.task for c in board.columns] == ["xlr", "corr", "commute_gic", "yisi2_sts", "bitext_mining"]
+
+
+def test_the_installed_plugins_register_the_built_in_families_ordered_by_name():
+    found = {f.name: f for f in registered_families().families}
+    assert [name for name in found if name in ("commute", "retrieval", "yisi")] == ["commute", "retrieval", "yisi"]
+    assert found["retrieval"].tasks == ("xlr", "backretrieval", "corr") and not found["retrieval"].average
+    assert found["commute"].average and found["commute"].plugin == "commute"
+
+
+def test_two_families_claiming_one_task_is_an_error_naming_both():
+    with pytest.raises(HarnessError, match="'xlr' is claimed by family 'a' .* and family 'b'"):
+        Families((Family("a", "A", ("xlr",), plugin="p"), Family("b", "B", ("xlr",), plugin="q")))
 
 
 def test_corrupt_and_schema_invalid_lines_are_reported_with_file_and_line_and_the_file_is_untouched(tmp_path):

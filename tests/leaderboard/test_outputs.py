@@ -35,7 +35,9 @@ def test_readme_has_a_table_per_family_with_signatures_and_plot_links(tmp_path, 
     assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board")]) == 0
     assert "merged 9 results (1 superseded) of 4 models into 4 columns; 0 bad lines skipped" in capsys.readouterr().out
     text = (tmp_path / "board" / "README.md").read_text(encoding="utf-8")
-    assert text.index("## Image-pivoted retrieval") < text.index("## CoMMuTE")
+    assert text.index("## CoMMuTE") < text.index("## Image-pivoted retrieval")  # families ordered by name
+    assert "### ikea test en→de" in text and "### ikea test fr" in text  # one table per data set and direction
+    assert "| model | recall@k | recall@k |" not in text  # repeated displays are told apart by their task
     assert "| model | xlr recall@k | backretrieval recall@k |" in text
     assert "| labse | 0.8500 ± 0.0500 | 0.6500 ± 0.0500 |" in text  # mean ± sample std over three seeds
     assert "| vgamt | 0.6300 | 0.5500 | 0.5900 |" in text  # no ± for one seed; the newer TC; the average
@@ -51,8 +53,8 @@ def test_csv_holds_current_results_and_json_all_with_superseded_flags(tmp_path):
     mixed_results(tmp_path / "results")
     assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board"), "--no-plots"]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / "leaderboard.csv").read_text(encoding="utf-8"))))
-    assert list(rows[0]) == ["model", "task", "metric", "value", "std", "n", "seeds", "signature", "task_signature",
-                             "harness_version", "date"]
+    assert list(rows[0]) == ["model", "task", "metric", "value", "std", "low", "high", "n", "seeds", "signature",
+                             "task_signature", "harness_version", "date"]
     tc = [r for r in rows if r["task"] == "commute_tc"]
     assert [(r["model"], float(r["value"]), r["seeds"], r["n"], r["date"]) for r in tc] == [
         ("vgamt", 0.63, "1", "100", "2026-02-01T00:00:00+00:00")]
@@ -85,7 +87,7 @@ def test_regeneration_is_byte_identical_and_removes_stale_plots(tmp_path):
     first = _snapshot(board)
     shutil.rmtree(board)
     assert main(command) == 0
-    assert _snapshot(board) == first and len(first) == 7
+    assert _snapshot(board) == first and len(first) == 8  # four files, three plots, the manifest
     assert main(command) == 0  # over the existing folder
     assert _snapshot(board) == first
     png = first[Path("plots/bkr_boxplots.png")]
@@ -113,3 +115,67 @@ def test_harness_list_imports_neither_the_leaderboard_nor_matplotlib():
             "print(sorted(m for m in sys.modules if m.startswith(('matplotlib', 'numpy', 'harness.leaderboard.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "['harness.leaderboard.commands']"
+
+
+def test_a_folder_that_is_not_a_leaderboard_is_refused_untouched(tmp_path, capsys):
+    write_results(tmp_path / "r", [record("xlr", "labse", 0.5)])
+    user = tmp_path / "mine"
+    user.mkdir()
+    (user / "README.md").write_text("my notes\n")
+    (user / "figure.png").write_bytes(b"\x89PNG mine")
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(user)]) == 2
+    assert "is not empty and no earlier `harness leaderboard` run marked it" in capsys.readouterr().err
+    assert sorted(p.name for p in user.iterdir()) == ["README.md", "figure.png"]
+    assert (user / "README.md").read_text() == "my notes\n"
+
+
+def test_only_files_listed_in_the_manifest_are_replaced_or_deleted(tmp_path, capsys):
+    mixed_results(tmp_path / "results")
+    board = tmp_path / "board"
+    assert main(["leaderboard", str(tmp_path / "results"), "-o", str(board)]) == 0
+    manifest = read_json(board / ".leaderboard-manifest.json")
+    assert manifest["files"] == sorted(["README.md", "index.html", "leaderboard.csv", "leaderboard.json",
+                                        "plots/bkr_boxplots.png", "plots/bkr_vs_xlr_ikea_en-de.png", "plots/commute_bars_fr.png"])
+    (board / "plots" / "mine.png").write_bytes(b"mine")  # the user's, beside the generated ones
+    (board / "notes.txt").write_text("mine")
+    write_results(tmp_path / "commute_only", [record("commute_tc", "vgamt", 0.6, args=COMMUTE)])
+    assert main(["leaderboard", str(tmp_path / "commute_only"), "-o", str(board)]) == 0
+    assert sorted(p.name for p in (board / "plots").iterdir()) == ["commute_bars_fr.png", "mine.png"]
+    assert (board / "notes.txt").read_text() == "mine"
+    assert "plots/bkr_boxplots.png" not in read_json(board / ".leaderboard-manifest.json")["files"]
+    (board / "plots" / "commute_bars_fr.png").unlink()
+    (board / "plots" / "commute_bars_fr.png").write_bytes(b"mine too")  # same name as a listed file: it is replaced
+    capsys.readouterr()
+    assert main(["leaderboard", str(tmp_path / "commute_only"), "-o", str(board)]) == 0
+    assert (board / "plots" / "commute_bars_fr.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_generated_name_that_the_manifest_does_not_list_is_not_overwritten(tmp_path, capsys):
+    write_results(tmp_path / "r", [record("xlr", "labse", 0.5)])
+    board = tmp_path / "board"
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(board), "--no-plots"]) == 0
+    (board / "plots").mkdir()
+    (board / "plots" / "bkr_boxplots.png").write_bytes(b"mine")
+    write_results(tmp_path / "r", [record("backretrieval", "labse", 0.4)])
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(board)]) == 2
+    assert "bkr_boxplots.png exists and was not written by an earlier leaderboard run" in capsys.readouterr().err
+    assert (board / "plots" / "bkr_boxplots.png").read_bytes() == b"mine"
+
+
+def test_a_manifest_that_points_outside_the_folder_is_refused(tmp_path, capsys):
+    write_results(tmp_path / "r", [record("xlr", "labse", 0.5)])
+    board = tmp_path / "board"
+    board.mkdir()
+    (tmp_path / "victim.txt").write_text("keep")
+    (board / ".leaderboard-manifest.json").write_text('{"generator": "harness leaderboard", "files": ["../victim.txt"]}')
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(board)]) == 2
+    assert "outside the folder" in capsys.readouterr().err and (tmp_path / "victim.txt").read_text() == "keep"
+
+
+def test_text_that_a_spreadsheet_would_run_is_quoted_in_the_csv_and_numbers_are_not(tmp_path):
+    names = ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "plain"]
+    write_results(tmp_path / "r", [record("corr", name, -0.25) for name in names])
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "b" / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert sorted(r["model"] for r in rows) == sorted(["'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3", "'@SUM(A1)", "plain"])
+    assert {r["value"] for r in rows} == {"-0.25"}  # a negative number stays a number

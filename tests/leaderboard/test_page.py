@@ -72,11 +72,51 @@ def test_the_page_is_self_contained_sortable_and_filterable(page):
     links = [value for _, attrs in parser.tags for name, value in attrs.items() if name in ("src", "href")]
     assert links and all("://" not in (value or "") and not (value or "").startswith("//") for value in links)
     assert not [tag for tag, _ in parser.tags if tag in ("link", "iframe", "object")]
-    assert ("input", {"id": "filter", "type": "search", "placeholder": "model, task, signature"}) in parser.tags
-    headers = [attrs for tag, attrs in parser.tags if tag == "th"]
+    assert [attrs["id"] for tag, attrs in parser.tags if tag == "select"] == ["filter-task", "filter-dataset", "filter-pair"]
+    assert ("input", {"id": "filter-model", "type": "search", "placeholder": "model name"}) in parser.tags
+    headers = [attrs for tag, attrs in parser.tags if tag == "th" and "data-type" in attrs]
     assert headers and all(attrs.get("data-type") in ("text", "number") for attrs in headers)
+    assert all(attrs.get("data-higher") in ("0", "1") for attrs in headers if attrs["data-type"] == "number")
     cells = [attrs for tag, attrs in parser.tags if tag == "td"]
     assert all("data-sort" in attrs for attrs in cells)
+
+
+def researchers_page(folder):
+    """Ten models with long names on three directions, intervals, a chance level, a lower-is-better
+    metric, an undefined IC and a warning: what the committed leaderboard looks like, in small."""
+    records = []
+    info = {"recall@k": {"display": "R@10", "higher_is_better": True, "chance": 0.027, "statistic": "mean:hit"}}
+    for tgt in ("de", "fr", "cs"):
+        for index in range(10):
+            name = f"sentence-transformers/very-long-model-name-number-{index}-multilingual-base"
+            value = 0.05 + 0.09 * index
+            item = record("xlr", name, value, args={"src": "en", "tgt": tgt, "dataset": "ikea", "k": 10, "n": 1000})
+            item.metric_info = info
+            item.intervals = {"recall@k": {"low": value - 0.02, "high": value + 0.02, "confidence": 0.95}}
+            records.append(item)
+    rank = record("xlr", "ranker", 3.0, args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 10, "n": 1000},
+                  extra_metrics={"median_rank": 3.0})
+    commute = {"lang": "fr", "ties": "wrong", "temperature": 1.0}
+    ic = record("commute_ic", "gemma-270m", [None], args=commute)
+    ic.undefined = {"ic": "the scorer ignores the image (uses_images=False): IC is undefined"}
+    tc = record("commute_tc", "gemma-270m", 0.5, args=commute)
+    tc.warnings = ["--limit 10: only 10 tuples were evaluated"]
+    for name, value in (("first", 1.0), ("second", 4.0), ("third", 2.0)):
+        item = record("yisi2_sts", name, value, args={"src": "en", "tgt": "de"})
+        item.metric_info = {"pearson": {"display": "rank", "higher_is_better": False}}
+        records.append(item)
+    write_results(folder / "results", [*records, rank, ic, tc])
+    assert main(["leaderboard", str(folder / "results"), "-o", str(folder / "board"), "--no-plots"]) == 0
+    return folder / "board" / "index.html"
+
+
+def test_the_chance_row_the_intervals_and_the_footer(tmp_path):
+    text = researchers_page(tmp_path).read_text(encoding="utf-8")
+    assert "<tfoot><tr><td>chance</td><td class=\"number\">0.0270</td></tr></tfoot>" in text
+    assert '<span class="ci">[0.8400, 0.8800]</span>' in text
+    assert 'title="undefined: the scorer ignores the image (uses_images=False): IC is undefined"' in text
+    assert '<span class="warn"> ⚠</span>' in text and "warning: --limit 10: only 10 tuples were evaluated" in text
+    assert "<footer>" in text and "Harness: 0.1.0." in text and "ikea test @ sha256:data1" in text
 
 
 needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed (apt-get install chromium)")
@@ -101,23 +141,74 @@ def test_a_headless_browser_runs_the_page_script_and_none_of_the_hostile_ones(pa
     assert "&lt;img src=x onerror=" in dom and "<img" not in dom
 
 
-# appended to a copy of the page: click the XLR header once, then twice, then filter; record what is shown
-DRIVER = """<script>
+def run_driver(page_path, driver: str, profile, width: int = 1280) -> str:
+    """The page's DOM after ``driver`` (a script appended to a copy of the page) ran in a window ``width`` wide."""
+    driven = page_path.with_name("driven.html")
+    driven.write_text(page_path.read_text(encoding="utf-8").replace("</body>", f"<script>{driver}</script></body>"))
+    return subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+         f"--user-data-dir={profile}", f"--window-size={width},900", "--dump-dom", driven.as_uri()],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout
+
+
+# click the XLR header once, then twice, then filter by model name; record what is shown
+SORT_AND_SEARCH = """
 var table = document.querySelector("table.sortable"), header = table.tHead.rows[0].cells[1];
 function order() { return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[0].textContent; }).join(","); }
-header.click(); var up = order(); header.click(); var down = order();
-var box = document.getElementById("filter"); box.value = "ALP"; box.dispatchEvent(new Event("input"));
+var first = order(); header.click(); var once = order(); header.click(); var twice = order();
+var box = document.getElementById("filter-model"); box.value = "ALP"; box.dispatchEvent(new Event("input"));
 var shown = Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return !r.hidden; }).length;
-document.body.setAttribute("data-result", up + ";" + down + ";" + shown);
-</script>"""
+document.body.setAttribute("data-result", first + ";" + once + ";" + twice + ";" + shown);
+"""
 
 
 @needs_chromium
-def test_headers_sort_with_missing_cells_last_and_the_filter_hides_rows(tmp_path):
+def test_tables_start_best_first_a_click_keeps_best_first_then_reverses_and_missing_stays_last(tmp_path):
     write_results(tmp_path / "results", [record("xlr", "alpha", 0.2), record("xlr", "beta", 0.9),
                                          record("backretrieval", "gamma", 0.5), record("xlr", "delta", 0.1)])
     assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board"), "--no-plots"]) == 0
-    driven = tmp_path / "board" / "driven.html"
-    driven.write_text((tmp_path / "board" / "index.html").read_text(encoding="utf-8").replace("</body>", DRIVER + "</body>"))
-    dom = dump_dom(driven, tmp_path / "profile")
-    assert 'data-result="delta,alpha,beta,gamma;beta,alpha,delta,gamma;1"' in dom
+    dom = run_driver(tmp_path / "board" / "index.html", SORT_AND_SEARCH, tmp_path / "profile")
+    assert 'data-result="beta,alpha,delta,gamma;beta,alpha,delta,gamma;delta,alpha,beta,gamma;1"' in dom
+
+
+# the YiSi table's metric is lower-is-better; sorting by it starts with the smallest
+LOWER_FIRST = """
+var table = Array.prototype.filter.call(document.querySelectorAll("[data-board]"), function (b) {
+  return b.getAttribute("data-tasks") === "yisi2_sts"; })[0].querySelector("table");
+function order() { return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[0].textContent; }).join(","); }
+var first = order(); table.tHead.rows[0].cells[0].click(); table.tHead.rows[0].cells[1].click();
+document.body.setAttribute("data-result", first + ";" + order());
+"""
+
+
+@needs_chromium
+def test_a_lower_is_better_column_sorts_the_smallest_first(tmp_path):
+    dom = run_driver(researchers_page(tmp_path), LOWER_FIRST, tmp_path / "profile")
+    assert 'data-result="first,third,second;first,third,second"' in dom
+
+
+# filter by task, data set and pair; record the visible boards, the visible long-table rows, and the page's width
+FILTERS = """
+function visible() {
+  return Array.prototype.filter.call(document.querySelectorAll("[data-board]"), function (b) { return !b.hidden; })
+    .map(function (b) { return b.querySelector("h3").textContent; }).join("|");
+}
+function set(id, value) { var s = document.getElementById(id); s.value = value; s.dispatchEvent(new Event("change")); }
+var width = document.documentElement.scrollWidth;
+var all = visible();
+set("filter-pair", "en→fr"); var pair = visible();
+var rows = Array.prototype.filter.call(document.querySelectorAll("table.long tbody tr"), function (r) { return !r.hidden; }).length;
+set("filter-pair", ""); set("filter-task", "commute_ic"); var task = visible();
+set("filter-task", ""); set("filter-dataset", "ikea test"); var dataset = visible().split("|").length;
+document.body.setAttribute("data-result", [width, all.split("|").length, pair, rows, task, dataset].join(";"));
+"""
+
+
+@needs_chromium
+def test_a_1280_pixel_window_holds_the_page_and_the_filters_select_task_data_set_and_pair(tmp_path):
+    dom = run_driver(researchers_page(tmp_path), FILTERS, tmp_path / "profile")
+    width, boards, pair, rows, task, datasets = dom.split('data-result="')[1].split('"')[0].split(";")
+    assert int(width) <= 1280  # nothing runs off a 1280-pixel screen
+    assert (int(boards), pair, task, int(datasets)) == (5, "ikea test en→fr", "ikea test fr", 5)
+    assert int(rows) == 10  # the long table keeps only the en→fr rows: ten models, one metric each

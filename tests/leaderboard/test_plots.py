@@ -1,4 +1,5 @@
-"""The plots: which are drawn from which results, and the meta-correlation in the scatter's title."""
+"""The plots: which are drawn from which results, by whose plot functions, and what they show
+(the meta-correlation as ``harness meta`` computes it, intervals, chance, zero and n/a bars)."""
 
 from __future__ import annotations
 
@@ -8,42 +9,24 @@ import numpy as np
 import pytest
 from leaderboard.builders import record
 
+from harness.leaderboard.families import Families, Family
+from harness.leaderboard.figures import chance_line, error_label, error_of, figure, grouped_bars, markers
 from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import merge
 from harness.leaderboard.plots import write_plots
-from harness.leaderboard.retrieval_plots import meta_correlation
+from harness_tasks.retrieval.plots import best_first, meta_result, triples
 
 
-def test_meta_correlation_by_hand():
-    # three models, two seeds: seed 0 perfectly correlated, seed 1 perfectly anti-correlated
-    x = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
-    y = np.array([[0.1, 0.3], [0.2, 0.2], [0.3, 0.1]])
-    pearson, spearman = meta_correlation(x, y)
-    assert (pearson.mean, pearson.std, pearson.seeds) == pytest.approx((0.0, np.sqrt(2.0), 2))
-    assert (spearman.mean, spearman.std) == pytest.approx((0.0, np.sqrt(2.0)))
-    # Pearson and Spearman part ways on a monotone but non-linear relation
-    pearson, spearman = meta_correlation(np.array([[1.0], [2.0], [3.0], [4.0]]), np.array([[1.0], [2.0], [3.0], [100.0]]))
-    assert spearman.mean == pytest.approx(1.0) and pearson.mean == pytest.approx(np.corrcoef([1, 2, 3, 4], [1, 2, 3, 100])[0, 1])
+def board_of(*records, families=None):
+    return merge([Entry(r, Path("results.jsonl")) for r in records], families)
 
 
-def test_meta_correlation_leaves_out_undefined_seeds_and_needs_three_models():
-    x = np.array([[1.0, 1.0, 5.0], [2.0, np.nan, 5.0], [3.0, 2.0, 5.0]])  # seed 1 undefined, seed 2 constant
-    y = np.array([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0], [4.0, 3.0, 3.0]])
-    pearson, _ = meta_correlation(x, y)
-    assert pearson.seeds == 1 and pearson.std == 0.0
-    assert meta_correlation(x[:2], y[:2]) == (None, None)
-
-
-def board_of(*records):
-    return merge([Entry(r, Path("results.jsonl")) for r in records])
-
-
-def retrieval(model: str, xlr: list[float], bkr: list[float], k: int = 10) -> list:
-    args = {"src": "en", "tgt": "de", "dataset": "ikea", "k": k}
+def retrieval(model: str, xlr: list[float], bkr: list[float], k: int = 10, tgt: str = "de") -> list:
+    args = {"src": "en", "tgt": tgt, "dataset": "ikea", "k": k}
     return [record("xlr", model, xlr, args=args), record("backretrieval", model, bkr, args={**args})]
 
 
-def commute(model: str, temperature: float, value: float) -> list:
+def commute(model: str, temperature: float, value: float | None) -> list:
     args = {"lang": "de", "ties": "wrong", "temperature": temperature}
     return [record(task, model, value, args=args) for task in ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")]
 
@@ -53,12 +36,81 @@ def test_which_plots_are_drawn(tmp_path):
                      *retrieval("c", [0.2, 0.3], [0.1, 0.2]), *commute("vgamt", 1.0, 0.6))
     plots = write_plots(board, tmp_path)
     assert [(p.family, p.file) for p in plots] == [
-        ("retrieval", "bkr_vs_xlr_ikea_en-de.png"), ("retrieval", "bkr_boxplots.png"), ("commute", "commute_bars_de.png")]
+        ("commute", "commute_bars_de.png"), ("retrieval", "bkr_vs_xlr_ikea_en-de.png"), ("retrieval", "bkr_boxplots.png")]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.file for p in plots)
 
 
-def test_no_scatter_without_twin_signatures_and_a_sweep_only_over_two_temperatures(tmp_path):
+def test_no_scatter_without_twin_arguments_and_a_sweep_only_over_two_temperatures(tmp_path):
     board = board_of(record("xlr", "a", [0.9, 0.8], args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}),
                      record("backretrieval", "a", [0.7, 0.6], args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 5}),
                      *commute("vgamt", 0.5, 0.4), *commute("vgamt", 2.0, 0.7))
-    assert [p.file for p in write_plots(board, tmp_path)] == ["bkr_boxplots.png", "commute_temperature_de.png"]  # no T = 1: no bars
+    assert [p.file for p in write_plots(board, tmp_path)] == ["commute_temperature_de.png", "bkr_boxplots.png"]  # no T = 1: no bars
+
+
+def test_two_directions_add_the_papers_box_plot_over_language_pairs(tmp_path):
+    board = board_of(*(r for m, v in (("a", 0.9), ("b", 0.5), ("c", 0.2)) for tgt in ("de", "fr")
+                       for r in retrieval(m, [v, v], [v - 0.1, v], tgt=tgt)))
+    assert "bkr_over_pairs_ikea_test.png" in [p.file for p in write_plots(board, tmp_path)]
+
+
+def test_the_scatter_title_is_harness_metas_correlation():
+    # three models, two seeds: seed 0 perfectly correlated, seed 1 perfectly anti-correlated
+    board = board_of(*retrieval("a", [1.0, 1.0], [0.1, 0.3]), *retrieval("b", [2.0, 2.0], [0.2, 0.2]),
+                     *retrieval("c", [3.0, 3.0], [0.3, 0.1]))
+    (triple,) = triples(board)
+    pearson = meta_result(board, triple)["correlations"]["backretrieval"]["pearson"]
+    assert (pearson["mean"], pearson["std"], pearson["seeds_defined"]) == pytest.approx((0.0, np.sqrt(2.0), 2))
+
+
+def test_a_plugin_whose_plot_fails_costs_a_warning_not_the_other_plots(tmp_path, capsys):
+    broken = Family("broken", "Broken", ("xlr",), plots="tests_missing_module:PLOTS", plugin="nowhere")
+    board = board_of(*retrieval("a", [0.9], [0.7]), families=Families((broken,)))
+    assert write_plots(board, tmp_path) == []
+    assert "no plots for family 'broken'" in capsys.readouterr().err
+
+
+def test_boxes_are_ordered_by_median_best_first_ties_by_label():
+    values = {"k1": [0.1, 0.2, 0.9], "k2": [0.5, 0.5, 0.6], "k3": [0.4, 0.6, 0.5], "k4": []}
+    labels = {"k1": "one", "k2": "two", "k3": "three", "k4": "four"}
+    assert best_first(values, labels) == ["k3", "k2", "k1"]  # medians 0.5 (three), 0.5 (two), 0.2; empty left out
+
+
+def test_error_bars_use_the_interval_else_the_seed_spread_else_nothing():
+    seeded = record("xlr", "a", [0.4, 0.6])
+    assert error_of(seeded, "recall@k") == pytest.approx((np.std([0.4, 0.6], ddof=1),) * 2)
+    assert error_label([seeded], "recall@k") == "bars: std over seeds"
+    seeded.intervals = {"recall@k": {"low": 0.45, "high": 0.58, "confidence": 0.95}}
+    assert error_of(seeded, "recall@k") == pytest.approx((0.05, 0.08))
+    assert error_label([seeded], "recall@k") == "bars: 95% interval over items"
+    single = record("xlr", "a", 0.5)
+    assert error_of(single, "recall@k") == (0.0, 0.0) and error_label([single], "recall@k") == "no interval recorded"
+
+
+def test_chance_lines_come_from_the_results_line():
+    old, new = record("xlr", "a", 0.5), record("xlr", "b", 0.5)
+    new.metric_info = {"recall@k": {"display": "R@10", "higher_is_better": True, "chance": 0.01}}
+    with figure(4, 3) as fig:
+        axes = fig.subplots()
+        chance_line(axes, old, "recall@k")
+        assert axes.get_lines() == []  # an older line: no chance level known
+        chance_line(axes, new, "recall@k")
+        assert [tuple(line.get_ydata()) for line in axes.get_lines()] == [(0.01, 0.01)]
+
+
+def test_bars_show_zero_as_a_line_with_its_value_and_mark_undefined_metrics():
+    args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
+    board = board_of(record("commute_tc", "m", 0.0, args=args), record("commute_ic", "m", [None], args=args))
+    columns = sorted(board.columns, key=lambda c: c.task, reverse=True)  # tc, ic
+    with figure(4, 3) as fig:
+        axes = fig.subplots()
+        grouped_bars(axes, board, list(board.labels), columns, ["TC", "IC"])
+        texts = [t.get_text() for t in axes.texts]
+        bars = [p for p in axes.patches if p.get_height() == 0.0 and p.get_width() > 0]
+    assert texts == ["0.00", "n/a"]
+    assert len(bars) == 1 and bars[0].get_linewidth() > 0  # the zero bar keeps a visible edge
+
+
+def test_every_model_has_its_own_colour_and_marker():
+    board = board_of(*(record("xlr", f"m{i:02d}", 0.5) for i in range(30)))
+    palette = {key: (f"C{i % 10}", shape) for i, (key, shape) in enumerate(markers(board).items())}
+    assert len(set(palette.values())) == 30

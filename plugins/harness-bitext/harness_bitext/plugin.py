@@ -19,3 +19,8 @@ def register_models(register):
         "harness_bitext.tfidf:CharTfidfEncoder",
         "Character n-gram TF-IDF text encoder (scikit-learn), IDF fitted per language side.",
     )
+
+
+@hookimpl
+def register_families(register):
+    register("bitext", "harness_bitext.plots:PLOTS", "Bitext mining", tasks=("bitext_mining",))

@@ -1,6 +1,8 @@
-"""The CoMMuTE plots.
+"""The CoMMuTE family on the leaderboard: its plots.
 
-- ``commute_bars_*``: TC, IC, GTC, GIC per model at the default temperature, per setting.
+- ``commute_bars_*``: TC, IC, GTC, GIC per model at temperature 1, one figure per setting; every
+  bar carries its value (so 0 is visible), ``n/a`` marks an undefined metric (IC and GIC of a
+  scorer that ignores the image), error bars are the intervals over items, dashed: chance.
 - ``commute_temperature_*``: the same metrics against the softmax temperature, where swept.
 """
 
@@ -11,9 +13,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.leaderboard.figures import Plot, colours, figure, file_names, save
+from harness.leaderboard.figures import Plot, colours, figure, file_names, grouped_bars, legend_outside, save
 from harness.leaderboard.merge import Board, Column, column_labels
+from harness.leaderboard.metrics import info_of
 
+FAMILY = "commute"
 CONTRASTS = ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")
 LINE_STYLES = ("-", "--", ":", "-.")  # one per series of a task when a setting has several
 
@@ -39,6 +43,12 @@ def _contrast_groups(board: Board) -> dict[str, list[Column]]:
     return dict(sorted(groups.items()))
 
 
+def _display(board: Board, column: Column) -> str:
+    """The metric's display name; an older line without one shows its name in capitals (``tc`` -> ``TC``)."""
+    display = info_of(board.example(column), column.metric).display
+    return display.upper() if display == column.metric else display
+
+
 def bar_plots(board: Board, folder: Path) -> list[Plot]:
     """TC, IC, GTC, GIC per model at temperature 1, one figure per setting (language, ties, ...)."""
     groups = {s: [c for c in cols if _temperature(c, board) == 1.0] for s, cols in _contrast_groups(board).items()}
@@ -46,23 +56,15 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
     plots = []
     for (settings, columns), name in zip(groups.items(), file_names("commute_bars", [json.loads(s).get("lang", "") for s in groups])):
         keys = [k for k in board.labels if any((k, c) in board.cells for c in columns)]
-        width = 0.8 / len(columns)
-        with figure(max(6.0, 1.5 + 1.1 * len(keys)), 4.5) as fig:
+        with figure(max(5.0, 2.5 + 1.2 * len(keys)), 3.6) as fig:
             axes = fig.subplots()
-            for index, column in enumerate(columns):
-                values = [board.cells[k, column].record.metrics.get(column.metric) if (k, column) in board.cells else None
-                          for k in keys]
-                positions = [i + (index - (len(columns) - 1) / 2) * width for i in range(len(keys))]
-                axes.bar([p for p, v in zip(positions, values) if v is not None], [v for v in values if v is not None],
-                         width, label=column.label)
-            axes.set_xticks(range(len(keys)), [board.labels[k] for k in keys], rotation=20, ha="right", fontsize=8)
-            axes.axhline(0.5, color="grey", linewidth=0.8, linestyle="--")
-            axes.set_ylim(0, 1)
-            axes.set_ylabel("score (chance: 0.5 for TC and IC)")
+            grouped_bars(axes, board, keys, columns, [_display(board, c) for c in columns])
+            axes.set_ylim(0, 1.12)
+            axes.set_ylabel("rate (value above each bar)")
             axes.set_title(f"CoMMuTE per model ({_settings_title(settings)})", fontsize=9)
-            axes.legend(fontsize=7)
+            legend_outside(fig, axes, title="metric")
             save(fig, folder / name)
-        plots.append(Plot("commute", f"CoMMuTE TC/IC/GTC/GIC per model ({_settings_title(settings)})", name))
+        plots.append(Plot(FAMILY, f"CoMMuTE TC/IC/GTC/GIC per model ({_settings_title(settings)})", name))
     return plots
 
 
@@ -104,5 +106,8 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
             fig.legend(list(legend.values()), list(legend), loc="outside right upper", fontsize=7)
             fig.suptitle(f"CoMMuTE under temperature scaling ({_settings_title(settings)})", fontsize=10)
             save(fig, folder / name)
-        plots.append(Plot("commute", f"CoMMuTE metrics against the temperature ({_settings_title(settings)})", name))
+        plots.append(Plot(FAMILY, f"CoMMuTE metrics against the temperature ({_settings_title(settings)})", name))
     return plots
+
+
+PLOTS = (bar_plots, sweep_plots)

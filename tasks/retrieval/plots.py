@@ -1,0 +1,254 @@
+"""The retrieval family on the leaderboard: its plots and its meta-evaluation tables.
+
+- ``bkr_vs_xlr_*``: BackRetrieval against XLR, one marker per model, per data set and direction;
+  the title gives the meta-correlation, computed by ``harness meta``'s own functions.
+- ``bkr_boxplots``: per direction, the per-seed values of each model, best median first.
+- ``bkr_over_pairs_*``: per data set, a box per model over its language pairs (SIGIR 2021 Figure 3).
+- Sections: per direction, the correlations of BkR and CORR with XLR and the test of their
+  difference (SIGIR 2021 Table 1); per data set, BkR averaged over the language pairs (Table 2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.leaderboard.figures import (Plot, chance_line, colours, describe, error_label, error_of, figure, file_names,
+                                         legend_outside, markers, models_with, save)
+from harness.leaderboard.merge import Board, Column
+from harness.leaderboard.metrics import info_of
+from harness.leaderboard.sections import Section
+from harness.results import ResultRecord
+
+FAMILY = "retrieval"
+XLR, BKR, CORR = "xlr", "backretrieval", "corr"
+SHARED = ("dataset", "src", "tgt", "split", "n", "columns")  # what CORR shares with XLR and BkR
+
+
+@dataclass(frozen=True)
+class Triple:
+    """The XLR and BackRetrieval columns of one configuration, and CORR's when exactly one matches."""
+
+    xlr: Column
+    bkr: Column
+    corr: Column | None
+
+
+def _args(board: Board, column: Column) -> dict[str, Any]:
+    return board.example(column).task_args
+
+
+def _same_data(board: Board, a: Column, b: Column) -> bool:
+    return board.example(a).dataset.get("revision") == board.example(b).dataset.get("revision")
+
+
+def triples(board: Board) -> list[Triple]:
+    """(XLR, BkR, CORR) columns run with the same arguments on the same data, with a model in both XLR and BkR."""
+    found = []
+    for bkr in (c for c in board.columns if c.task == BKR):
+        args = _args(board, bkr)
+        xlr = [c for c in board.columns if c.task == XLR and _args(board, c) == args and _same_data(board, c, bkr)]
+        if len(xlr) != 1 or not models_with(board, xlr[0], bkr):
+            continue
+        corr = [c for c in board.columns if c.task == CORR and _same_data(board, c, bkr)
+                and all(_args(board, c).get(k) == args.get(k) for k in SHARED)]
+        found.append(Triple(xlr[0], bkr, corr[0] if len(corr) == 1 else None))
+    return found
+
+
+def _records(board: Board, triple: Triple) -> list[ResultRecord]:
+    columns = [c for c in (triple.xlr, triple.bkr, triple.corr) if c is not None]
+    return [board.cells[key, c].record for key in board.labels for c in columns if (key, c) in board.cells]
+
+
+def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
+    """``harness meta``'s evaluation of one triple (raises ``HarnessError`` when it is undefined)."""
+    from harness_tasks.retrieval import meta
+
+    return meta.meta_evaluate(meta.group_models(_records(board, triple)))
+
+
+def _pm(summary: dict[str, Any]) -> str:
+    return "n/a" if summary.get("mean") is None else f"{summary['mean']:.3f} ± {summary['std'] or 0.0:.3f}"
+
+
+def _meta_title(board: Board, triple: Triple) -> str:
+    try:
+        found = meta_result(board, triple)["correlations"].get(BKR)
+    except HarnessError as exc:
+        return f"meta-correlation undefined: {exc}"
+    if not found or found["pearson"]["mean"] is None:
+        return "meta-correlation undefined (constant or missing values)"
+    return (f"meta-correlation over {found['pearson']['seeds_defined']} seeds: Pearson r = {_pm(found['pearson'])}, "
+            f"Spearman ρ = {_pm(found['spearman'])}")
+
+
+def scatter_plots(board: Board, folder: Path) -> list[Plot]:
+    """BackRetrieval against XLR, one marker per model (error bars: interval over items, else std over seeds)."""
+    found = triples(board)
+    palette, shapes = colours(board), markers(board)
+    plots = []
+    for triple, name in zip(found, file_names("bkr_vs_xlr", [describe(t.xlr, board) for t in found])):
+        xlr, bkr = triple.xlr, triple.bkr
+        keys = [k for k in models_with(board, xlr, bkr)
+                if board.cells[k, xlr].record.metrics.get(xlr.metric) is not None
+                and board.cells[k, bkr].record.metrics.get(bkr.metric) is not None]
+        xs = [board.cells[k, xlr].record for k in keys]
+        ys = [board.cells[k, bkr].record for k in keys]
+        description = describe(xlr, board)
+        with figure(9, 5.5) as fig:
+            axes = fig.subplots()
+            for key, rx, ry in zip(keys, xs, ys):
+                axes.errorbar(rx.metrics[xlr.metric], ry.metrics[bkr.metric], xerr=[[v] for v in error_of(rx, xlr.metric)],
+                              yerr=[[v] for v in error_of(ry, bkr.metric)], fmt=shapes[key], color=palette[key],
+                              elinewidth=1, capsize=2, markersize=7, label=board.labels[key], zorder=3)
+            chance_line(axes, board.example(xlr), xlr.metric, vertical=True)
+            chance_line(axes, board.example(bkr), bkr.metric)
+            axes.set_title(f"BackRetrieval vs XLR: {description}, {len(keys)} models\n{_meta_title(board, triple)}", fontsize=9)
+            axes.set_xlabel(f"XLR {info_of(xs[0], xlr.metric).display if xs else xlr.metric} ({error_label(xs, xlr.metric)})")
+            axes.set_ylabel(f"BackRetrieval {info_of(ys[0], bkr.metric).display if ys else bkr.metric} "
+                            f"({error_label(ys, bkr.metric)})")
+            axes.grid(alpha=0.3)
+            legend_outside(fig, axes)
+            save(fig, folder / name)
+        plots.append(Plot(FAMILY, f"BackRetrieval vs XLR: {description}", name))
+    return plots
+
+
+def _per_seed(record: ResultRecord, metric: str) -> list[float]:
+    return [v for v in record.per_seed.get(metric, []) if v is not None and math.isfinite(v)]
+
+
+def best_first(values: dict[str, list[float]], labels: dict[str, str]) -> list[str]:
+    """The keys with values, by median, highest first; equal medians by label."""
+    import numpy as np
+
+    return sorted((k for k in values if values[k]), key=lambda k: (-float(np.median(values[k])), labels[k]))
+
+
+def box_plots(board: Board, folder: Path) -> list[Plot]:
+    """One panel per BackRetrieval column: a box of per-seed values per model, best median first."""
+    columns = [c for c in board.columns if c.task == BKR]
+    if not columns:
+        return []
+    widest = max(len(models_with(board, c)) for c in columns)
+    with figure(max(6.0, 1.5 + 0.9 * widest), 3.4 * len(columns)) as fig:
+        for axes, column in zip(fig.subplots(len(columns), 1, squeeze=False)[:, 0], columns):
+            data = {k: _per_seed(board.cells[k, column].record, column.metric) for k in models_with(board, column)}
+            keys = best_first(data, board.labels)
+            axes.boxplot([data[k] for k in keys], widths=0.5, medianprops={"color": "black"})
+            axes.set_xticks(range(1, len(keys) + 1), [board.labels[k] for k in keys], rotation=25, ha="right", fontsize=8)
+            chance_line(axes, board.example(column), column.metric)
+            record = board.example(column)
+            axes.set_title(f"BackRetrieval per seed ({len(record.seeds)} seeds), best median first: {describe(column, board)}",
+                           fontsize=9)
+            axes.set_ylabel(info_of(record, column.metric).display)
+            axes.grid(axis="y", alpha=0.3)
+            if info_of(record, column.metric).chance is not None:
+                axes.legend(fontsize=7, loc="upper right")
+        name = "bkr_boxplots.png"
+        save(fig, folder / name)
+    return [Plot(FAMILY, "BackRetrieval per seed, per language pair and model", name)]
+
+
+def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:
+    """The current BackRetrieval lines per data set (loader, split and revision), with two or more directions."""
+    groups: dict[str, list[ResultRecord]] = {}
+    for column in (c for c in board.columns if c.task == BKR):
+        example = board.example(column)
+        key = f"{example.dataset.get('loader')} {example.dataset.get('split')}"
+        groups.setdefault(key, []).extend(board.cells[k, column].record for k in models_with(board, column))
+    return {key: records for key, records in sorted(groups.items())
+            if len({(r.task_args.get("src"), r.task_args.get("tgt")) for r in records}) > 1}
+
+
+def pair_plots(board: Board, folder: Path) -> list[Plot]:
+    """Per data set with several directions: a box per model over its language pairs (SIGIR 2021 Figure 3)."""
+    from harness_tasks.retrieval import aggregations, meta
+
+    groups = _by_dataset(board)
+    plots = []
+    for (dataset, records), name in zip(groups.items(), file_names("bkr_over_pairs", list(groups))):
+        aggregation = meta.aggregate_pairs(records)
+        title = (f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, {dataset} "
+                 "(best median first)")
+        import matplotlib.style
+
+        with matplotlib.style.context("default"):
+            aggregations.pair_boxplot(aggregation["scores"], folder / name, chance=aggregation["chance"], title=title,
+                                      ylabel=f"BackRetrieval Recall@{aggregation['k']}")
+        plots.append(Plot(FAMILY, f"BackRetrieval over language pairs: {dataset}", name))
+    return plots
+
+
+PLOTS = (scatter_plots, box_plots, pair_plots)
+
+
+def _significance_rows(tested: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows = []
+    for method in ("pearson", "spearman"):
+        values = tested.get(method)
+        if not values:
+            continue
+        boot = values["bootstrap"]
+        share = ("n/a" if values["share_significant"] is None
+                 else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}")
+        combined = "n/a" if values["combined_p"] is None else f"{values['combined_p']:.2g}"
+        interval = "n/a" if boot["low"] is None else f"{boot['difference']:+.3f} [{boot['low']:+.3f}, {boot['high']:+.3f}]"
+        rows.append((method.capitalize(), share, combined, interval))
+    return rows
+
+
+def sections(board: Board) -> list[Section]:
+    """The meta-evaluation per direction, and BackRetrieval averaged over the directions of each data set."""
+    found = []
+    for triple in triples(board):
+        description = describe(triple.xlr, board)
+        try:
+            result = meta_result(board, triple)
+        except HarnessError as exc:
+            found.append(Section(f"Meta-evaluation, {description}", ("with XLR", "Pearson r", "Spearman ρ"), (),
+                                 f"not computed: {exc}"))
+            continue
+        rows = tuple((task, _pm(values["pearson"]), _pm(values["spearman"]))
+                     for task, values in result["correlations"].items())
+        found.append(Section(f"Meta-evaluation, {description}", ("with XLR", "Pearson r", "Spearman ρ"), rows,
+                             f"across {len(result['models'])} models, per seed, mean ± std over {len(result['seeds'])} seeds "
+                             "(as harness meta; SIGIR 2021 Table 1)"))
+        tested = result.get("significance") or {}
+        if "pearson" in tested:
+            boot = tested["pearson"]["bootstrap"]
+            found.append(Section(
+                f"BkR vs CORR, {description}", ("correlation", "seeds p < 0.05", "combined p", "r(BkR) − r(CORR), interval"),
+                tuple(_significance_rows(tested)),
+                f"{tested['pearson']['test']} per seed over {tested['pearson']['models']} models, combined by "
+                f"{tested['pearson']['combination']}; {boot['confidence']:.0%} bootstrap interval over models "
+                f"({boot['resamples']} resamples, seed {boot['seed']})"))
+        elif tested.get("skipped"):
+            found.append(Section(f"BkR vs CORR, {description}", ("test",), (), f"not tested: {tested['skipped']}"))
+    found += _pair_sections(board)
+    return found
+
+
+def _pair_sections(board: Board) -> list[Section]:
+    from harness_tasks.retrieval import meta
+
+    found = []
+    for dataset, records in _by_dataset(board).items():
+        try:
+            aggregation = meta.aggregate_pairs(records)
+        except HarnessError as exc:
+            found.append(Section(f"BackRetrieval over language pairs, {dataset}", ("model",), (), f"not computed: {exc}"))
+            continue
+        pairs = aggregation["table"]["pairs"]
+        rows = tuple((row["model"], *("—" if row["scores"][p] is None else f"{row['scores'][p]:.4f}" for p in pairs),
+                      "n/a" if row["average"] is None else f"{row['average']:.4f}") for row in aggregation["table"]["rows"])
+        chance = ", ".join(f"{p} {v:.4f}" for p, v in sorted(aggregation["chance"].items()))
+        found.append(Section(f"BackRetrieval over language pairs, {dataset}",
+                             ("model", *(p.replace("-", "→") for p in pairs), "average"), rows,
+                             f"{aggregation['metric']}, averaged over all pairs only for models that have every pair "
+                             f"(SIGIR 2021 Table 2)" + (f"; chance: {chance}" if chance else "")))
+    return found
