@@ -25,6 +25,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--image-model", default=None, help="image encoder for tasks that compare images (g)")
     parser.add_argument("--image-model-args", default=None, help="arguments of --image-model, k=v,...")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N examples (for quick checks)")
+    parser.add_argument("--resamples", type=int, default=1000,
+                        help="bootstrap resamples of the items for each metric's 95%% interval (0: no intervals)")
     seeds = parser.add_mutually_exclusive_group()
     seeds.add_argument("--seeds", type=int, default=None, help="number of seeds (0..N-1) for seeded tasks")
     seeds.add_argument("--seed", type=int, default=None, help="one seed")
@@ -54,7 +56,7 @@ def _command_run(args: argparse.Namespace) -> int:
     options = dict(
         model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
         images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
-        limit=args.limit, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
+        limit=args.limit, resamples=args.resamples, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
         output=args.output, log_samples=args.log_samples, resume=args.resume, use_cache=not args.no_cache,
         shard=args.shard, dist_timeout=args.dist_timeout, progress=Progress(enabled=True), include_path=args.include_path,
     )

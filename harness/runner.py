@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,7 @@ from harness.plan import RunPlan, TaskPlan, count_outputs
 from harness.progress import Progress
 from harness.registry import Registry, get_registry
 from harness.inmemory import adapter_is_cacheable, in_memory_adapter
+from harness.intervals import DEFAULT_RESAMPLES, item_intervals
 from harness.resolve import build_adapter
 from harness.results import RESULTS_FILE, ResultRecord, append_record, full_signature, read_records, task_signature
 from harness.task import Task, TaskOutput
@@ -49,14 +51,30 @@ class ShardDone:
 
 
 def resolve_device(device: str) -> str:
-    """``auto`` becomes ``cuda`` when a CUDA GPU is usable, else ``cpu``."""
+    """``auto`` becomes ``cuda`` when a CUDA GPU is usable, else ``cpu``; any other device must exist here."""
     if device != "auto":
-        return device
+        return check_device(device)
     if not any(Path(p).exists() for p in ("/dev/nvidiactl", "/proc/driver/nvidia")):
         return "cpu"
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def check_device(device: str) -> str:
+    """``cpu``, or ``cuda`` / ``cuda:N`` that this PyTorch can use; anything else is a clear error."""
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        raise HarnessError(f"--device takes cpu, cuda, cuda:N or auto, got {device!r}")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            why = "it is a CPU-only build" if torch.version.cuda is None else "no CUDA GPU is visible"
+            raise HarnessError(f"--device {device}: this PyTorch ({torch.__version__}) cannot use CUDA ({why}); use --device cpu")
+        index, count = int(device.partition(":")[2] or 0), torch.cuda.device_count()
+        if index >= count:
+            raise HarnessError(f"--device {device}: there are {count} CUDA device(s), numbered from 0")
+    return device
 
 
 def split_names(value: str | Sequence[str]) -> list[str]:
@@ -125,8 +143,14 @@ def load_task_data(registry: Registry, task: Task, args: Mapping[str, Any], data
     return loaded
 
 
-def choose_seeds(task: Task, seeds: int | None, seed: int | None) -> list[int]:
-    """``--seed S`` gives [S]; ``--seeds N`` gives 0..N-1; otherwise the task's default count."""
+def choose_seeds(task: Task, seeds: int | None, seed: int | None, size: int | None = None) -> list[int]:
+    """``--seed S`` gives [S]; ``--seeds N`` gives 0..N-1; otherwise the task's default count.
+
+    When the task says that seeds cannot differ on ``size`` items (``Task.seeds_differ``), only
+    the first seed is kept: the other seeds would repeat its numbers.
+    """
+    if seed is not None and seed < 0:
+        raise HarnessError(f"--seed must be 0 or more, got {seed}")
     if not task.uses_seeds:
         return [seed] if seed is not None else [0]
     if seed is not None:
@@ -134,7 +158,15 @@ def choose_seeds(task: Task, seeds: int | None, seed: int | None) -> list[int]:
     count = task.default_seeds if seeds is None else seeds
     if count < 1:
         raise HarnessError(f"--seeds must be at least 1, got {count}")
+    if size is not None and not task.seeds_differ(size):
+        return [0]
     return list(range(count))
+
+
+def signature_args(args: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """The arguments that enter the task signature: the task's and loader's, and ``limit`` when given
+    (a run on the first N items never shares a column with a full run)."""
+    return args if limit is None else {**args, "limit": limit}
 
 
 def aggregate(per_seed: list[dict[str, float]]) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, list[float | None]]]:
@@ -221,6 +253,7 @@ def prepare(
     progress: Progress | None = None,
     registry: Registry | None = None,
     include_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
 ) -> RunPlan:
     """The preflight: check every precondition of every task before any inference; the run's plan.
 
@@ -280,7 +313,9 @@ def prepare(
         _SERVED_BY[task] = served_by(registry, task, [cached_model.identity.as_dict(), *ctx.aux_identities(task.name).values()])
         plans.append(TaskPlan(task, all_args, source, loaded, seed_list, ctx, task_sig, signature, signature in done,
                               time.perf_counter() - clock))
-    settings = {"limit": limit, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
+    if resamples < 0:
+        raise HarnessError(f"--resamples must be at least 0, got {resamples}")
+    settings = {"limit": limit, "resamples": resamples, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
                 "image_model": image_model, "use_cache": cache is not None, "world_size": world_size}
     return RunPlan(plans, cached_model, folder, settings, partition, is_main, progress, shard, log_samples)
 
@@ -353,6 +388,8 @@ def _record(task: Task, args: dict[str, Any], model: CachedModel, loaded: Loaded
     means, stds, series = aggregate(result.per_seed)
     if task.main_metric not in means:
         raise HarnessError(f"task {task.name!r} did not report its main metric {task.main_metric!r}")
+    info = task.metric_info(result)
+    intervals, interval_warnings = item_intervals(task.name, result.samples, info, means, run.get("resamples", DEFAULT_RESAMPLES))
     return ResultRecord(
         task=task.name, task_version=task.version, task_args=dict(args), main_metric=task.main_metric,
         metrics=means, metrics_std=stds, per_seed=series, seeds=seeds,
@@ -362,7 +399,22 @@ def _record(task: Task, args: dict[str, Any], model: CachedModel, loaded: Loaded
         environment=provenance.library_versions(), hardware=provenance.hardware(run["device"]),
         started=started.isoformat(timespec="seconds"), wall_seconds=round(wall, 3),
         samples_file=samples_file, extra=result.extra, undefined=dict(result.undefined), plugins=_SERVED_BY.get(task, {}),
+        metric_info=info, intervals=intervals,
+        warnings=run_warnings(task, result, loaded, seeds, run.get("limit")) + interval_warnings,
     )
+
+
+def run_warnings(task: Task, result: TaskOutput, loaded: LoadedData, seeds: list[int], limit: int | None) -> list[str]:
+    """What could lead a reader of the line to a wrong conclusion: the task's own checks, ``--limit``, a single forced seed."""
+    found = [f"{task.name}: {text}" for text in task.check(result)]
+    size = len(loaded.data)
+    if limit is not None:
+        found.append(f"{task.name}: --limit {limit}: {size} items evaluated (not comparable with a run on the full data; "
+                     f"'limit:{limit}' is in the signature)")
+    if task.uses_seeds and len(seeds) == 1 and not task.seeds_differ(size):
+        found.append(f"{task.name}: every seed would evaluate the same {size} items, so it ran once (seed {seeds[0]}); "
+                     "the spread over seeds is not defined, the interval over items is")
+    return found
 
 
 def _write_samples(folder: Path, task: str, signature: str, result: TaskOutput) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.capabilities import Capability
+from harness.errors import HarnessError
 from harness.params import Param, resolve_params
+from harness.statistic import Statistic
 
 if TYPE_CHECKING:
     from harness.context import RunContext
@@ -30,13 +32,65 @@ class TaskOutput:
     undefined: dict[str, str] = field(default_factory=dict)
 
 
+Chance = Callable[[Mapping[str, Any]], "float | None"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How to show, rank and resample one metric (the idea of lm-evaluation-harness's ``metric_list``).
+
+    ``display`` and ``description`` may hold ``{name}`` fields, filled from the task's arguments
+    and the output's ``extra`` (``"R@{k}"``). ``higher_is_better`` is None for values that are not
+    scores (counts, tie rates). ``chance`` is the value of a model that knows nothing: a number,
+    a function of those same values (Recall@k: k / n_used), or None where undefined.
+    ``statistic`` (``mean:hit``, ``pearson:yisi2,gold``; see ``harness.statistic``) recomputes
+    the metric from the task's per-sample records: the bootstrap over items resamples it.
+    """
+
+    name: str
+    display: str = ""
+    higher_is_better: bool | None = True
+    chance: float | Chance | None = None
+    statistic: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if self.statistic is not None:
+            Statistic.parse(self.statistic)  # fails at import on a malformed declaration
+
+    def info(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The ``metric_info`` entry of a results line (see ``docs/results.md``)."""
+        chance = self.chance(values) if callable(self.chance) else self.chance
+        return {
+            "display": _fill(self.display or self.name, values, self.name),
+            "higher_is_better": self.higher_is_better,
+            "chance": None if chance is None else float(chance),
+            "statistic": self.statistic,
+            "description": _fill(self.description, values, self.name),
+        }
+
+
+def _fill(template: str, values: Mapping[str, Any], metric: str) -> str:
+    try:
+        return template.format(**values)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise HarnessError(f"metric {metric!r}: cannot fill {template!r} from the task's arguments and extra ({exc})") from None
+
+
+def recall_chance(values: Mapping[str, Any]) -> float | None:
+    """Recall@k of a random ranking of ``n_used`` candidates: min(k / n_used, 1)."""
+    k, n = values.get("k"), values.get("n_used")
+    return min(k / n, 1.0) if isinstance(k, int) and isinstance(n, int) and n > 0 else None
+
+
 class Task:
     """Base class of every task.
 
     Subclasses set the class attributes and implement ``evaluate``. ``version`` must be bumped
     whenever the numbers a task produces could change. ``aux_roles`` names the auxiliary models
     the task may load with ``ctx.load_model`` (``"image"``: ``--image-model``); the identity of
-    each one the user gives enters the task's signature.
+    each one the user gives enters the task's signature. ``metrics`` declares how each metric is
+    shown, ranked and resampled (``Metric``); the runner writes it into every results line.
     """
 
     version: ClassVar[int] = 1
@@ -47,6 +101,7 @@ class Task:
     uses_seeds: ClassVar[bool] = False
     default_seeds: ClassVar[int] = 1
     aux_roles: ClassVar[tuple[str, ...]] = ()
+    metrics: ClassVar[tuple[Metric, ...]] = ()
 
     def __init__(self, name: str, args: Mapping[str, Any] | None = None):
         self.name = name
@@ -63,3 +118,16 @@ class Task:
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Compute the metrics of ``model`` on ``data`` (whatever the dataset loader returned)."""
         raise NotImplementedError
+
+    def metric_info(self, output: TaskOutput) -> dict[str, dict[str, Any]]:
+        """Each declared metric's ``metric_info`` entry, filled from the arguments and ``output.extra``."""
+        values = {**self.args, **output.extra}
+        return {metric.name: metric.info(values) for metric in self.metrics}
+
+    def seeds_differ(self, size: int) -> bool:
+        """Whether different seeds can give different numbers on ``size`` items (False: the runner evaluates once)."""
+        return True
+
+    def check(self, output: TaskOutput) -> list[str]:
+        """Warnings about this output that could lead a reader to a wrong conclusion (k >= n, ...)."""
+        return []

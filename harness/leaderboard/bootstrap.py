@@ -1,10 +1,14 @@
-"""The paired bootstrap: resample units with replacement, recompute both models' statistic on the
-same resample, and read the confidence interval of the difference off the resampled differences.
+"""The bootstrap over items: resample units with replacement and recompute a statistic.
+
+``interval`` gives one model's percentile interval (the runner's intervals over items);
+``paired_bootstrap`` recomputes two models' statistic on the same resamples and reads the
+confidence interval of the difference off the resampled differences (``harness compare``).
 
 Statistics act on per-unit arrays and whole matrices of resamples at once (one row per resample):
 ``mean`` of fields (a unit is a sum and a count of values, so every sample of an id moves
-together), ``pearson`` of a score with a reference, and ``auc`` (ROC AUC) of a score against 0/1
-labels.
+together), ``pearson`` and ``spearman`` of a score with a reference, ``auc`` (ROC AUC) of a
+score against 0/1 labels, and ``moments`` (per seed, Pearson's r from summed moments; the mean
+over seeds).
 """
 
 from __future__ import annotations
@@ -14,42 +18,48 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.errors import HarnessError
+from harness.statistic import KINDS, Statistic
 
-KINDS = ("mean", "pearson", "auc")
+__all__ = ["KINDS", "Bootstrap", "Interval", "Paired", "Statistic", "Units", "interval", "paired_bootstrap"]
+
 CELLS_PER_CHUNK = 4_000_000  # resample matrix entries held in memory at once
 
 
 @dataclass(frozen=True)
-class Statistic:
-    """What is computed from the samples: ``mean`` of fields, or ``pearson``/``auc`` of (score, reference)."""
+class Units:
+    """One model's per-unit arrays.
+
+    ``mean``: ``values`` are per-unit sums and ``reference`` the per-unit counts. ``pearson``,
+    ``spearman``, ``auc``: ``values`` are the scores and ``reference`` the gold values or labels.
+    ``moments``: ``values`` has shape (units, seeds, 6), the per-seed sums (count, Σx, Σy, Σx²,
+    Σy², Σxy) of each unit's samples; ``reference`` is unused.
+    """
 
     kind: str
-    fields: tuple[str, ...]
+    values: np.ndarray
+    reference: np.ndarray
 
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise HarnessError(f"unknown statistic {self.kind!r}: use mean, pearson or auc")
-        if not self.fields or (self.kind != "mean" and len(self.fields) != 2):
-            raise HarnessError(f"statistic {self.kind!r} takes {'one or more fields' if self.kind == 'mean' else 'two fields: score,reference'}")
+    def __len__(self) -> int:
+        return len(self.values)
 
-    @classmethod
-    def parse(cls, text: str) -> Statistic:
-        """``mean:hit``, ``mean:tc_ab,tc_ba``, ``pearson:yisi2,gold`` or ``auc:yisi2,label``."""
-        kind, _, fields = text.partition(":")
-        return cls(kind.strip(), tuple(f.strip() for f in fields.split(",") if f.strip()))
+    @property
+    def width(self) -> int:
+        """Array entries per unit (the memory a resample row takes per unit)."""
+        return max(1, int(np.prod(self.values.shape[1:])))
 
-    def __str__(self) -> str:
-        return f"{self.kind}:{','.join(self.fields)}"
+    def statistic(self, index: np.ndarray) -> np.ndarray:
+        """The statistic on each resample (a row of unit indices)."""
+        if self.kind == "moments":
+            return _moments(self.values[index].sum(axis=1))
+        reference = self.reference[index]
+        if self.kind == "mean":
+            return self.values[index].sum(axis=1) / reference.sum(axis=1)
+        return MEASURES[self.kind](self.values[index], reference)
 
 
 @dataclass(frozen=True)
 class Paired:
-    """Per-unit arrays of two models on the same units.
-
-    For ``mean``: ``a`` and ``b`` are per-unit sums and ``reference`` the per-unit counts. For
-    ``pearson`` and ``auc``: ``a`` and ``b`` are the scores and ``reference`` the shared gold
-    values or labels.
-    """
+    """Per-unit arrays of two models on the same units (``a`` and ``b`` as ``Units.values``, a shared ``reference``)."""
 
     kind: str
     a: np.ndarray
@@ -58,12 +68,7 @@ class Paired:
 
     def values(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Both models' statistic on each resample (a row of unit indices)."""
-        reference = self.reference[index]
-        if self.kind == "mean":
-            counts = reference.sum(axis=1)
-            return self.a[index].sum(axis=1) / counts, self.b[index].sum(axis=1) / counts
-        measure = _pearson if self.kind == "pearson" else _auc
-        return measure(self.a[index], reference), measure(self.b[index], reference)
+        return Units(self.kind, self.a, self.reference).statistic(index), Units(self.kind, self.b, self.reference).statistic(index)
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -87,6 +92,29 @@ def _auc(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return np.where(positives * negatives > 0, u / (positives * negatives), np.nan)
 
 
+def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Row-wise Spearman's rho: Pearson of average ranks (NaN where a row is constant)."""
+    from scipy.stats import rankdata
+
+    return _pearson(rankdata(x, axis=1), rankdata(y, axis=1))
+
+
+def _moments(sums: np.ndarray) -> np.ndarray:
+    """Pearson's r per seed from summed (count, Σx, Σy, Σx², Σy², Σxy) of shape (rows, seeds, 6); the mean over seeds."""
+    n, sx, sy, sxx, syy, sxy = np.moveaxis(sums, -1, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        covariance = sxy - sx * sy / n
+        denominator = np.sqrt((sxx - sx * sx / n) * (syy - sy * sy / n))
+        per_seed = np.where((n > 1) & (denominator > 0), covariance / denominator, np.nan)
+    defined = np.isfinite(per_seed)
+    counts = defined.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, np.where(defined, per_seed, 0.0).sum(axis=1) / counts, np.nan)
+
+
+MEASURES = {"pearson": _pearson, "spearman": _spearman, "auc": _auc}
+
+
 @dataclass(frozen=True)
 class Bootstrap:
     """The observed statistics and difference, the percentile interval, and the two-sided p-value."""
@@ -103,6 +131,58 @@ class Bootstrap:
     seed: int
 
 
+def _check_settings(resamples: int, confidence: float, units: int) -> None:
+    if resamples < 1:
+        raise HarnessError(f"--resamples must be at least 1, got {resamples}")
+    if not 0 < confidence < 1:
+        raise HarnessError(f"--confidence must be between 0 and 1, got {confidence}")
+    if units < 2:
+        raise HarnessError(f"a bootstrap needs at least 2 units, found {units}")
+
+
+def _resampled(statistic, units: int, width: int, resamples: int, seed: int) -> np.ndarray:
+    """``statistic(index)`` on ``resamples`` rows of ``units`` indices drawn by ``default_rng(seed)``, in bounded chunks."""
+    rng = np.random.default_rng(seed)
+    chunk = max(1, CELLS_PER_CHUNK // (units * width))
+    parts = [statistic(rng.integers(0, units, size=(min(chunk, resamples - start), units)))
+             for start in range(0, resamples, chunk)]
+    return np.concatenate(parts)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One model's observed statistic and its percentile interval over resampled units."""
+
+    value: float
+    low: float
+    high: float
+    confidence: float
+    resamples: int
+    defined: int
+    seed: int
+    units: int
+
+
+def interval(units: Units, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> Interval:
+    """The percentile bootstrap interval of the statistic over the units (``numpy.random.default_rng(seed)``).
+
+    The resampled indices are ``rng.integers(0, len(units), size=(resamples, len(units)))`` (drawn
+    in chunks of rows, which leaves the stream unchanged); the bounds are
+    ``numpy.quantile(values, [(1 - confidence) / 2, (1 + confidence) / 2])`` over the resamples
+    where the statistic is defined.
+    """
+    count = len(units)
+    _check_settings(resamples, confidence, count)
+    observed = float(units.statistic(np.arange(count)[None, :])[0])
+    values = _resampled(units.statistic, count, units.width, resamples, seed)
+    values = values[np.isfinite(values)]
+    if not values.size or not np.isfinite(observed):
+        raise HarnessError("the statistic is undefined on these samples (constant values or a single class)")
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(values, [tail, 1 - tail])
+    return Interval(observed, float(low), float(high), confidence, resamples, int(values.size), seed, count)
+
+
 def paired_bootstrap(paired: Paired, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> Bootstrap:
     """Resample the units ``resamples`` times (``numpy.random.default_rng(seed)``).
 
@@ -111,21 +191,15 @@ def paired_bootstrap(paired: Paired, resamples: int = 1000, seed: int = 0, confi
     statistic is undefined (a constant or one-class resample) are left out; ``defined`` counts
     the rest.
     """
-    if resamples < 1:
-        raise HarnessError(f"--resamples must be at least 1, got {resamples}")
-    if not 0 < confidence < 1:
-        raise HarnessError(f"--confidence must be between 0 and 1, got {confidence}")
     units = len(paired.a)
-    if units < 2:
-        raise HarnessError(f"a paired bootstrap needs at least 2 units, found {units}")
+    _check_settings(resamples, confidence, units)
     observed_a, observed_b = (float(v[0]) for v in paired.values(np.arange(units)[None, :]))
-    rng = np.random.default_rng(seed)
-    chunk = max(1, CELLS_PER_CHUNK // units)
-    differences = []
-    for start in range(0, resamples, chunk):
-        a, b = paired.values(rng.integers(0, units, size=(min(chunk, resamples - start), units)))
-        differences.append(a - b)
-    delta = np.concatenate(differences)
+
+    def difference(index: np.ndarray) -> np.ndarray:
+        a, b = paired.values(index)
+        return a - b
+
+    delta = _resampled(difference, units, Units(paired.kind, paired.a, paired.reference).width, resamples, seed)
     delta = delta[np.isfinite(delta)]
     if not delta.size or not np.isfinite(observed_a - observed_b):
         raise HarnessError("the statistic is undefined on these samples (constant values or a single class)")

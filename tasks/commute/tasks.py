@@ -20,7 +20,7 @@ from harness.capabilities import Capability
 from harness.context import RunContext
 from harness.errors import HarnessError
 from harness.params import Param
-from harness.task import Task, TaskOutput
+from harness.task import Metric, Task, TaskOutput
 from harness_tasks.commute.data import LANG_PARAM, target_language
 from harness_tasks.commute.metrics import (
     TIES,
@@ -55,6 +55,19 @@ def ic_of(table: Table, ties: str) -> Pair:
     return ic_pair(table["a", "a"], table["b", "a"], table["b", "b"], table["a", "b"], ties)
 
 
+TIES_METRIC = Metric("ties", "ties", None, None, None, "share of the comparisons that are ties (they count as {ties})")
+
+
+def rate(name: str, display: str, chance: float | None, fields: str, description: str, higher: bool | None = True) -> Metric:
+    """A CoMMuTE rate: the mean of per-tuple decisions ``fields`` of the samples."""
+    return Metric(name, display, higher, chance, f"mean:{fields}", description)
+
+
+def consistency_of(true: Pair, mixed: Pair) -> dict[str, float]:
+    """A tuple's share of its two directions in IPR, INR, CPR and CNR (their mean over tuples is each rate)."""
+    return consistency_rates([true], [mixed])
+
+
 def tie_rate(tables: Sequence[Table], comparisons: Sequence[tuple[Slot, Slot]]) -> float:
     """The fraction of the comparisons (pairs of slots) that are ties."""
     total = len(tables) * len(comparisons)
@@ -76,6 +89,12 @@ class CommuteTask(Task):
     }
     needs_images: ClassVar[bool] = False
     image_metrics: ClassVar[tuple[str, ...]] = ()  # undefined when the scores cannot depend on the image
+
+    def check(self, output: TaskOutput) -> list[str]:
+        """Every comparison a tie: the values are set by the ``ties`` rule, not by the model."""
+        if output.per_seed and output.per_seed[0].get("ties") == 1.0:
+            return [f"every comparison is a tie: the values are fixed by ties={self.args['ties']} (by construction), not by the model"]
+        return []
 
     def __init__(self, name: str, args: dict[str, Any] | None = None):
         super().__init__(name, args)
@@ -161,6 +180,8 @@ class CommuteTC(ContrastTask):
     """TC: is each image's correct translation less perplexing than the incorrect one?"""
 
     main_metric = "tc"
+    metrics = (rate("tc", "TC", 0.5, "tc_ab,tc_ba", "share of directions whose correct translation is less perplexing "
+                    "than the incorrect one"), TIES_METRIC)
     kind, slots, comparisons = "tc", TC_SLOTS, TC_COMPARISONS
     decide, aggregate = staticmethod(tc_of), staticmethod(mean_rate)
 
@@ -169,6 +190,7 @@ class CommuteGTC(ContrastTask):
     """GTC: both directions of a tuple right under TC."""
 
     main_metric = "gtc"
+    metrics = (rate("gtc", "GTC", 0.25, "gtc", "share of tuples right under TC in both directions"), TIES_METRIC)
     kind, slots, comparisons = "tc", TC_SLOTS, TC_COMPARISONS
     decide, aggregate = staticmethod(tc_of), staticmethod(joint_rate)
 
@@ -178,6 +200,8 @@ class CommuteIC(ContrastTask):
 
     version = 2  # 2: undefined (None) for a scorer that ignores the image, instead of 0 or 1 by the tie rule
     main_metric = "ic"
+    metrics = (rate("ic", "IC", 0.5, "ic_ab,ic_ba", "share of directions whose translation is less perplexing with "
+                    "its own image than with the other"), TIES_METRIC)
     needs_images = True
     image_metrics = ("ic",)
     kind, slots, comparisons = "ic", IC_SLOTS, IC_COMPARISONS
@@ -189,6 +213,7 @@ class CommuteGIC(ContrastTask):
 
     version = 2  # 2: undefined (None) for a scorer that ignores the image, instead of 0 or 1 by the tie rule
     main_metric = "gic"
+    metrics = (rate("gic", "GIC", 0.25, "gic", "share of tuples right under IC in both directions"), TIES_METRIC)
     needs_images = True
     image_metrics = ("gic",)
     kind, slots, comparisons = "ic", IC_SLOTS, IC_COMPARISONS
@@ -200,6 +225,14 @@ class CommuteConsistency(CommuteTask):
 
     version = 2  # 2: the four rates are undefined (None) for a scorer that ignores the image
     main_metric = "ipr"
+    metrics = (
+        rate("ipr", "IPR", None, "ipr", "share of directions right with the image and wrong with the mixed image"),
+        rate("inr", "INR", None, "inr", "share of directions wrong with the image and right with the mixed image", False),
+        rate("cpr", "CPR", None, "cpr", "share of directions right with both the image and the mixed image", None),
+        rate("cnr", "CNR", None, "cnr", "share of directions wrong with both the image and the mixed image", None),
+        rate("tc", "TC", 0.5, "tc_ab,tc_ba", "TC with the true images"),
+        rate("tc_mix", "TC (mixed image)", 0.5, "tc_mix_ab,tc_mix_ba", "TC with the 50/50 mix of the tuple's images"),
+    )
     needs_images = True
     image_metrics = ("ipr", "inr", "cpr", "cnr")
 
@@ -212,7 +245,8 @@ class CommuteConsistency(CommuteTask):
         image = [tc_of(table, ties) for table in tables]
         mixed = [tc_of(table, ties, "mix", "mix") for table in tables]
         metrics = {**consistency_rates(image, mixed), "tc": mean_rate(image), "tc_mix": mean_rate(mixed)}
-        samples = [self.sample(row, table, tc_ab=i.ab, tc_ba=i.ba, tc_mix_ab=m.ab, tc_mix_ba=m.ba)
+        samples = [self.sample(row, table, tc_ab=i.ab, tc_ba=i.ba, tc_mix_ab=m.ab, tc_mix_ba=m.ba,
+                               **(dict.fromkeys(self.image_metrics) if undefined else consistency_of(i, m)))
                    for row, table, i, m in zip(rows, tables, image, mixed)]
         return self.output(metrics, samples, undefined)
 
@@ -223,6 +257,15 @@ class CommuteOracle(CommuteTask):
     version = 2  # 2: IC, GIC and replacement rates undefined (None) for a scorer that ignores the image
     dataset = "commute_extended"
     main_metric = "max_gic"
+    metrics = tuple(
+        metric for name, word in (("max", "GIC-maximising"), ("min", "GIC-minimising")) for metric in (
+            rate(f"{name}_gic", f"{name.capitalize()} GIC", None, f"{name}_gic", f"GIC at each tuple's {word} candidate images"),
+            rate(f"{name}_ic", f"{name.capitalize()} IC", None, f"{name}_ic", f"IC at each tuple's {word} candidate images"),
+            Metric(f"rr_{name}", f"RR {name}", None, None, None, f"share of the images the {word} oracle replaced"),
+            Metric(f"{name}_tc", f"{name.capitalize()} TC", True, 0.5, None, f"TC at each tuple's {word} candidate images"),
+            Metric(f"{name}_gtc", f"{name.capitalize()} GTC", True, 0.25, None, f"GTC at each tuple's {word} candidate images"),
+        )
+    )
     needs_images = True
     image_metrics = ("max_ic", "max_gic", "rr_max", "min_ic", "min_gic", "rr_min")
 
@@ -247,6 +290,8 @@ class CommuteOracle(CommuteTask):
                             f"{name}_tc": mean_rate(tc), f"{name}_gtc": joint_rate(tc)})
             for sample, row, c in zip(samples, rows, chosen):
                 ic_ab, ic_ba = (None, None) if undefined else (c.ic.ab, c.ic.ba)
+                sample[f"{name}_ic"] = None if undefined else (c.ic.ab + c.ic.ba) / 2
+                sample[f"{name}_gic"] = None if undefined else c.ic.ab * c.ic.ba
                 sample["chosen"][name] = {"image_a": row["candidates_a"][c.a], "image_b": row["candidates_b"][c.b],
                                           "ic_ab": ic_ab, "ic_ba": ic_ba, "margin": c.margin}
         return self.output(metrics, samples, undefined)

@@ -71,6 +71,7 @@ class PerQuery:
     hit: np.ndarray
     rank: np.ndarray | None = None
     match: np.ndarray | None = None  # backretrieval: the retrieved target (first of a tied argmax)
+    reciprocal: np.ndarray | None = None  # xlr: 1/rank under the tie rule (the per-query MRR term)
 
 
 @dataclass
@@ -276,14 +277,14 @@ def xlr(src: np.ndarray, tgt: np.ndarray, samples: Sequence[np.ndarray], k: int 
                 tied[seed][where] = within[local, b] - above[local, b] - 1
     metrics, queries = [], []
     for sample, b_, t_ in zip(samples, better, tied):
-        hits, ranks = hit_probability(b_, t_, k, rule), rank(b_, t_, rule)
+        hits, ranks, reciprocal = hit_probability(b_, t_, k, rule), rank(b_, t_, rule), reciprocal_rank(b_, t_, rule)
         defined = len(sample) > 0
         metrics.append({
             "recall@k": float(hits.mean()) if defined else None,
-            "mrr": float(reciprocal_rank(b_, t_, rule).mean()) if defined else None,
+            "mrr": float(reciprocal.mean()) if defined else None,
             "median_rank": float(np.median(ranks)) if defined else None,
         })
-        queries.append(PerQuery(np.asarray(sample), hits, ranks))
+        queries.append(PerQuery(np.asarray(sample), hits, ranks, reciprocal=reciprocal))
     return SeedResults(metrics, queries)
 
 
@@ -386,15 +387,39 @@ def corr(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence
     the pairs between the first m sources and the first m targets of the (random) sample,
     m = floor(sqrt(max_pairs)) (``corr_side``). Undefined (None) when either side is constant.
     """
+    return corr_with_moments(src, tgt, images, sources, targets, max_pairs)[0]
+
+
+def corr_with_moments(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence[np.ndarray],
+                      targets: Sequence[np.ndarray], max_pairs: int = 1_000_000) -> tuple[list[dict[str, float | None]], list[np.ndarray]]:
+    """``corr``'s values, and per seed the rank moments of each paired source (``rank_moments``)."""
     src_side, tgt_side, image_side = _Side(src), _Side(tgt), _Side(images)
     out: list[dict[str, float | None]] = []
+    moments: list[np.ndarray] = []
     for q, t in zip(sources, targets):
         side = corr_side(max(len(q), len(t)), max_pairs)
         q, t = q[:side], t[:side]
         text = _cosine(src_side, q, tgt_side, t)
         image = _cosine(image_side, q, image_side, t)
         out.append({"spearman": _spearman(text.ravel(), image.ravel())})
-    return out
+        moments.append(rank_moments(text, image))
+    return out, moments
+
+
+def rank_moments(text: np.ndarray, image: np.ndarray) -> np.ndarray:
+    """Per row (source) of two equal-shape similarity blocks: (count, Σx, Σy, Σx², Σy², Σxy) of x, y =
+    the mid-ranks of all the block's pairs, centred and divided by the number of pairs.
+
+    Summed over all rows they give Pearson's r of the ranks, which is Spearman's rho of the
+    block; summed over a resample of the rows, the bootstrap statistic over sources.
+    """
+    pairs = text.size
+    if pairs == 0:
+        return np.zeros((len(text), 6))
+    x = (stats.rankdata(text, axis=None).reshape(text.shape) - (pairs + 1) / 2) / pairs
+    y = (stats.rankdata(image, axis=None).reshape(image.shape) - (pairs + 1) / 2) / pairs
+    count = np.full(len(text), float(text.shape[1]))
+    return np.stack([count, x.sum(1), y.sum(1), (x * x).sum(1), (y * y).sum(1), (x * y).sum(1)], axis=1)
 
 
 def _cosine(a: _Side, rows: np.ndarray, b: _Side, cols: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from harness.capabilities import Capability
 from harness.context import RunContext
 from harness.errors import HarnessError
 from harness.params import Param
-from harness.task import Task, TaskOutput
+from harness.task import Metric, Task, TaskOutput, recall_chance
 from harness_tasks.retrieval import metrics
 from harness_tasks.retrieval.schema import image_features
 
@@ -53,6 +53,30 @@ def disjoint_samples(size: int, n: int, seeds: Sequence[int]) -> tuple[int, list
         raise HarnessError(f"backretrieval and corr need at least 2 items for two disjoint samples, the data has {size}")
     perms = permutations(size, seeds)
     return used, [p[:used] for p in perms], [p[used : 2 * used] for p in perms]
+
+
+RECALL = Metric("recall@k", "R@{k}", True, recall_chance, "mean:hit",
+                "Recall@{k}: share of sources whose own target is among the {k} most similar of {n_used} candidates")
+
+
+def mrr_chance(values: dict[str, Any]) -> float | None:
+    """MRR of a random ranking of ``n_used`` candidates: H(n) / n."""
+    n = values.get("n_used")
+    return sum(1 / r for r in range(1, n + 1)) / n if isinstance(n, int) and n > 0 else None
+
+
+def median_rank_chance(values: dict[str, Any]) -> float | None:
+    """The median rank of a random ranking of ``n_used`` candidates: (n + 1) / 2."""
+    n = values.get("n_used")
+    return (n + 1) / 2 if isinstance(n, int) and n > 0 else None
+
+
+def trivial_recall(task: str, output: TaskOutput, k: int) -> list[str]:
+    """The warning when k is at least the number of candidates: every hit is certain."""
+    used = output.extra.get("n_used")
+    if isinstance(used, int) and k >= used:
+        return [f"k = {k} >= n = {used} candidates: R@{k} is 1 for every model by construction"]
+    return []
 
 
 class _Subset:
@@ -115,8 +139,21 @@ class RetrievalTask(Task):
 class Xlr(RetrievalTask):
     """Cross-lingual retrieval (ground truth): each source against the targets of the same sample."""
 
-    version = 1
+    version = 2  # 2: one seed when n >= the number of items (the seeds could not differ)
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
+    metrics = (
+        RECALL,
+        Metric("mrr", "MRR", True, mrr_chance, "mean:rr", "mean reciprocal rank of the own target among {n_used} candidates"),
+        Metric("median_rank", "median rank", False, median_rank_chance, None, "median rank of the own target among {n_used} candidates"),
+    )
+
+    def seeds_differ(self, size: int) -> bool:
+        """With n >= the number of items every seed takes every item, and the ranking ignores their order."""
+        return self.args["n"] < size
+
+    def check(self, output: TaskOutput) -> list[str]:
+        """k >= n."""
+        return trivial_recall(self.name, output, self.args["k"])
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Recall@k, MRR and median rank per seed."""
@@ -130,9 +167,9 @@ class Xlr(RetrievalTask):
                              subset.local(samples), self.args["k"], self.args["ties"])
         ids = self.ids(data)
         records = [
-            {"seed": seed, "id": ids[item], "hit": float(hit), "rank": float(rank)}
+            {"seed": seed, "id": ids[item], "hit": float(hit), "rank": float(rank), "rr": float(rr)}
             for seed, sample, query in zip(ctx.seeds, samples, result.queries)
-            for item, hit, rank in zip(sample, query.hit, query.rank)
+            for item, hit, rank, rr in zip(sample, query.hit, query.rank, query.reciprocal)
         ]
         return TaskOutput(result.metrics, records, {"n_used": used, "items": size})
 
@@ -143,6 +180,11 @@ class BackRetrieval(RetrievalTask):
     version = 1
     aux_roles = ("image",)  # --image-model computes g from the images
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
+    metrics = (RECALL,)
+
+    def check(self, output: TaskOutput) -> list[str]:
+        """k >= n."""
+        return trivial_recall(self.name, output, self.args["k"])
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Recall@k per seed."""
@@ -170,6 +212,8 @@ class Corr(RetrievalTask):
     aux_roles = ("image",)  # --image-model computes g from the images
     main_metric = "spearman"
     params = {**COMMON_PARAMS, "max_pairs": Param(1_000_000, "largest number of pairs per seed (beyond it: a random square sub-block)")}
+    metrics = (Metric("spearman", "Spearman ρ", True, 0.0, "moments:pairs,sx,sy,sxx,syy,sxy",
+                      "Spearman's rho of text and image similarities over source x target pairs"),)
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Spearman's rho per seed, on the same samples as backretrieval."""
@@ -181,8 +225,12 @@ class Corr(RetrievalTask):
         sources, targets = [s[:side] for s in sources], [t[:side] for t in targets]
         subset = _Subset(sources, targets)
         images, g = self.images(data, subset.items, ctx)
-        per_seed = metrics.corr(
+        per_seed, moments = metrics.corr_with_moments(
             self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt), images,
             subset.local(sources), subset.local(targets), self.args["max_pairs"],
         )
-        return TaskOutput(per_seed, [], {"n_used": used, "pairs_per_seed": side * side, "items": len(data), "g": g})
+        ids = self.ids(data)
+        names = ("pairs", "sx", "sy", "sxx", "syy", "sxy")
+        records = [{"seed": seed, "id": ids[item], **dict(zip(names, map(float, row)))}
+                   for seed, sample, rows in zip(ctx.seeds, sources, moments) for item, row in zip(sample, rows)]
+        return TaskOutput(per_seed, records, {"n_used": used, "pairs_per_seed": side * side, "items": len(data), "g": g})

@@ -15,7 +15,7 @@ from harness.context import RunContext
 from harness.data import files_revision, read_lines
 from harness.errors import HarnessError
 from harness.params import Param
-from harness.task import Task, TaskOutput
+from harness.task import Metric, Task, TaskOutput
 from harness_tasks.yisi.filter_data import Multi30kFilterLoader
 from harness_tasks.yisi.metric import bert_sum, idf_table, prepare, yisi
 from harness_tasks.yisi.ranking import error_mean_f_beta, pearson, roc_auc, spearman
@@ -91,6 +91,26 @@ class YisiScoring(Task):
         return scores, extra
 
 
+def sts_metrics(score: str) -> tuple[Metric, ...]:
+    """The declared metrics of an STS task whose per-pair score is the samples' field ``score``."""
+    return (
+        Metric("pearson", "Pearson r", True, 0.0, f"pearson:{score},gold", f"Pearson's r of {score} with the gold similarity"),
+        Metric("spearman", "Spearman ρ", True, 0.0, f"spearman:{score},gold", f"Spearman's rho of {score} with the gold similarity"),
+        Metric("n", "pairs", None, None, None, "number of scored pairs"),
+    )
+
+
+def filter_metric_list(score: str) -> tuple[Metric, ...]:
+    """The declared metrics of a filtering task whose per-pair score is the samples' field ``score``."""
+    return (
+        Metric("roc_auc", "ROC AUC", True, 0.5, f"auc:{score},label", f"ROC AUC of {score} separating good from bad pairs"),
+        Metric("mean_f1", "mean F1", True, None, None, "mean F1 of finding the bad pairs over all cut-offs (lowest score first)"),
+        Metric("mean_f2", "mean F2", True, None, None, "mean F2 of finding the bad pairs over all cut-offs (lowest score first)"),
+        Metric("n_good", "good pairs", None, None, None, "number of good pairs"),
+        Metric("n_bad", "bad pairs", None, None, None, "number of bad pairs"),
+    )
+
+
 def correlations(predicted: Sequence[float], data: Any) -> dict[str, float | None]:
     """Pearson and Spearman with the gold ``score``, overall and per ``set`` when there are several."""
     gold = list(data["score"])
@@ -108,6 +128,7 @@ class Yisi2Sts(YisiScoring):
     version = 1
     dataset = "sts_crosslingual"
     main_metric = "pearson"
+    metrics = sts_metrics("yisi2")
     params = {**StsLoader.params, **YISI_PARAMS}
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
@@ -127,6 +148,7 @@ class BertSumSts(Task):
     requires = (Capability.TOKEN_EMBEDDER,)
     dataset = "sts_crosslingual"
     main_metric = "pearson"
+    metrics = sts_metrics("bert_sum")
     params = dict(StsLoader.params)
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
@@ -162,6 +184,7 @@ class Yisi2Filter(YisiScoring):
     version = 2  # 2: mean F1 / F2 of the bad pairs ranked lowest score first (Lo and Simard 2019, section 5.2)
     dataset = "multi30k_filter"
     main_metric = "roc_auc"
+    metrics = filter_metric_list("yisi2")
     params = {**Multi30kFilterLoader.params, **YISI_PARAMS}
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
@@ -182,6 +205,7 @@ class BertSumFilter(Task):
     requires = (Capability.TOKEN_EMBEDDER,)
     dataset = "multi30k_filter"
     main_metric = "roc_auc"
+    metrics = filter_metric_list("bert_sum")
     params = dict(Multi30kFilterLoader.params)
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:

@@ -51,7 +51,7 @@ def test_oracle_encoder_gives_exactly_one_through_the_task():
     oracle = LookupEncoder(lambda text, lang: one_hot[item_of(text, lang)])  # a text and its translation: the same one-hot
     output = Xlr("xlr", {"n": 100}).evaluate(synthetic(300), oracle, RunContext(SEEDS))
     assert [m["recall@k"] for m in output.per_seed] == [1.0] * 25 and output.extra == {"n_used": 100, "items": 300}
-    assert len(output.samples) == 25 * 100 and output.samples[0].keys() == {"seed", "id", "hit", "rank"}
+    assert len(output.samples) == 25 * 100 and output.samples[0].keys() == {"seed", "id", "hit", "rank", "rr"}
     assert oracle.calls == 2  # each language encoded once for all seeds
 
 
@@ -79,7 +79,8 @@ def test_backretrieval_and_corr_record_n_used_and_g():
     assert output.extra == {"n_used": 25, "items": 50, "g": {"source": "image_features"}}
     assert {"seed", "id", "retrieved", "hit"} == output.samples[0].keys() and len(output.samples) == 50
     corr = Corr("corr", {"max_pairs": 100}).evaluate(synthetic(50), text, RunContext([0]))
-    assert corr.extra["pairs_per_seed"] == 100 and corr.samples == []
+    assert corr.extra["pairs_per_seed"] == 100 and len(corr.samples) == 10  # one per paired source: its rank moments
+    assert {s["pairs"] for s in corr.samples} == {10.0}
 
 
 def test_missing_image_vectors_is_a_clear_error():

@@ -21,7 +21,7 @@ import numpy as np
 from harness.capabilities import Capability
 from harness.context import RunContext
 from harness.params import Param
-from harness.task import Task, TaskOutput
+from harness.task import Metric, Task, TaskOutput
 
 CHUNK = 1024  # rows of the similarity matrix held in memory at once
 
@@ -76,6 +76,13 @@ class BitextMining(Task):
     requires = (Capability.TEXT_ENCODER,)
     dataset = "multi30k"
     main_metric = "accuracy"
+    metrics = (
+        Metric("accuracy", "accuracy", True, lambda v: 1 / v["items"] if v.get("items") else None, "mean:hit",
+               "share of sources whose most similar target is their translation"),
+        Metric("accuracy_margin", "accuracy (margin)", True, lambda v: 1 / v["items"] if v.get("items") else None,
+               "mean:hit_margin", "accuracy with the ratio margin of Artetxe and Schwenk (2019), k = {k}"),
+        Metric("xsim", "xsim", False, None, None, "error rate of the margin retrieval, 1 - accuracy (margin)"),
+    )
     params = {
         "src": Param("en", "source language code"),
         "tgt": Param("de", "target language code"),
@@ -95,4 +102,4 @@ class BitextMining(Task):
             {"id": item_id, "hit": float(c), "hit_margin": float(m)}
             for item_id, c, m in zip(data["id"], hits["cosine"], hits["margin"])
         ]
-        return TaskOutput([{"accuracy": accuracy, "accuracy_margin": margin, "xsim": 1.0 - margin}], samples)
+        return TaskOutput([{"accuracy": accuracy, "accuracy_margin": margin, "xsim": 1.0 - margin}], samples, {"items": len(samples)})
