@@ -24,6 +24,7 @@ from harness.capabilities import Capability, ScoreRequest
 from harness.errors import HarnessError
 from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
+from harness_models.loading import STRICT_PARAM, KeyMismatch, from_pretrained, identity_args
 
 LOGIT_BUDGET = 1 << 27  # logits (rows x positions x vocabulary) materialised at once: 512 MiB in float32
 OUTPUTS = ("logprobs", "token_ids")
@@ -78,19 +79,22 @@ def torch_dtype(name: str) -> Any:
 
 
 def hub_params(what: str) -> dict[str, Param]:
-    """``pretrained`` and ``revision``: where a Hugging Face model comes from."""
+    """``pretrained``, ``revision`` and ``strict``: where a Hugging Face model comes from, how it loads."""
     return {"pretrained": Param(None, f"Hub id or folder of {what}", str),
-            "revision": Param(None, "Hub revision (branch, tag or commit)", str)}
+            "revision": Param(None, "Hub revision (branch, tag or commit)", str),
+            "strict": STRICT_PARAM}
 
 
-def load_pretrained(auto_class: Any, args: dict[str, Any], device: str) -> tuple[Any, Any]:
-    """Tokenizer and model (``auto_class``) from ``args`` pretrained / revision / dtype, in eval mode."""
+def load_pretrained(auto_class: Any, args: dict[str, Any], device: str) -> tuple[Any, Any, KeyMismatch]:
+    """Tokenizer and model (``auto_class``) from ``args`` pretrained / revision / dtype / strict, in eval mode,
+    and the keys that did not match (empty unless ``strict`` is false)."""
     from transformers import AutoTokenizer
 
     source, revision = args["pretrained"], args.get("revision")
     tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-    model = auto_class.from_pretrained(source, revision=revision, dtype=torch_dtype(args["dtype"]))
-    return tokenizer, model.to(device).eval()
+    model, found = from_pretrained(auto_class.from_pretrained, source, str(source), args.get("strict", True),
+                                   revision=revision, dtype=torch_dtype(args["dtype"]))
+    return tokenizer, model.to(device).eval(), found
 
 
 def combined_revision(parts: dict[str, str | None]) -> str:
@@ -106,18 +110,20 @@ class ScorerAdapter(ModelAdapter):
 
     capabilities = frozenset({Capability.TRANSLATION_SCORER})
     uses_images: ClassVar[bool] = False  # True where the image changes the scores (see TranslationScorer)
+    key_mismatch: KeyMismatch = KeyMismatch()  # checkpoint keys that did not match (only with strict=false)
 
     def sources(self) -> dict[str, str | None]:
         """The folders or Hub ids the weights come from (for the identity)."""
         return {"pretrained": self.args.get("pretrained")}
 
     def identity(self) -> ModelIdentity:
-        """Name, adapter, sources and their content revision, arguments and dtype (no weights loaded)."""
+        """Name, adapter, sources and their content revision, arguments and dtype (no weights loaded, unless
+        ``strict=false``: then the keys that did not match are part of it, see ``identity_args``)."""
         sources = self.sources()
         if not any(sources.values()):
             raise HarnessError(f"model {self.name!r} needs pretrained=<folder or Hub id> (see docs/commute.md)")
         shown = sources.get("pretrained") or ",".join(f"{k}={v}" for k, v in sorted(sources.items()) if v)
-        return ModelIdentity(self.name, self.adapter_name, shown, combined_revision(sources), self.args,
+        return ModelIdentity(self.name, self.adapter_name, shown, combined_revision(sources), identity_args(self),
                              self.args.get("dtype", "float32"))
 
     def score_translations(self, requests: Sequence[ScoreRequest], temperature: float = 1.0,

@@ -50,7 +50,7 @@ class CausalLMScorer(ScorerAdapter):
         """Tokenizer and model from the folder or Hub id."""
         from transformers import AutoModelForCausalLM
 
-        self.tokenizer, self.model = load_pretrained(AutoModelForCausalLM, self.args, self.device)
+        self.tokenizer, self.model, self.key_mismatch = load_pretrained(AutoModelForCausalLM, self.args, self.device)
         if self.args["score_eos"] and self.tokenizer.eos_token_id is None:
             raise HarnessError(f"{self.args['pretrained']}: the tokenizer has no EOS token; pass --model-args score_eos=false")
         config = self.model.config

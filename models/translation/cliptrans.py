@@ -62,7 +62,8 @@ class ClipTransScorer(MbartClipScorer):
         d_model, clip_dim = mbart.config.d_model, int(state["adapter.hidden.0.weight"].shape[1])
         prefix_length = int(state[f"adapter.hidden.{2 if hidden else 0}.weight"].shape[0]) // d_model
         mapping = MappingNetwork(clip_dim, d_model, prefix_length, hidden)
-        load_into(ClipTransCheckpoint(mapping, mbart), state, self.label, ignored=("clip.",))
+        self.key_mismatch = load_into(ClipTransCheckpoint(mapping, mbart), state, self.label, self.args["strict"],
+                                      ignored=("clip.",))
         self.mapping = mapping.to(self.device, torch_dtype(self.args["dtype"])).eval()
         self.finish_loading(mbart, parts, clip_dim)
 

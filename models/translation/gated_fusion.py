@@ -24,6 +24,7 @@ from torch import nn
 
 from harness.errors import HarnessError
 from harness.params import Param
+from harness_models.loading import STRICT_PARAM, from_pretrained
 from harness_models.translation.base import torch_dtype
 from harness_models.translation.layout import load_into, load_state_dict
 from harness_models.translation.multimodal import LANGUAGE_PARAMS, MultimodalScorer, check_dim
@@ -76,6 +77,7 @@ class GatedFusionScorer(MultimodalScorer):
         "text_model": Param(None, "Hub id or folder of the text seq2seq model", str),
         "image_model": Param(None, "Hub id or folder of the vision model with a pooled output (ResNet-50)", str),
         "fusion": Param(None, "the fusion weights (.safetensors or .pth)", str),
+        "strict": STRICT_PARAM,
         "gate": Param("learned", "the gate: learned, or a fixed value in [0, 1] such as 0.25, 0.5, 0.75", str),
         **LANGUAGE_PARAMS,
     }
@@ -94,10 +96,13 @@ class GatedFusionScorer(MultimodalScorer):
             raise HarnessError(f"{parts['fusion']}: not Gated Fusion weights (no encoder.dense.weight)")
         dtype = torch_dtype(self.args["dtype"])
         self.tokenizer = AutoTokenizer.from_pretrained(parts["text_model"])
-        self.model = AutoModelForSeq2SeqLM.from_pretrained(parts["text_model"], dtype=dtype).to(self.device).eval()
+        strict = self.args["strict"]
+        model, text_keys = from_pretrained(AutoModelForSeq2SeqLM.from_pretrained, parts["text_model"],
+                                           str(parts["text_model"]), strict, dtype=dtype)
+        self.model = model.to(self.device).eval()
         d_model, image_dim = state["encoder.dense.weight"].shape
         self.fusion = GateFusion(int(d_model), int(image_dim))
-        load_into(FusionWeights(self.fusion), state, "Gated Fusion")
+        self.key_mismatch = text_keys + load_into(FusionWeights(self.fusion), state, "Gated Fusion", strict)
         self.fusion = self.fusion.to(self.device, dtype).eval()
         self.load_vision(parts["image_model"], AutoModel, int(image_dim))
         check_dim(self._pooled_size(), int(image_dim), parts["image_model"], "Gated Fusion")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness_models.loading import KeyMismatch, load_module
 
 
 def read_layout(folder: str, model_type: str) -> dict[str, Any]:
@@ -63,18 +64,10 @@ def load_state_dict(path: str) -> dict[str, Any]:
     return {key.removeprefix("module."): value for key, value in state.items()}
 
 
-def load_into(module: Any, state: dict[str, Any], what: str, ignored: Iterable[str] = ()) -> None:
-    """Load ``state`` into ``module``; keys under an ``ignored`` prefix are dropped, others must match."""
+def load_into(module: Any, state: dict[str, Any], what: str, strict: bool = True,
+              ignored: Iterable[str] = ()) -> KeyMismatch:
+    """Load ``state`` into ``module``; keys under an ``ignored`` prefix are dropped, the others must match
+    (see ``harness_models.loading``). Returns the keys that did not match (empty when ``strict``)."""
     ignored = tuple(ignored)
     kept = {key: value for key, value in state.items() if not key.startswith(ignored)}
-    try:
-        missing, unexpected = module.load_state_dict(kept, strict=False)
-    except RuntimeError as exc:  # shapes that do not fit
-        raise HarnessError(f"{what}: checkpoint does not match the model: {exc}") from None
-    if missing or unexpected:
-        detail = []
-        if missing:
-            detail.append(f"missing {len(missing)} (e.g. {', '.join(missing[:3])})")
-        if unexpected:
-            detail.append(f"unexpected {len(unexpected)} (e.g. {', '.join(unexpected[:3])})")
-        raise HarnessError(f"{what}: checkpoint does not match the model: {'; '.join(detail)}")
+    return load_module(module, kept, what, strict)

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from harness.errors import HarnessError
 from harness.params import Param
+from harness_models.loading import STRICT_PARAM, from_pretrained
 from harness_models.translation.base import torch_dtype
 from harness_models.translation.images import ImageSpec, image_features
 from harness_models.translation.layout import load_state_dict, read_layout
@@ -56,7 +57,9 @@ class MultimodalScorer(Seq2SeqScorer):
 
     def load_vision(self, source: str, model_class: Any, expected_dim: int) -> None:
         """The vision model, its preprocessing, and the feature size the fusion expects."""
-        self.vision = model_class.from_pretrained(source, dtype=self.model.dtype).to(self.device).eval()
+        vision, found = from_pretrained(model_class.from_pretrained, source, str(source), self.args["strict"],
+                                        dtype=self.model.dtype)
+        self.vision, self.key_mismatch = vision.to(self.device).eval(), self.key_mismatch + found
         self.image_spec = ImageSpec.from_pretrained(source)
         self.image_dim = expected_dim
 
@@ -83,6 +86,7 @@ def mbart_clip_params(label: str, model_type: str) -> dict[str, Param]:
         "mbart": Param(None, "Hub id or folder of the mBART-50 (configuration and tokenizer)", str),
         "clip": Param(None, "Hub id or folder of the CLIP model whose image embeddings it uses", str),
         "checkpoint": Param(None, f"the {label} state dict (.safetensors or the authors' .pth)", str),
+        "strict": STRICT_PARAM,
         **LANGUAGE_PARAMS,
     }
 

@@ -34,7 +34,7 @@ class Seq2SeqScorer(EncoderDecoderScorer):
         """Tokenizer and model from the folder or Hub id (safetensors preferred, no remote code)."""
         from transformers import AutoModelForSeq2SeqLM
 
-        self.tokenizer, self.model = load_pretrained(AutoModelForSeq2SeqLM, self.args, self.device)
+        self.tokenizer, self.model, self.key_mismatch = load_pretrained(AutoModelForSeq2SeqLM, self.args, self.device)
         self.setup_text(self.tokenizer, self.model)
 
     def setup_text(self, tokenizer: Any, model: Any) -> None:

@@ -1,5 +1,9 @@
 """``vgamt``: the VGAMT multimodal scorer (CLIP-only variant), see ``vgamt_modules``.
 
+A checkpoint whose MDETR region branch was trained is refused (``strict=false`` scores it without
+that branch, recorded in the identity); an untrained branch, which every authors' checkpoint
+holds, is dropped (docs/checkpoints.md).
+
 Parts: ``mbart`` (an mBART-50: configuration and tokenizer), ``clip`` (a CLIP model: the vision
 tower and projection, ``encode_image`` of ViT-B/32 for the released models) and ``checkpoint``
 (all mBART weights plus the image modules and adapters, keys as the authors saved them).
@@ -13,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.capabilities import ScoreRequest
+from harness.errors import HarnessError
 from harness_models.translation.base import TargetTokens
 from harness_models.translation.layout import load_into
 from harness_models.translation.multimodal import MbartClipScorer, mbart_clip_params
@@ -33,10 +38,18 @@ class VgamtScorer(MbartClipScorer):
 
         parts = self.require_parts()
         state = self.checkpoint_state(parts, PROJECTION_KEY)
+        strict, trained = self.args["strict"], vgamt_modules.region_branch_trained(state)
+        if trained and strict:
+            keys = vgamt_modules.region_keys(state)
+            raise HarnessError(
+                f"{parts['checkpoint']}: a VGAMT trained with the MDETR region features ({len(keys)} keys, e.g. "
+                f"{', '.join(keys[:5])}); the harness implements the CLIP-only VGAMT, since regional features need "
+                "MDETR itself (see docs/checkpoints.md); pass --model-args strict=false to score it without them")
         clip_dim = int(state[PROJECTION_KEY].shape[1])
         mbart = self.new_mbart(parts)
         vgamt_modules.install(mbart, clip_dim, vgamt_modules.adapter_size(state))
-        load_into(mbart, state, self.label, ignored=vgamt_modules.MDETR_KEYS)
+        untrained = () if trained else vgamt_modules.MDETR_KEYS
+        self.key_mismatch = load_into(mbart, state, self.label, strict, ignored=untrained)
         self.finish_loading(mbart, parts, clip_dim)
 
     def target_tokens(self, request: ScoreRequest) -> TargetTokens:

@@ -28,8 +28,10 @@ import torch
 from torch import nn
 
 ADAPTER_NAME = "bottleneck_adapter"
-# Modules of the MDETR (regional features) variant: present in the authors' checkpoints, unused here.
+# The MDETR region branch: the authors' encoder always builds it, so every checkpoint holds its keys;
+# only a model trained with ``--features_type mdetr`` (or clip+mdetr) has used, hence trained, it.
 MDETR_KEYS = ("model.encoder.proj_reg_img.", "model.encoder.region_encoder.", "model.encoder.layer_norm_reg_img.")
+REGION_NORM = "model.encoder.layer_norm_reg_img."
 
 
 class ImgProjector(nn.Module):
@@ -64,6 +66,27 @@ class AdapterSlot(nn.Module):
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.adapters[ADAPTER_NAME](hidden)
+
+
+def region_keys(state: dict[str, Any]) -> list[str]:
+    """The checkpoint's keys of the MDETR region branch (``proj_reg_img``, ``region_encoder``, ...)."""
+    return sorted(key for key in state if key.startswith(MDETR_KEYS))
+
+
+def region_branch_trained(state: dict[str, Any]) -> bool:
+    """Whether the region branch was trained (an MDETR VGAMT) rather than left at its initialisation.
+
+    A CLIP-only run never feeds the branch, so it gets no gradient and its LayerNorm keeps the
+    initial weight 1 and bias 0 exactly; any other value (or a branch without that LayerNorm) means
+    it was used. A checkpoint without the branch has not trained it.
+    """
+    keys = region_keys(state)
+    if not keys:
+        return False
+    weight, bias = state.get(REGION_NORM + "weight"), state.get(REGION_NORM + "bias")
+    if weight is None or bias is None:
+        return True
+    return not (bool(torch.all(weight == 1)) and bool(torch.all(bias == 0)))
 
 
 def adapter_size(state: dict[str, Any]) -> int | None:

@@ -183,6 +183,25 @@ def vgamt_state(mbart_folder: Path, clip_dim: int, adapters: bool, seed: int) ->
     return {key: value.clone() for key, value in model.state_dict().items()}
 
 
+def region_branch(d_model: int, trained: bool, seed: int = 0) -> dict:
+    """The MDETR region branch as the authors' encoder holds it (``proj_reg_img`` from 64-d region features,
+    ``region_encoder`` from 4 box coordinates, ``layer_norm_reg_img``): at PyTorch's initialisation (LayerNorm
+    weight 1, bias 0) as in a CLIP-only checkpoint, or ``trained`` (the LayerNorm moved)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    prefix = "model.encoder."
+    branch = {f"{prefix}proj_reg_img.linear.weight": torch.randn(d_model, 64, generator=generator) * 0.1,
+              f"{prefix}proj_reg_img.linear.bias": torch.randn(d_model, generator=generator) * 0.1,
+              f"{prefix}region_encoder.linear.weight": torch.randn(d_model, 4, generator=generator) * 0.1,
+              f"{prefix}region_encoder.linear.bias": torch.randn(d_model, generator=generator) * 0.1,
+              f"{prefix}layer_norm_reg_img.weight": torch.ones(d_model),
+              f"{prefix}layer_norm_reg_img.bias": torch.zeros(d_model)}
+    if trained:
+        branch[f"{prefix}layer_norm_reg_img.bias"][0] = 0.01
+    return branch
+
+
 def tiny_vgamt(folder: str | Path, seed: int = 0, adapters: bool = True, checkpoint: str = "vgamt.pth") -> Path:
     """A VGAMT folder: ``mbart/`` (kept if already there), ``clip/``, the checkpoint (authors' ``{"model": ...}``
     .pth or .safetensors) and config.json."""

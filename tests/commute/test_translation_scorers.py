@@ -23,6 +23,8 @@ from harness_models.translation.seq2seq import Seq2SeqScorer
 from harness_models.translation.vgamt import VgamtScorer
 from harness_models.translation import vgamt_modules
 
+from commute import mmt_builders as build
+
 SOURCE = "We'll have to get rid of that mole."
 TARGETS = ("Il va falloir enlever ce grain de beauté.", "Il va falloir se débarasser de cette taupe.")
 
@@ -287,7 +289,7 @@ def test_vgamt_checkpoints_in_the_documented_layouts_load_to_identical_scores(sc
     reference = scorers["vgamt"].score_translations(reqs)
     state = {k: v.clone().contiguous() for k, v in scorers["vgamt"].model.state_dict().items()}
     ddp = {f"module.{k}": v for k, v in state.items()}
-    ddp["module.model.encoder.proj_reg_img.linear.weight"] = torch.zeros(32, 64)  # MDETR part: present, unused
+    ddp.update({f"module.{k}": v for k, v in build.region_branch(32, trained=False).items()})  # untrained: dropped
     variants = {"safe": (state, "vgamt.safetensors"), "ddp": ({"model": ddp, "epoch": 1}, "best.pth")}
     for name, (saved, file) in variants.items():
         folder = copy_vgamt(vgamt_dir, tmp_path / name, saved, file)
