@@ -23,6 +23,7 @@ from harness.capabilities import Capability, TokenEmbeddings
 from harness.errors import HarnessError
 from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
+from harness_models.loading import STRICT_PARAM, beyond_layer, from_pretrained, identity_args
 
 
 @contextlib.contextmanager
@@ -49,6 +50,7 @@ class HFTokenEmbedder(ModelAdapter):
         "pretrained": Param(None, "Hub id or local folder of the encoder", str),
         "revision": Param(None, "Hub revision (branch, tag or commit)", str),
         "layer": Param(9, "hidden_states index: 0 is the embedding output, L the L-th layer's output"),
+        "strict": STRICT_PARAM,
     }
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
@@ -61,7 +63,8 @@ class HFTokenEmbedder(ModelAdapter):
 
     def identity(self) -> ModelIdentity:
         """Source, resolved revision and layer (in the arguments)."""
-        return ModelIdentity(self.name, self.adapter_name, self.args["pretrained"], self._revision, self.args, "float32")
+        return ModelIdentity(self.name, self.adapter_name, self.args["pretrained"], self._revision, identity_args(self),
+                             "float32")
 
     def load(self) -> None:
         """Load the tokenizer and the encoder truncated to ``layer`` layers."""
@@ -77,7 +80,9 @@ class HFTokenEmbedder(ModelAdapter):
                 if layer > depth:
                     raise HarnessError(f"model {self.name!r}: layer {layer} does not exist, {source} has {depth} layers")
                 self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-                self.model = AutoModel.from_pretrained(source, revision=revision, num_hidden_layers=layer)
+                self.model, self.key_mismatch = from_pretrained(  # the layers above `layer` are dropped on purpose
+                    AutoModel.from_pretrained, source, source, self.args["strict"], unused=beyond_layer(layer),
+                    revision=revision, num_hidden_layers=layer)
         except OSError as exc:
             raise HarnessError(f"model {self.name!r}: cannot load {source!r}: {exc}") from None
         self.model.to(self.device).eval()
