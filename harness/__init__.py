@@ -1,38 +1,50 @@
 """xling-harness: plugin-based evaluation of cross-lingual text encoders and multimodal MT.
 
-The public API is imported lazily so that ``import harness`` stays light (no torch).
+The public API is imported lazily so that ``import harness`` stays light (no torch)::
+
+    import harness
+    records = harness.evaluate("xlr", my_encoder, output=None)   # any object with encode(texts)
+    harness.to_dataframe(records)
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
-__all__ = ["evaluate", "Task", "TaskOutput", "ModelAdapter", "Capability", "Param", "hookimpl"]
+# public name -> the module that defines it
+_EXPORTS = {
+    "evaluate": "harness.runner",
+    "prepare": "harness.runner",
+    "to_dataframe": "harness.dataframe",
+    "read_records": "harness.results",
+    "ResultRecord": "harness.results",
+    "Task": "harness.task",
+    "TaskOutput": "harness.task",
+    "RunContext": "harness.context",
+    "ModelAdapter": "harness.model",
+    "ModelIdentity": "harness.model",
+    "Capability": "harness.capabilities",
+    "ScoreRequest": "harness.capabilities",
+    "TokenEmbeddings": "harness.capabilities",
+    "DatasetLoader": "harness.data",
+    "LoadedData": "harness.data",
+    "Param": "harness.params",
+    "HarnessError": "harness.errors",
+    "DataError": "harness.errors",
+    "hookimpl": "harness.hookspecs",
+}
+
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "evaluate":
-        from harness.runner import evaluate
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
-        return evaluate
-    if name in ("Task", "TaskOutput"):
-        from harness import task
 
-        return getattr(task, name)
-    if name == "ModelAdapter":
-        from harness.model import ModelAdapter
-
-        return ModelAdapter
-    if name == "Capability":
-        from harness.capabilities import Capability
-
-        return Capability
-    if name == "Param":
-        from harness.params import Param
-
-        return Param
-    if name == "hookimpl":
-        from harness.hookspecs import hookimpl
-
-        return hookimpl
-    raise AttributeError(f"module 'harness' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    """The public API (and the module's own dunder attributes), without the helpers used here."""
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})

@@ -84,8 +84,13 @@ class Registry:
             raise UnknownNameError(kind, name, self.entries[kind]) from None
 
     def load(self, kind: str, name: str) -> Any:
-        """Import and return the object registered as ``name``."""
-        return self.get(kind, name).load()
+        """Import and return the object registered as ``name`` (a YAML preset's task class is built here)."""
+        registration = self.get(kind, name)
+        if "preset" in registration.info:
+            from harness.presets import preset_class
+
+            return preset_class(self, registration)
+        return registration.load()
 
     def distributions(self, names: Iterable[tuple[str, str]] = (), refs: Iterable[str] = ()) -> dict[str, str]:
         """Distribution -> version of the plugins that registered these (kind, name) pairs or ``module:attr`` references.

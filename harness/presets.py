@@ -1,0 +1,292 @@
+"""YAML task presets: a new task as an existing task with its data set, arguments and family fixed.
+
+A preset file holds one preset (a mapping with ``name``) or several (``presets:``, a list,
+each item overlaid on an optional ``defaults:`` mapping)::
+
+    name: ikea_en_de_xlr                # the new task's name
+    base: xlr                           # the registered task it presets
+    description: IKEA en->de cross-lingual retrieval Recall@10
+    family: retrieval                   # for `harness list tasks --family`
+    languages: [en, de]                 # for `harness list tasks --lang`
+    dataset:
+      loader: ikea                      # a registered dataset loader
+      source: ${HARNESS_DATA_DIR}/ikea  # a folder or Hub id; ${VAR} from the environment; omit for generated data
+      split: test                       # the loader's `split` argument
+      columns: {id: sku}                # schema column -> data set column (loaders with a `columns` argument)
+    args: {src: en, tgt: de, k: 10}     # arguments of the base task or of the loader
+
+Presets load from ``--include-path DIR`` (every ``*.yaml`` / ``*.yml`` there) or from a plugin
+that calls ``register_yaml(register, folder)`` in its ``register_tasks`` hook. The preset's
+values become the defaults of the new task's parameters, so ``--task-args`` still overrides
+them, and ``--data-dir`` overrides ``source``. A bad file is an error naming file, line and key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.registry import Registration, Registry
+
+KEYS = {"name", "base", "description", "family", "languages", "dataset", "args"}
+DATASET_KEYS = {"loader", "source", "split", "columns"}
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class PresetError(HarnessError):
+    """A bad preset file: the message names the file, the line and the key."""
+
+    def __init__(self, file: str | os.PathLike[str], line: int | None, key: str | None, problem: str):
+        where = str(file) + (f", line {line}" if line else "") + (f", key {key!r}" if key else "")
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset as read from its file; ``lines`` maps each key (``dataset.split`` for nested ones) to its line."""
+
+    name: str
+    base: str
+    loader: str
+    file: str
+    description: str = ""
+    family: str | None = None
+    languages: tuple[str, ...] = ()
+    source: str | None = None
+    loader_args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def error(self, key: str | None, problem: str) -> PresetError:
+        """An error about ``key`` of this preset, naming its file and line."""
+        return PresetError(self.file, self.lines.get(key or "", self.lines.get("name")), key, problem)
+
+    def resolved_source(self) -> str | None:
+        """``source`` with ``${VAR}`` expanded from the environment, or an error naming the unset variable."""
+        if self.source is None:
+            return None
+
+        def expand(match: re.Match[str]) -> str:
+            value = os.environ.get(match[1])
+            if not value:
+                raise HarnessError(f"task {self.name!r} reads its data from {self.source} ({self.file}): set {match[1]} "
+                                   "(the folder holding the data sets, see README.md), or pass --data-dir")
+            return value
+
+        return os.path.expanduser(_VARIABLE.sub(expand, self.source))
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+class _Mapping(dict):  # type: ignore[type-arg]
+    """A YAML mapping that remembers the line of each key."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lines: dict[str, int] = {}
+        self.line = 0
+
+
+def _loader_class() -> type:
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class Loader(base):  # type: ignore[misc, valid-type]
+        pass
+
+    def construct_mapping(loader: Any, node: Any) -> _Mapping:
+        result, lines = _Mapping(), {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if key in result:
+                raise _Duplicate(key_node.start_mark.line + 1, str(key))
+            result[key] = loader.construct_object(value_node, deep=True)
+            lines[str(key)] = key_node.start_mark.line + 1
+        result.lines, result.line = lines, node.start_mark.line + 1
+        return result
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return Loader
+
+
+class _Duplicate(Exception):
+    def __init__(self, line: int, key: str):
+        super().__init__(line, key)
+        self.line, self.key = line, key
+
+
+def read_presets(path: str | os.PathLike[str]) -> list[Preset]:
+    """The presets of one YAML file, validated in structure (names are checked when the task is built)."""
+    import yaml
+
+    text = _read_text(path)
+    try:
+        document = yaml.load(text, Loader=_loader_class())  # noqa: S506 - a SafeLoader subclass
+    except _Duplicate as dup:
+        raise PresetError(path, dup.line, dup.key, "this key is given twice") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        raise PresetError(path, mark.line + 1 if mark else None, None, f"not valid YAML: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise PresetError(path, None, None, f"not valid YAML: {exc}") from None
+    if not isinstance(document, _Mapping):
+        raise PresetError(path, 1, None, "a preset file is a mapping (a preset with 'name', or 'presets:' with a list)")
+    if "presets" not in document:
+        return [_preset(path, document, _Mapping())]
+    extra = set(document) - {"presets", "defaults"}
+    if extra:
+        key = sorted(extra)[0]
+        raise PresetError(path, document.lines[key], key, "a file with 'presets:' takes only 'presets' and 'defaults'")
+    defaults = document.get("defaults") or _Mapping()
+    items = document["presets"]
+    if not isinstance(defaults, _Mapping):
+        raise PresetError(path, document.lines["defaults"], "defaults", "must be a mapping")
+    if not isinstance(items, list) or not all(isinstance(item, _Mapping) for item in items):
+        raise PresetError(path, document.lines["presets"], "presets", "must be a list of mappings")
+    return [_preset(path, item, defaults) for item in items]
+
+
+def _read_text(path: str | os.PathLike[str]) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PresetError(path, None, None, f"cannot be read: {exc}") from None
+
+
+def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) -> Preset:
+    """One preset from its mapping overlaid on the file's defaults (a nested ``dataset`` / ``args`` merges key by key)."""
+    lines = {**defaults.lines, **item.lines}
+    merged: dict[str, Any] = {**defaults, **item}
+    for key in ("dataset", "args"):
+        if isinstance(defaults.get(key), Mapping) and isinstance(item.get(key), Mapping):
+            merged[key] = _Mapping({**defaults[key], **item[key]})
+            merged[key].lines = {**defaults[key].lines, **item[key].lines}
+    where = str(path)
+
+    def fail(key: str, problem: str, line: int | None = None) -> PresetError:
+        return PresetError(where, line or lines.get(key, item.line), key, problem)
+
+    unknown = sorted(set(merged) - KEYS)
+    if unknown:
+        raise fail(unknown[0], f"unknown key (a preset takes: {', '.join(sorted(KEYS))})", lines.get(unknown[0]))
+    for key in ("name", "base"):
+        if not isinstance(merged.get(key), str) or not merged[key].strip():
+            raise fail(key, "is required and must be a non-empty string")
+    dataset = merged.get("dataset")
+    if not isinstance(dataset, _Mapping):
+        raise fail("dataset", "is required: a mapping with 'loader' (and 'source', 'split', 'columns' as needed)")
+    dataset_lines = {f"dataset.{k}": line for k, line in dataset.lines.items()}
+    bad = sorted(set(dataset) - DATASET_KEYS)
+    if bad:
+        raise fail(f"dataset.{bad[0]}", f"unknown key (dataset takes: {', '.join(sorted(DATASET_KEYS))})", dataset_lines[f"dataset.{bad[0]}"])
+    if not isinstance(dataset.get("loader"), str):
+        raise fail("dataset.loader", "is required: the name of a registered dataset loader", dataset_lines.get("dataset.loader"))
+    for key in ("source", "split"):
+        if key in dataset and not isinstance(dataset[key], str):
+            raise fail(f"dataset.{key}", "must be a string", dataset_lines[f"dataset.{key}"])
+    loader_args: dict[str, Any] = {}
+    if "split" in dataset:
+        loader_args["split"] = dataset["split"]
+    if "columns" in dataset:
+        columns = dataset["columns"]
+        if not isinstance(columns, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in columns.items()):
+            raise fail("dataset.columns", "must map schema column names to data set column names (strings)", dataset_lines["dataset.columns"])
+        loader_args["columns"] = ";".join(f"{k}:{v}" for k, v in columns.items())
+    args = merged.get("args") or {}
+    if not isinstance(args, Mapping) or any(isinstance(v, (Mapping, list)) for v in args.values()):
+        raise fail("args", "must be a mapping of argument names to single values")
+    args_lines = {f"args.{k}": line for k, line in getattr(args, "lines", {}).items()}
+    languages = merged.get("languages") or []
+    if not isinstance(languages, list) or not all(isinstance(lang, str) for lang in languages):
+        raise fail("languages", "must be a list of language codes")
+    for key in ("description", "family"):
+        if key in merged and not isinstance(merged[key], str):
+            raise fail(key, "must be a string")
+    return Preset(
+        name=merged["name"].strip(), base=merged["base"].strip(), loader=dataset["loader"], file=where,
+        description=merged.get("description", ""), family=merged.get("family"), languages=tuple(languages),
+        source=dataset.get("source"), loader_args=loader_args, args=dict(args),
+        lines={**lines, **dataset_lines, **args_lines},
+    )
+
+
+def preset_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The ``*.yaml`` and ``*.yml`` files of a folder (and its sub-folders), by name."""
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise HarnessError(f"--include-path {str(folder)!r} does not exist or is not a folder")
+    return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+# --- registering -----------------------------------------------------------------------------
+
+
+def register_yaml(register: Callable[..., None], folder: str | os.PathLike[str]) -> None:
+    """Register every preset of ``folder`` through a ``register_tasks`` hook's callback (for plugins)."""
+    for path in preset_files(folder):
+        for preset in read_presets(path):
+            register(preset.name, "harness.presets:preset_class", preset.description or f"{preset.base} on {preset.loader}",
+                     preset=preset, family=preset.family, languages=preset.languages)
+
+
+def include_presets(registry: Registry, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> Registry:
+    """Add the presets of ``--include-path`` folders to ``registry`` (a preset already added from the same file is kept)."""
+    folders = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    for folder in folders:
+        plugin = f"include-path:{folder}"
+
+        def register(name: str, ref: str, description: str = "", **info: Any) -> None:
+            existing = registry.entries["task"].get(name)
+            if existing is not None and existing.info.get("preset") == info["preset"]:
+                return
+            registry.add(Registration("task", name, ref, description, plugin, info))
+
+        register_yaml(register, folder)
+    return registry
+
+
+# --- building the task class -----------------------------------------------------------------
+
+
+def preset_class(registry: Registry, registration: Registration) -> type:
+    """The task class of a preset: its base task with the preset's values as parameter defaults."""
+    from harness.task import Task
+
+    preset: Preset = registration.info["preset"]
+    try:
+        base = registry.load("task", preset.base)
+    except HarnessError as exc:
+        raise preset.error("base", str(exc)) from None
+    if not (isinstance(base, type) and issubclass(base, Task)):
+        raise preset.error("base", f"{preset.base!r} is not a Task subclass")
+    try:
+        loader = registry.load("dataset", preset.loader)
+    except HarnessError as exc:
+        raise preset.error("dataset.loader", str(exc)) from None
+    params = dict(base.params)
+    for key, value in {**preset.loader_args, **preset.args}.items():
+        line_key = f"args.{key}" if key in preset.args else f"dataset.{key}"
+        spec = base.params.get(key) or loader.params.get(key)
+        if spec is None:
+            known = ", ".join(sorted({*base.params, *loader.params}))
+            raise preset.error(line_key, f"neither task {preset.base!r} nor loader {preset.loader!r} takes it (they take: {known})")
+        try:
+            params[key] = replace(spec, default=spec.convert(key, value, f"preset {preset.name!r}"))
+        except HarnessError as exc:
+            raise preset.error(line_key, str(exc)) from None
+    if "dataset" in base.params:  # tasks that choose their loader through an argument (the retrieval tasks)
+        params["dataset"] = replace(base.params["dataset"], default=preset.loader)
+    for key, spec in loader.params.items():
+        params.setdefault(key, spec)  # the loader's other arguments (split, lang) are the preset's too
+    attributes = {
+        "__doc__": preset.description or base.__doc__, "__module__": __name__, "params": params,
+        "dataset": preset.loader, "preset": preset, "data_source": staticmethod(preset.resolved_source),
+    }
+    return type(f"Preset_{preset.name}", (base,), attributes)
