@@ -83,7 +83,7 @@ def legend_outside(figure: Any, axes: Any, title: str = "model") -> None:
     """The axes' legend to the right of the plot, where it cannot cover points or labels."""
     handles, labels = axes.get_legend_handles_labels()
     if handles:
-        figure.legend(handles, labels, loc="outside right upper", fontsize=8, title=title, title_fontsize=8)
+        figure.legend(handles, labels, loc="outside right center", fontsize=8, title=title, title_fontsize=8)
 
 
 def error_of(record: ResultRecord, metric: str) -> tuple[float, float]:
@@ -109,13 +109,13 @@ def error_label(records: Sequence[ResultRecord], metric: str) -> str:
     return "no interval recorded"
 
 
-def chance_line(axes: Any, record: ResultRecord, metric: str, vertical: bool = False) -> None:
-    """A dashed grey line at the metric's chance level, when the results line gives one."""
+def chance_line(axes: Any, record: ResultRecord, metric: str, vertical: bool = False, name: str = "") -> None:
+    """A dashed grey line at the metric's chance level, when the results line gives one (``name``: whose)."""
     chance = info_of(record, metric).chance
     if chance is None:
         return
     line = axes.axvline if vertical else axes.axhline
-    line(chance, color="grey", linestyle="--", linewidth=0.9, label=f"chance ({chance:.3g})", zorder=1)
+    line(chance, color="grey", linestyle="--", linewidth=0.9, label=f"chance{' ' + name if name else ''} ({chance:.3g})", zorder=1)
 
 
 def models_with(board: Board, *columns: Column) -> list[str]:
@@ -127,6 +127,8 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
     """A group of bars per model, one bar per column, each labelled with its value (a value of 0 is a
     visible line at the baseline), ``n/a`` where the metric is undefined, error bars from the
     intervals, and a dashed line per chance level."""
+    from matplotlib.patches import Rectangle
+
     width = 0.8 / max(len(columns), 1)
     for index, (column, name) in enumerate(zip(columns, names)):
         colour = f"C{index % 10}"
@@ -145,12 +147,17 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
             values.append(value)
             errors.append((low, high))
             axes.text(x, value + high + 0.015, f"{value:.2f}", ha="center", va="bottom", fontsize=7, rotation=90)
-        axes.bar(xs, values, width * 0.9, color=colour, edgecolor=colour, linewidth=1.5, label=name,
+        axes.bar(xs, values, width * 0.9, color=colour, edgecolor=colour, linewidth=1.5,
                  yerr=[[e[0] for e in errors], [e[1] for e in errors]] if any(any(e) for e in errors) else None,
                  capsize=2, ecolor="black")
-    levels = sorted({c for column in columns if (c := info_of(board.example(column), column.metric).chance) is not None})
-    for level in levels:
-        axes.axhline(level, color="grey", linestyle="--", linewidth=0.9, zorder=0, label=f"chance ({level:.3g})")
+        axes.add_patch(Rectangle((0, 0), 0, 0, color=colour, label=name))  # the legend entry, even when every value is n/a
+    levels: dict[float, list[str]] = {}
+    for column, name in zip(columns, names):
+        chance = info_of(board.example(column), column.metric).chance
+        if chance is not None:
+            levels.setdefault(chance, []).append(name)
+    for level, named in sorted(levels.items()):
+        axes.axhline(level, color="grey", linestyle="--", linewidth=0.9, zorder=0, label=f"chance {', '.join(named)} ({level:.3g})")
     axes.set_xticks(range(len(keys)), [board.labels[k] for k in keys], rotation=20, ha="right", fontsize=8)
     axes.set_xlim(-0.6, len(keys) - 0.4)
     axes.grid(axis="y", alpha=0.3)

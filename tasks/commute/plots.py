@@ -61,7 +61,7 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
             grouped_bars(axes, board, keys, columns, [_display(board, c) for c in columns])
             axes.set_ylim(0, 1.12)
             axes.set_ylabel("rate (value above each bar)")
-            axes.set_title(f"CoMMuTE per model ({_settings_title(settings)})", fontsize=9)
+            fig.suptitle(f"CoMMuTE per model ({_settings_title(settings)})", fontsize=9)
             legend_outside(fig, axes, title="metric")
             save(fig, folder / name)
         plots.append(Plot(FAMILY, f"CoMMuTE TC/IC/GTC/GIC per model ({_settings_title(settings)})", name))

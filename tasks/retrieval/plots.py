@@ -105,9 +105,9 @@ def scatter_plots(board: Board, folder: Path) -> list[Plot]:
                 axes.errorbar(rx.metrics[xlr.metric], ry.metrics[bkr.metric], xerr=[[v] for v in error_of(rx, xlr.metric)],
                               yerr=[[v] for v in error_of(ry, bkr.metric)], fmt=shapes[key], color=palette[key],
                               elinewidth=1, capsize=2, markersize=7, label=board.labels[key], zorder=3)
-            chance_line(axes, board.example(xlr), xlr.metric, vertical=True)
-            chance_line(axes, board.example(bkr), bkr.metric)
-            axes.set_title(f"BackRetrieval vs XLR: {description}, {len(keys)} models\n{_meta_title(board, triple)}", fontsize=9)
+            chance_line(axes, board.example(xlr), xlr.metric, vertical=True, name="XLR")
+            chance_line(axes, board.example(bkr), bkr.metric, name="BkR")
+            fig.suptitle(f"BackRetrieval vs XLR: {description}, {len(keys)} models\n{_meta_title(board, triple)}", fontsize=9)
             axes.set_xlabel(f"XLR {info_of(xs[0], xlr.metric).display if xs else xlr.metric} ({error_label(xs, xlr.metric)})")
             axes.set_ylabel(f"BackRetrieval {info_of(ys[0], bkr.metric).display if ys else bkr.metric} "
                             f"({error_label(ys, bkr.metric)})")

@@ -23,7 +23,7 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
             grouped_bars(axes, board, keys, table.columns, table.headers)
             axes.set_ylim(min(0.0, axes.get_ylim()[0]), 1.12)
             axes.set_ylabel("score (value above each bar)")
-            axes.set_title(f"YiSi-2 and baselines per model: {table.title}", fontsize=9)
+            fig.suptitle(f"YiSi-2 and baselines per model: {table.title}", fontsize=9)
             legend_outside(fig, axes, title="task, metric")
             save(fig, folder / name)
         plots.append(Plot(FAMILY, f"YiSi-2 and baselines: {table.title}", name))

@@ -94,7 +94,7 @@ def test_records_of_different_models_with_equal_task_signatures_share_a_column()
 def test_models_that_differ_in_revision_or_arguments_are_separate_rows():
     board = merge(entries(record("xlr", "labse", 0.8, revision="aaa"), record("xlr", "labse", 0.7, revision="bbb"),
                           record("xlr", "labse", 0.6, revision="aaa", model_args={"pooling": "cls"})))
-    assert sorted(board.labels.values()) == ["labse(pooling=None)@aaa", "labse(pooling=None)@bbb", "labse(pooling=cls)"]
+    assert sorted(board.labels.values()) == ["labse(pooling=cls)", "labse(pooling=default)@aaa", "labse(pooling=default)@bbb"]
     assert len(board.current) == 3
 
 

@@ -22,7 +22,7 @@ def accuracy_bars(board: Board, folder: Path) -> list[Plot]:
             grouped_bars(axes, board, keys, table.columns, table.headers)
             axes.set_ylim(0, 1.12)
             axes.set_ylabel("accuracy (value above each bar)")
-            axes.set_title(f"Bitext mining: {table.title}", fontsize=9)
+            fig.suptitle(f"Bitext mining: {table.title}", fontsize=9)
             legend_outside(fig, axes, title="metric")
             save(fig, folder / name)
         plots.append(Plot(FAMILY, f"Bitext mining accuracy: {table.title}", name))
