@@ -12,7 +12,7 @@ from typing import Any
 from harness.errors import HarnessError, UnknownNameError
 from harness.registry import KINDS, get_registry
 
-BUILTIN_COMMANDS = ("run", "list", "plugins", "leaderboard", "compare")
+BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compare")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -90,12 +90,47 @@ def _dry_run(tasks: str, model: str, options: dict[str, Any]) -> int:
 def _command_list(args: argparse.Namespace) -> int:
     registry = get_registry()
     kind = args.kind.rstrip("s")
+    if kind == "familie":
+        kind = "family"
     if kind not in KINDS:
         raise UnknownNameError("listing", args.kind, [k + "s" for k in KINDS], listing="try tasks, models, datasets or commands")
-    entries = registry.entries[kind]
-    width = max((len(n) for n in entries), default=0)
-    for name in sorted(entries):
-        print(f"{name:<{width}}  {entries[name].description}")
+    if args.include_path:
+        from harness.presets import include_presets
+
+        include_presets(registry, args.include_path)
+    from harness.describe import model_rows, task_rows
+
+    if (args.family or args.lang) and kind != "task":
+        raise HarnessError("--family and --lang filter tasks: use `harness list tasks --family F --lang L`")
+    if kind == "task":
+        rows = task_rows(registry, args.family, args.lang)
+    elif kind == "model":
+        rows = model_rows(registry)
+    else:
+        rows = [{"name": n, "description": e.description, "plugin": e.plugin} for n, e in sorted(registry.entries[kind].items())]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    width = max((len(row["name"]) for row in rows), default=0)
+    for row in rows:
+        mark = f"[{row['availability']}] " if "availability" in row else ""
+        print(f"{row['name']:<{width}}  {mark}{row['description']}")
+    if kind == "model":
+        print("\n[offline]: weights ship in a Python package or none are needed; [hub]: downloads from the Hugging Face Hub "
+              "on first use; [source]: give a Hub id or folder as --model", file=sys.stderr)
+    return 0
+
+
+def _command_describe(args: argparse.Namespace) -> int:
+    from harness.describe import describe, format_description
+
+    registry = get_registry()
+    if args.include_path:
+        from harness.presets import include_presets
+
+        include_presets(registry, args.include_path)
+    info = describe(registry, args.name)
+    print(json.dumps(info, indent=2, default=str) if args.json else format_description(info))
     return 0
 
 
@@ -123,7 +158,16 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     run.set_defaults(handler=_command_run)
     listing = sub.add_parser("list", help="list tasks, models, datasets or commands")
     listing.add_argument("kind", nargs="?", default="tasks", help="tasks (default), models, datasets or commands")
+    listing.add_argument("--family", default=None, help="only tasks of this family (retrieval, commute, yisi, ...)")
+    listing.add_argument("--lang", default=None, help="only tasks whose preset covers this language code")
+    listing.add_argument("--json", action="store_true", help="JSON rows instead of text")
+    listing.add_argument("--include-path", default=None, metavar="DIR", help="also list the YAML task presets of DIR")
     listing.set_defaults(handler=_command_list)
+    describing = sub.add_parser("describe", help="parameters, data set columns, capabilities and needs of a task, model or dataset")
+    describing.add_argument("name", help="a task, model or dataset name")
+    describing.add_argument("--json", action="store_true", help="JSON instead of text")
+    describing.add_argument("--include-path", default=None, metavar="DIR", help="also know the YAML task presets of DIR")
+    describing.set_defaults(handler=_command_describe)
     sub.add_parser("plugins", help="installed plugins as JSON").set_defaults(handler=_command_plugins)
     from harness.leaderboard import commands as board  # argparse only; the handlers import the rest
 

@@ -233,7 +233,7 @@ def register_yaml(register: Callable[..., None], folder: str | os.PathLike[str])
     for path in preset_files(folder):
         for preset in read_presets(path):
             register(preset.name, "harness.presets:preset_class", preset.description or f"{preset.base} on {preset.loader}",
-                     preset=preset, family=preset.family, languages=preset.languages)
+                     yaml_preset=preset, family=preset.family, languages=preset.languages)
 
 
 def include_presets(registry: Registry, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> Registry:
@@ -244,7 +244,7 @@ def include_presets(registry: Registry, paths: str | os.PathLike[str] | Sequence
 
         def register(name: str, ref: str, description: str = "", **info: Any) -> None:
             existing = registry.entries["task"].get(name)
-            if existing is not None and existing.info.get("preset") == info["preset"]:
+            if existing is not None and existing.info.get("yaml_preset") == info["yaml_preset"]:
                 return
             registry.add(Registration("task", name, ref, description, plugin, info))
 
@@ -259,7 +259,7 @@ def preset_class(registry: Registry, registration: Registration) -> type:
     """The task class of a preset: its base task with the preset's values as parameter defaults."""
     from harness.task import Task
 
-    preset: Preset = registration.info["preset"]
+    preset: Preset = registration.info["yaml_preset"]
     try:
         base = registry.load("task", preset.base)
     except HarnessError as exc:

@@ -86,7 +86,7 @@ class Registry:
     def load(self, kind: str, name: str) -> Any:
         """Import and return the object registered as ``name`` (a YAML preset's task class is built here)."""
         registration = self.get(kind, name)
-        if "preset" in registration.info:
+        if kind == "task" and "yaml_preset" in registration.info:
             from harness.presets import preset_class
 
             return preset_class(self, registration)

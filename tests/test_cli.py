@@ -95,3 +95,58 @@ def test_installed_console_script_and_module_entry():
     assert version.stdout.startswith("xling-harness ")
     listing = subprocess.run([sys.executable, "-m", "harness", "list", "datasets"], capture_output=True, text=True, check=True)
     assert "multi30k" in listing.stdout
+
+
+def _preset_folder(tmp_path):
+    folder = tmp_path / "presets"
+    folder.mkdir()
+    (folder / "p.yaml").write_text(
+        "presets:\n"
+        "  - {name: toy_xx_yy, base: mean_similarity, family: toy, languages: [xx, yy], dataset: {loader: line_pairs}}\n"
+        "  - {name: toy_xx_zz, base: mean_similarity, family: toy, languages: [xx, zz], dataset: {loader: line_pairs},"
+        " args: {scale: 2.5}}\n"
+    )
+    return str(folder)
+
+
+def test_list_tasks_filters_by_family_and_language_as_json(tmp_path, capsys):
+    folder = _preset_folder(tmp_path)
+    assert main(["list", "tasks", "--include-path", folder, "--family", "toy", "--lang", "zz", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["family"], r["languages"]) for r in rows] == [("toy_xx_zz", "toy", ["xx", "zz"])]
+    assert main(["list", "tasks", "--include-path", folder, "--lang", "xx"]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == ["toy_xx_yy", "toy_xx_zz"]
+    assert main(["list", "tasks", "--family", "nothing-here", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_list_models_marks_availability():
+    from harness.describe import model_availability
+    from harness.registry import Registration
+
+    def reg(**info):
+        return Registration("model", "m", "x:y", "", "p", info)
+
+    assert model_availability(reg(preset={"pretrained": "google-bert/bert-base-multilingual-cased"})) == "hub"
+    assert model_availability(reg(default_for=("text_encoder",))) == "source"
+    assert model_availability(reg()) == "offline"
+    assert model_availability(reg(preset={"base": "e5-small", "noise": 0.04})) == "offline"
+
+
+def test_describe_a_preset_task_shows_parameters_types_defaults_and_the_dataset(tmp_path, capsys):
+    assert main(["describe", "toy_xx_zz", "--include-path", _preset_folder(tmp_path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    params = {p["name"]: p for p in info["params"]}
+    assert info["kind"] == "task" and info["requires"] == ["text_encoder"] and info["seeds"] == 3
+    assert params["scale"]["type"] == "float" and params["scale"]["default"] == 2.5  # the preset's value
+    assert params["side_a"]["default"] == "a"
+    assert info["dataset"]["loader"] == "line_pairs" and [p["name"] for p in info["dataset"]["params"]] == ["side_a", "skip"]
+    assert info["preset"]["base"] == "mean_similarity"
+
+
+def test_describe_a_model_and_an_unknown_name(capsys):
+    assert main(["describe", "counting-encoder-dim2"]) == 0
+    out = capsys.readouterr().out
+    assert "capabilities: text_encoder" in out and "dim: int = 8  vector size" in out and "availability: offline" in out
+    assert main(["describe", "counting-encodr"]) == 2
+    assert "did you mean 'counting-encoder'" in capsys.readouterr().err
