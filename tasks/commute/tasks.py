@@ -91,8 +91,8 @@ class CommuteTask(Task):
     image_metrics: ClassVar[tuple[str, ...]] = ()  # undefined when the scores cannot depend on the image
 
     def check(self, output: TaskOutput) -> list[str]:
-        """Every comparison a tie: the values are set by the ``ties`` rule, not by the model."""
-        if output.per_seed and output.per_seed[0].get("ties") == 1.0:
+        """Every comparison a tie: the values are set by the ``ties`` rule, not by the model (unless they are undefined)."""
+        if output.per_seed and output.per_seed[0].get("ties") == 1.0 and not output.undefined:
             return [f"every comparison is a tie: the values are fixed by ties={self.args['ties']} (by construction), not by the model"]
         return []
 

