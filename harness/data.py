@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from harness.errors import DataError, HarnessError
-from harness.model import file_sha256
+from harness.model import file_sha256, require_hub
 from harness.params import Param
 
 
@@ -44,7 +44,10 @@ class DatasetLoader:
 
 
 def read_lines(path: str | os.PathLike[str]) -> list[str]:
-    """The lines of a UTF-8 text file without their line endings (a last line may lack one)."""
+    """The lines of a UTF-8 text file without their line endings (a last line may lack one).
+
+    A UTF-8 byte-order mark at the start (as some Windows editors write) is not part of the first line.
+    """
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -57,7 +60,7 @@ def read_lines(path: str | os.PathLike[str]) -> list[str]:
     except UnicodeDecodeError as exc:
         row = raw[: exc.start].count(b"\n") + 1
         raise DataError(str(path), "is not valid UTF-8", row=row) from None
-    lines = text.split("\n")
+    lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return [line[:-1] if line.endswith("\r") else line for line in lines]
@@ -128,6 +131,7 @@ def load_hf_dataset(source: str, split: str, revision: str | None = None) -> Loa
         files = [f["filename"] for f in data.cache_files]
         rev = files_revision(files) if files else data._fingerprint
         return LoadedData(data, {"source": str(source), "revision": rev, "split": split, "size": len(data)})
+    require_hub(f"dataset {source!r}", "data sets", "--data-dir")
     try:
         data = datasets.load_dataset(source, split=split, revision=revision)
     except Exception as exc:

@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import os
+import pickle
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -62,10 +63,15 @@ class ModelAdapter:
 
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     params: ClassVar[Mapping[str, Param]] = {}
+    minimums: ClassVar[Mapping[str, float]] = {}  # numeric arguments with a lower bound, e.g. {"dim": 1}
 
     def __init__(self, name: str, args: Mapping[str, Any] | None = None, *, device: str = "cpu", batch_size: int = 32):
         self.name = name
         self.args = resolve_params(self.params, args or {}, f"model {name!r}")
+        for arg, lowest in self.minimums.items():
+            value = self.args.get(arg)
+            if value is not None and value < lowest:
+                raise HarnessError(f"model {name!r}: argument {arg}={value!r} must be at least {lowest}")
         self.device = device
         self.batch_size = batch_size
         self._loaded = False
@@ -80,13 +86,25 @@ class ModelAdapter:
         return ModelIdentity(name=self.name, adapter=self.adapter_name, args=self.args)
 
     def ensure_loaded(self) -> None:
-        """Load the weights once."""
+        """Load the weights once; a pickled weights file that PyTorch refuses to unpickle is a one-line error."""
         if not self._loaded:
-            self.load()
+            try:
+                self.load()
+            except pickle.UnpicklingError as exc:
+                raise HarnessError(f"model {self.name!r}: refused to load a pickled weights file ({unpickling_reason(exc)}); "
+                                   "weights are unpickled with weights_only=True, which never runs code: "
+                                   "use a safetensors copy of the model") from None
             self._loaded = True
 
     def load(self) -> None:
         """Load weights; adapters without weights need not override it."""
+
+
+def unpickling_reason(exc: BaseException) -> str:
+    """The informative line of PyTorch's multi-line ``weights_only`` refusal (the GLOBAL it would not load)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    chosen = next((line for line in lines if "GLOBAL" in line), lines[0] if lines else type(exc).__name__)
+    return chosen.rstrip(".")
 
 
 RACY_SECONDS = 2.0  # a file changed this recently may change again within one timestamp tick: not memoised
@@ -152,20 +170,26 @@ def hub_revision(repo_id: str, revision: str | None = None) -> str:
     connection within ``HUB_CONNECT_TIMEOUT`` seconds, checked once per process, or this is an
     error suggesting ``HF_HUB_OFFLINE=1`` or a local folder, rather than a minute of retries.
     """
-    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub import snapshot_download
 
-    if not constants.HF_HUB_OFFLINE:
-        problem = hub_unreachable(constants.ENDPOINT)
-        if problem is not None:
-            raise HarnessError(
-                f"model {repo_id!r}: the Hugging Face Hub ({constants.ENDPOINT}) is unreachable ({problem}); set "
-                "HF_HUB_OFFLINE=1 to use models already in the local Hub cache, or give a local folder as --model"
-            )
+    require_hub(f"model {repo_id!r}", "models", "--model")
     try:
         folder = snapshot_download(repo_id, revision=revision, allow_patterns=["config.json"])
     except Exception:
         return revision or "unresolved"
     return Path(folder).name
+
+
+def require_hub(what: str, kind: str, option: str) -> None:
+    """Unless ``HF_HUB_OFFLINE`` is set, fail at once, with what to do, when the Hub cannot be reached."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return
+    problem = hub_unreachable(constants.ENDPOINT)
+    if problem is not None:
+        raise HarnessError(f"{what}: the Hugging Face Hub ({constants.ENDPOINT}) is unreachable ({problem}); set "
+                           f"HF_HUB_OFFLINE=1 to use {kind} already in the local Hub cache, or give a local folder as {option}")
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,7 +1,8 @@
 """The registry: every task, model, dataset and command name, with the plugin that gave it.
 
 Plugins are discovered through the entry-point group ``harness`` and loaded one by one, so a
-plugin that fails to import or to register costs a warning, not the whole harness.
+plugin that fails to import or to register (any exception, ``SystemExit`` included; only
+``KeyboardInterrupt`` passes) costs a warning, not the whole harness.
 ``HARNESS_LOAD_PLUGINS`` (only these) and ``HARNESS_DISABLE_PLUGINS`` (all but these) take
 comma-separated entry-point names.
 """
@@ -45,7 +46,9 @@ class Registration:
             obj: Any = importlib.import_module(module_name)
             for part in attr.split(".") if attr else []:
                 obj = getattr(obj, part)
-        except Exception as exc:  # a broken plugin must name itself
+        except BaseException as exc:  # a broken plugin must name itself, even one that calls sys.exit()
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             raise HarnessError(
                 f"{self.kind} {self.name!r} from plugin {self.plugin!r} could not be loaded "
                 f"from {self.ref!r}: {type(exc).__name__}: {exc}"
@@ -152,7 +155,9 @@ def build_registry(entry_points: Iterable[metadata.EntryPoint] | None = None) ->
         try:
             manager.register(ep.load(), name=ep.name)
             manager.check_pending()  # a hook implementation with no matching hook
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from a plugin's import is a broken plugin too
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             _plugin_failed(registry, ep.name, package, version, "failed to load", exc)
             if manager.has_plugin(ep.name):
                 manager.unregister(name=ep.name)
@@ -176,7 +181,9 @@ def _collect(registry: Registry, manager: pluggy.PluginManager, kind: str, impl:
 
     try:
         impl.function(register=register)
-    except Exception as exc:
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         info = registry.plugins.pop(plugin)
         for other_kind, names in info.registered.items():
             for name in names:
@@ -190,7 +197,7 @@ def _collect(registry: Registry, manager: pluggy.PluginManager, kind: str, impl:
 
 
 def _plugin_failed(
-    registry: Registry, name: str, package: str | None, version: str | None, what: str, exc: Exception
+    registry: Registry, name: str, package: str | None, version: str | None, what: str, exc: BaseException
 ) -> None:
     source = f" ({package} {version})" if package else ""
     message = f"plugin {name!r}{source} {what}: {type(exc).__name__}: {exc}"

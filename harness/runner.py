@@ -6,6 +6,7 @@ import hashlib
 import math
 import os
 import re
+import sys
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -193,6 +194,16 @@ def aggregate(per_seed: list[dict[str, float]]) -> tuple[dict[str, float | None]
     return means, stds, series
 
 
+def finished_signatures(path: Path, shown: int = 5) -> set[str]:
+    """The signatures of the valid lines of a results file, for ``--resume``; each unreadable line is a warning."""
+    records, problems = read_records(path)
+    for problem in problems[:shown]:
+        print(f"harness: warning: {problem}; --resume cannot count that line, so its task runs again", file=sys.stderr)
+    if len(problems) > shown:
+        print(f"harness: warning: {path}: {len(problems) - shown} more unreadable line(s)", file=sys.stderr)
+    return {record.signature for record in records}
+
+
 def check_output_folder(output: str | os.PathLike[str]) -> Path:
     """Create the output folder and make sure results can be appended there, before any work."""
     folder = Path(output)
@@ -291,7 +302,7 @@ def prepare(
     cache = default_cache() if use_cache and adapter_is_cacheable(adapter) else None
     cached_model = CachedModel(adapter, cache, progress, partition)
     aux = {"image": (image_model, parse_kv(image_model_args, "--image-model-args"))} if image_model else {}
-    done = {r.signature for r in read_records(folder / RESULTS_FILE)[0]} if resume and folder is not None and is_main else set()
+    done = finished_signatures(folder / RESULTS_FILE) if resume and folder is not None and is_main else set()
     if isinstance(partition, RankPartition):
         done = partition.from_main(done, "agreeing on finished tasks")
     aux_loaded: dict[str, CachedModel] = {}  # auxiliary models, built once for all tasks

@@ -72,6 +72,7 @@ class HFTextEncoder(ModelAdapter):
         "max_length": Param(None, "longest input in tokens (default: the sentence-transformers setting, else 512; "
                                   "never beyond the model's limit)", int),
     }
+    minimums = {"max_length": 1}
 
     def identity(self) -> ModelIdentity:
         """Source, revision and arguments (no weights are loaded)."""

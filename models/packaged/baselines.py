@@ -41,6 +41,7 @@ class RandomEncoder(ModelAdapter):
 
     capabilities = frozenset({Capability.TEXT_ENCODER})
     params = {"dim": Param(384, "vector size"), "seed": Param(0, "seed mixed with each text")}
+    minimums = {"dim": 1}
 
     def identity(self) -> ModelIdentity:
         """No weights: the arguments and the generator."""

@@ -97,6 +97,7 @@ class Gemma270mCaption(Gemma270m):
                                                           "or nothing without an image"),
         "labels": Param(3, "how many ImageNet labels the caption lists"),
     }
+    minimums = {"labels": 1}
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)

@@ -31,6 +31,7 @@ class FolderModel(ModelAdapter):
 
     capabilities = frozenset({Capability.TEXT_ENCODER, Capability.TOKEN_EMBEDDER})
     params: ClassVar[dict[str, Param]] = {**FOLDER_PARAMS, "layer": Param(9, "token embedder: hidden_states index")}
+    minimums: ClassVar[dict[str, float]] = {"max_length": 1, "layer": 0}
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)

@@ -31,6 +31,7 @@ class LexicalNgramEmbedder(ModelAdapter):
         "features": Param(2048, "number of hashed n-gram buckets (the vector size)"),
         "lowercase": Param(True, "lowercase before extracting n-grams"),
     }
+    minimums = {"ngram_min": 1, "ngram_max": 1, "features": 1}
 
     def identity(self) -> ModelIdentity:
         """No weights: the identity is the parameters and the scikit-learn version."""

@@ -15,6 +15,8 @@ loads the built-in benchmark ``xling-shapes`` instead (``fallback``; docs/defaul
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,8 @@ from harness.params import Param, resolve_params
 from harness_tasks.parallel_data.images import combined_revision, image_paths
 from harness_tasks.retrieval.hf_dataset import load_mapped
 from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, check_finite, languages
+
+NPY_MAGIC = b"\x93NUMPY"
 
 
 class IkeaLoader(DatasetLoader):
@@ -119,18 +123,32 @@ def read_split(folder: Path, split: str, src: str, tgt: str, images_dir: str | N
             raise DataError(str(image_list), "not found: --images was given but the split names no image files")
         columns["image"] = image_paths(columns["image_file"], images_dir, str(image_list))
     feature_file = folder / f"{split}.image_features.npy"
-    if feature_file.is_file():
+    if feature_file.exists() or feature_file.is_symlink():  # a dangling link is a missing file, not an absent one
         columns["image_features"] = read_features(feature_file, size, text_files[f"text_{src}"])
         files["image_features"] = feature_file
+    elif "image_file" in columns and images_dir is None:
+        print(f"harness: warning: {feature_file} not found: tasks that compare images (backretrieval, corr) need it, "
+              "or --image-model with --images", file=sys.stderr)
     return SplitData(split, columns, list(files.values()))
 
 
 def read_features(path: Path, rows: int, aligned_with: Path) -> np.ndarray:
     """A (rows, dim) finite float32 matrix from a ``.npy`` file, checked against the text file's line count."""
     try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(NPY_MAGIC))
+        if head != NPY_MAGIC:
+            raise DataError(str(path), f"is not a NumPy .npy file (it starts with {head!r}, not {NPY_MAGIC!r}): "
+                                       "write the features with numpy.save")
         matrix = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise DataError(str(path), f"cannot be read as a NumPy array: {exc}") from None
+    except OSError as exc:
+        link = f" (it links to {os.readlink(path)})" if path.is_symlink() else ""
+        raise DataError(str(path), f"cannot be read: {exc.strerror or exc}{link}") from None
+    except ValueError as exc:
+        if "pickle" in str(exc):
+            raise DataError(str(path), "holds pickled Python objects, which are never loaded: save a numeric array "
+                                       "with numpy.save") from None
+        raise DataError(str(path), f"cannot be read as a NumPy array: {str(exc).splitlines()[0]}") from None
     if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.number):
         raise DataError(str(path), f"must be a 2-D numeric array (one vector per line), got {matrix.dtype} of shape {matrix.shape}")
     if len(matrix) != rows:

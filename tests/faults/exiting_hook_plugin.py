@@ -1,0 +1,10 @@
+"""A broken plugin: its registration hook calls sys.exit()."""
+
+import sys
+
+from harness.hookspecs import hookimpl
+
+
+@hookimpl
+def register_models(register):
+    sys.exit(4)
