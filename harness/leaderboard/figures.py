@@ -157,7 +157,34 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
         if chance is not None:
             levels.setdefault(chance, []).append(name)
     for level, named in sorted(levels.items()):
-        axes.axhline(level, color="grey", linestyle="--", linewidth=0.9, zorder=0, label=f"chance {', '.join(named)} ({level:.3g})")
+        whose = "" if len(levels) == 1 else " " + ", ".join(named)  # one level: it is every column's
+        axes.axhline(level, color="grey", linestyle="--", linewidth=0.9, zorder=0, label=f"chance{whose} ({level:.3g})")
     axes.set_xticks(range(len(keys)), [board.labels[k] for k in keys], rotation=20, ha="right", fontsize=8)
     axes.set_xlim(-0.6, len(keys) - 0.4)
     axes.grid(axis="y", alpha=0.3)
+
+
+def bar_figure(board: Board, keys: Sequence[str], columns: Sequence[Column], names: Sequence[str], path: Path, *,
+               title: str, ylabel: str, legend: str = "metric") -> None:
+    """One figure of ``grouped_bars`` (scores in [0, 1], room above for the values), titled, with its legend beside it."""
+    with figure(max(6.5, 3.0 + 0.35 * len(keys) * max(len(columns), 2)), 3.8) as fig:
+        axes = fig.subplots()
+        grouped_bars(axes, board, keys, columns, names)
+        axes.set_ylim(min(0.0, axes.get_ylim()[0]), 1.12)
+        axes.set_ylabel(f"{ylabel} (value above each bar)")
+        fig.suptitle(title, fontsize=9)
+        legend_outside(fig, axes, title=legend)
+        save(fig, path)
+
+
+def table_bar_plots(board: Board, folder: Path, family: str, prefix: str, title: str, ylabel: str) -> list[Plot]:
+    """A bar figure per table of ``family`` (one per data set and direction): each column's value per model."""
+    from harness.leaderboard.tables import family_tables
+
+    tables = [t for t in family_tables(board) if t.family.name == family]
+    plots = []
+    for table, name in zip(tables, file_names(prefix, [t.title for t in tables])):
+        keys = [k for k in board.labels if any((k, c) in board.cells for c in table.columns)]
+        bar_figure(board, keys, table.columns, table.headers, folder / name, title=f"{title}: {table.title}", ylabel=ylabel)
+        plots.append(Plot(family, f"{title}: {table.title}", name))
+    return plots

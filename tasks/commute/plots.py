@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.leaderboard.figures import Plot, colours, figure, file_names, grouped_bars, legend_outside, save
+from harness.leaderboard.figures import Plot, bar_figure, colours, figure, file_names, save
 from harness.leaderboard.merge import Board, Column, column_labels
 from harness.leaderboard.metrics import info_of
 
@@ -56,14 +56,8 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
     plots = []
     for (settings, columns), name in zip(groups.items(), file_names("commute_bars", [json.loads(s).get("lang", "") for s in groups])):
         keys = [k for k in board.labels if any((k, c) in board.cells for c in columns)]
-        with figure(max(5.0, 2.5 + 1.2 * len(keys)), 3.6) as fig:
-            axes = fig.subplots()
-            grouped_bars(axes, board, keys, columns, [_display(board, c) for c in columns])
-            axes.set_ylim(0, 1.12)
-            axes.set_ylabel("rate (value above each bar)")
-            fig.suptitle(f"CoMMuTE per model ({_settings_title(settings)})", fontsize=9)
-            legend_outside(fig, axes, title="metric")
-            save(fig, folder / name)
+        bar_figure(board, keys, columns, [_display(board, c) for c in columns], folder / name,
+                   title=f"CoMMuTE per model ({_settings_title(settings)})", ylabel="rate")
         plots.append(Plot(FAMILY, f"CoMMuTE TC/IC/GTC/GIC per model ({_settings_title(settings)})", name))
     return plots
 
