@@ -32,7 +32,7 @@ def test_run_prints_a_plain_table_and_writes_results(data_dir, tmp_path, capsys)
     out, err = capsys.readouterr()
     assert code == 0
     lines = out.strip().splitlines()
-    assert lines[0].split("\t") == ["task", "metric", "value", "n", "seeds", "time"]
+    assert lines[0].split("\t") == ["task", "metric", "value", "95% CI (items)", "chance", "n", "seeds", "time"]
     assert lines[1].startswith("mean_similarity\tsimilarity *\t") and "\t3\t2\t" in lines[1]
     assert "encoding texts (xx): 3/3" in err  # plain progress lines when not a terminal
     assert (tmp_path / "out" / "results.jsonl").read_text().count("\n") == 1

@@ -107,6 +107,21 @@ def test_limit_and_log_samples(registry, data_dir, tmp_path):
     assert [r["id"] for r in rows] == ["0", "1"] and all(r["signature"] == record.signature for r in rows)
 
 
+def test_limit_keeps_a_run_apart_from_full_runs_and_warns(registry, data_dir, tmp_path):
+    (full,) = run(registry, data_dir, tmp_path)
+    (limited,) = run(registry, data_dir, tmp_path, limit=2)
+    assert "|limit:" not in full.signature and full.warnings == []
+    assert limited.task_signature == full.task_signature.replace("|scale:1.0|", "|limit:2|scale:1.0|").replace("items:4", "items:2")
+    assert limited.warnings == ["mean_similarity: --limit 2: 2 items evaluated (not comparable with a run on the full data; "
+                                "'limit:2' is in the signature)"]
+    assert limited.run["limit"] == 2 and limited.task_args == full.task_args  # the task's own arguments are unchanged
+
+
+def test_a_task_without_metric_declarations_gets_no_metadata_nor_intervals(registry, data_dir, tmp_path):
+    (record,) = run(registry, data_dir, tmp_path, seeds=2)
+    assert record.metric_info == {} and record.intervals == {} and record.run["resamples"] == 1000
+
+
 def test_task_args_reach_task_and_loader(registry, tmp_path):
     folder = fake_data(tmp_path / "d", A, B)
     (folder / "c.txt").write_text("\n".join(A) + "\n")
@@ -139,6 +154,7 @@ def test_capability_mismatch_is_caught_before_loading(registry, data_dir, tmp_pa
         ({"model_args": "dims=4"}, UnknownNameError, "did you mean 'dim'"),
         ({"seeds": 0}, HarnessError, "--seeds must be at least 1"),
         ({"limit": 0}, HarnessError, "--limit must be at least 1"),
+        ({"resamples": -1}, HarnessError, "--resamples must be at least 0, got -1"),
     ],
 )
 def test_bad_arguments(registry, data_dir, tmp_path, kwargs, error, text):

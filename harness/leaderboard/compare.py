@@ -1,8 +1,10 @@
 """``harness compare A B --task T``: the paired bootstrap of two models' difference on one task.
 
 Both results must have the same task signature (same data, arguments, seeds, version), so that
-their per-sample logs cover the same samples. The statistic recomputed from the samples is shown
-beside the recorded metric.
+their per-sample logs cover the same samples. The statistic of the main metric comes from the
+results line's ``metric_info`` (written by the task), so any plugin's task can be compared; the
+statistic recomputed from the samples is shown beside the recorded metric, and the verdict follows
+the metric's direction (``higher_is_better``).
 """
 
 from __future__ import annotations
@@ -16,19 +18,6 @@ from harness.leaderboard.bootstrap import Bootstrap, Statistic, paired_bootstrap
 from harness.leaderboard.merge import Board, Result
 from harness.leaderboard.samples import align, read_samples
 
-# How each built-in task's main metric is computed from its per-sample log; other tasks default
-# to the mean of a per-sample field named like their main metric, or take --statistic.
-KNOWN_STATISTICS: dict[str, Statistic] = {
-    "xlr": Statistic("mean", ("hit",)),
-    "backretrieval": Statistic("mean", ("hit",)),
-    "commute_tc": Statistic("mean", ("tc_ab", "tc_ba")),
-    "commute_ic": Statistic("mean", ("ic_ab", "ic_ba")),
-    "commute_gtc": Statistic("mean", ("gtc",)),
-    "commute_gic": Statistic("mean", ("gic",)),
-    "yisi2_sts": Statistic("pearson", ("yisi2", "gold")),
-    "bert_sum_sts": Statistic("pearson", ("bert_sum", "gold")),
-    "yisi2_filter": Statistic("auc", ("yisi2", "label")),
-}
 TOLERANCE = 1e-6
 
 
@@ -44,6 +33,7 @@ class Comparison:
     recorded_a: float | None
     recorded_b: float | None
     statistic: str
+    higher_is_better: bool | None
     units: int
     samples: int
     bootstrap: Bootstrap
@@ -95,17 +85,30 @@ def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, An
     return first[shared[0]], second[shared[0]]
 
 
+def statistic_of(result: Result, metric: str) -> Statistic:
+    """How ``metric`` is recomputed from the samples: the line's ``metric_info``, else (lines written before
+    it existed) the mean of a per-sample field named like the metric."""
+    info = result.record.metric_info.get(metric)
+    if info is None:
+        return Statistic("mean", (metric,))
+    if not info.get("statistic"):
+        raise HarnessError(f"{result.record.task}'s {metric} is not a statistic of per-sample values (its metric_info "
+                           "names none): choose what to compare with --statistic")
+    return Statistic.parse(info["statistic"])
+
+
 def compare(board: Board, a: str, b: str, task: str, *, select: Mapping[str, Any] | None = None,
             statistic: Statistic | None = None, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> Comparison:
-    """The paired bootstrap of A - B on ``task`` from the two runs' per-sample logs."""
+    """The paired bootstrap of A - B on ``task``'s main metric from the two runs' per-sample logs."""
     first, second = choose_pair(board, a, b, task, select or {})
     metric = first.record.main_metric
-    statistic = statistic or KNOWN_STATISTICS.get(task) or Statistic("mean", (metric,))
+    higher = (first.record.metric_info.get(metric) or {}).get("higher_is_better", True)
+    statistic = statistic or statistic_of(first, metric)
     paired, samples = align(read_samples(first.entry, statistic.fields), read_samples(second.entry, statistic.fields), statistic)
     outcome = paired_bootstrap(paired, resamples, seed, confidence)
     return Comparison(task, first.record.task_signature, first.model_label, second.model_label, metric,
                       first.record.metrics.get(metric), second.record.metrics.get(metric), str(statistic),
-                      len(paired.a), samples, outcome)
+                      higher if isinstance(higher, bool) else None, len(paired.a), samples, outcome)
 
 
 def mismatches(comparison: Comparison) -> list[str]:
@@ -117,6 +120,18 @@ def mismatches(comparison: Comparison) -> list[str]:
             found.append(f"{comparison.statistic} of {label}'s samples is {recomputed:.6f}, but its recorded "
                          f"{comparison.metric} is {recorded}: the interval is about the statistic, not that metric")
     return found
+
+
+def verdict(c: Comparison) -> str:
+    """Which model is better on the metric's own direction, when the interval of A - B excludes 0."""
+    boot = c.bootstrap
+    if boot.low <= 0 <= boot.high:
+        return f"no difference at {boot.confidence:.0%}: the interval of A - B contains 0"
+    if c.higher_is_better is None:
+        return f"A - B is {'positive' if boot.low > 0 else 'negative'} at {boot.confidence:.0%} ({c.metric} has no better direction)"
+    a_better = (boot.low > 0) == c.higher_is_better
+    return (f"{c.model_a if a_better else c.model_b} is better at {boot.confidence:.0%} "
+            f"({'higher' if c.higher_is_better else 'lower'} {c.metric} is better)")
 
 
 def _signed(value: float) -> str:
@@ -137,4 +152,5 @@ def format_comparison(c: Comparison) -> str:
     lines.append(f"{'A - B':<{width}}  {_signed(boot.difference)}  {boot.confidence:.0%} CI [{_signed(boot.low)}, {_signed(boot.high)}]  "
                  f"p {p}  ({boot.resamples} resamples, seed {boot.seed}" +
                  (f", {boot.resamples - boot.defined} undefined" if boot.defined < boot.resamples else "") + ")")
+    lines.append(verdict(c))
     return "\n".join(lines)

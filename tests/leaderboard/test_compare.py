@@ -97,6 +97,7 @@ def xlr_with_samples(folder, model: str, args: dict | None = None, samples: bool
     hits = HITS[model]
     item = record("xlr", model, [float(np.mean(hits[seed])) for seed in (0, 1)],
                   args=args or {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10})
+    item.metric_info = {"recall@k": {"display": "R@10", "higher_is_better": True, "chance": 0.5, "statistic": "mean:hit"}}
     if samples:
         rows = [{"seed": seed, "id": i, "hit": float(h)} for seed in (0, 1) for i, h in zip(IDS, hits[seed]) if i != drop]
         with_samples(folder, item, rows, f"samples_xlr_{model}.jsonl")
@@ -156,3 +157,101 @@ def test_compare_runs_of_the_fixture_plugin_with_a_chosen_statistic(tmp_path, ca
     assert main(["compare", "counting-encoder", "counting-encoder-dim2", "--task", "mean_similarity",
                  "--results", str(tmp_path / "out")]) == 2  # by default, the mean of a 'similarity' field: absent
     assert "no field 'similarity' (choose what to compute with --statistic)" in capsys.readouterr().err
+
+
+# Every built-in family and the example plugin: ``compare`` takes the statistic from the line's metric_info.
+FAMILY_TASKS = [
+    ("xlr", "harness_tasks.retrieval.tasks:Xlr"),
+    ("backretrieval", "harness_tasks.retrieval.tasks:BackRetrieval"),
+    ("corr", "harness_tasks.retrieval.tasks:Corr"),
+    *[(f"commute_{kind}", f"harness_tasks.commute.tasks:Commute{kind.upper()}") for kind in ("tc", "ic", "gtc", "gic")],
+    ("commute_consistency", "harness_tasks.commute.tasks:CommuteConsistency"),
+    ("commute_oracle", "harness_tasks.commute.tasks:CommuteOracle"),
+    ("yisi2_sts", "harness_tasks.yisi.tasks:Yisi2Sts"),
+    ("bert_sum_sts", "harness_tasks.yisi.tasks:BertSumSts"),
+    ("yisi2_filter", "harness_tasks.yisi.tasks:Yisi2Filter"),
+    ("bert_sum_filter", "harness_tasks.yisi.tasks:BertSumFilter"),
+    ("bitext_mining", "harness_bitext.mining:BitextMining"),
+]
+
+
+def family_samples(statistic: Statistic, quality: float, rng) -> tuple[list[dict], float]:
+    """Six items' samples for ``statistic`` (better with ``quality``) and the statistic on them, computed directly."""
+    from scipy.stats import spearmanr
+
+    from harness_tasks.retrieval.metrics import rank_moments
+
+    ids = [f"s{i}" for i in range(6)]
+    base = np.random.default_rng(0)  # the reference (gold, labels, images) is the same for both models
+    if statistic.kind == "mean":
+        values = (rng.random((6, len(statistic.fields))) < quality).astype(float)
+        return [{"id": i, **dict(zip(statistic.fields, map(float, row)))} for i, row in zip(ids, values)], float(values.mean())
+    if statistic.kind == "moments":
+        image = base.normal(size=(6, 6))
+        text = quality * image + rng.normal(size=(6, 6))
+        rows = rank_moments(text, image)
+        samples = [{"seed": 0, "id": i, **dict(zip(statistic.fields, map(float, row)))} for i, row in zip(ids, rows)]
+        return samples, float(spearmanr(text.ravel(), image.ravel()).statistic)
+    score, reference = statistic.fields
+    gold = np.array([0, 1, 0, 1, 1, 0], dtype=float) if statistic.kind == "auc" else base.normal(size=6)
+    scores = quality * gold + rng.normal(size=6)
+    if statistic.kind == "auc":
+        value = np.mean([(s > t) + 0.5 * (s == t) for s in scores[gold == 1] for t in scores[gold == 0]])
+    else:
+        value = (pearsonr if statistic.kind == "pearson" else spearmanr)(scores, gold).statistic
+    return [{"id": i, score: float(s), reference: float(g)} for i, s, g in zip(ids, scores, gold)], float(value)
+
+
+@pytest.mark.parametrize(("task", "ref"), FAMILY_TASKS, ids=[t for t, _ in FAMILY_TASKS])
+def test_compare_every_family_without_a_statistic(task, ref, tmp_path, capsys):
+    import importlib
+
+    from harness.task import TaskOutput
+
+    module, _, name = ref.partition(":")
+    instance = getattr(importlib.import_module(module), name)(task)
+    info = instance.metric_info(TaskOutput([{}], extra={"n_used": 6, "items": 6}))
+    main_metric = instance.main_metric
+    statistic = Statistic.parse(info[main_metric]["statistic"])
+    rng = np.random.default_rng(1)
+    lines, values = [], {}
+    for model, quality in (("good", 3.0 if statistic.kind != "mean" else 0.9), ("poor", 0.0 if statistic.kind != "mean" else 0.3)):
+        samples, values[model] = family_samples(statistic, quality, rng)
+        item = record(task, model, 0.5)
+        item.main_metric, item.metrics, item.metrics_std = main_metric, {main_metric: values[model]}, {main_metric: 0.0}
+        item.per_seed, item.metric_info = {main_metric: [values[model]]}, info
+        lines.append(with_samples(tmp_path, item, samples, f"samples_{task}_{model}.jsonl"))
+    write_results(tmp_path, lines)
+    assert main(["compare", "good", "poor", "--task", task, "--results", str(tmp_path), "--json", "--resamples", "200"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    assert err == ""  # the samples reproduce the recorded values
+    assert result["statistic"] == str(statistic) and result["higher_is_better"] is True
+    assert result["bootstrap"]["difference"] == pytest.approx(values["good"] - values["poor"])
+
+
+def fake_lines(tmp_path, higher_is_better):
+    lines = []
+    for model, hit in (("a", 0.0), ("b", 1.0)):
+        item = record("fake_task", model, hit)
+        item.metric_info = {"score": {"display": "errors", "higher_is_better": higher_is_better, "statistic": "mean:err"}}
+        lines.append(with_samples(tmp_path, item, [{"id": str(i), "err": hit} for i in range(4)], f"samples_{model}.jsonl"))
+    write_results(tmp_path, lines)
+
+
+@pytest.mark.parametrize(("higher", "verdict"), [(False, "a is better at 95% (lower score is better)"),
+                                                 (True, "b is better at 95% (higher score is better)"),
+                                                 (None, "A - B is negative at 95% (score has no better direction)")])
+def test_the_verdict_follows_the_metric_direction(tmp_path, capsys, higher, verdict):
+    fake_lines(tmp_path, higher)
+    assert main(["compare", "a", "b", "--task", "fake_task", "--results", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "statistic mean:err" in text and text.strip().splitlines()[-1] == verdict
+
+
+def test_a_metric_without_a_statistic_asks_for_one(tmp_path, capsys):
+    fake_lines(tmp_path, True)
+    lines = (tmp_path / "results.jsonl").read_text().replace('"statistic": "mean:err"', '"statistic": null')
+    (tmp_path / "results.jsonl").write_text(lines)
+    assert main(["compare", "a", "b", "--task", "fake_task", "--results", str(tmp_path)]) == 2
+    assert "fake_task's score is not a statistic of per-sample values" in capsys.readouterr().err

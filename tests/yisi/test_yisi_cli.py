@@ -38,7 +38,7 @@ def test_filter_on_real_multi30k_with_a_tiny_encoder(tiny_encoder, tmp_path, cap
     assert record.dataset["builder"] == "multi30k_filter.v1" and "|corruption_seed:0|" in record.signature
     samples = [json.loads(line) for line in (tmp_path / record.samples_file).read_text().splitlines()]
     assert len(samples) == 300 and samples[0]["id"] == "1:good" and samples[0]["label"] == 1
-    assert "yisi2_filter\troc_auc *" in capsys.readouterr().out
+    assert "yisi2_filter\tROC AUC *" in capsys.readouterr().out
 
 
 @pytest.mark.real
