@@ -44,3 +44,9 @@ def register_models(register):
         config_model_types=("cliptrans",),
         preset={"mbart": "facebook/mbart-large-50", "clip": "openai/clip-vit-base-patch32"},
     )
+
+
+@hookimpl
+def register_commands(register):
+    register("convert", "harness_models.translation.convert_command:COMMAND",
+             "Convert an original checkpoint to a harness model folder (gated-fusion: the authors' fairseq .pt).")

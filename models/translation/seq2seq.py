@@ -69,7 +69,10 @@ class Seq2SeqScorer(EncoderDecoderScorer):
         """Teacher-forced logits against the given encoder states."""
         from transformers.modeling_outputs import BaseModelOutput
 
+        # FSMT (fairseq's transformer) builds its causal decoder mask only when given input_ids; they
+        # are not encoded again, since the encoder outputs are given.
+        fsmt = {"input_ids": decoder_ids} if self.model.config.model_type == "fsmt" else {}
         return self.model(
             encoder_outputs=BaseModelOutput(last_hidden_state=context["hidden"]), attention_mask=context["mask"],
-            decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask, use_cache=False,
+            decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask, use_cache=False, **fsmt,
         ).logits
