@@ -124,3 +124,16 @@ def test_auxiliary_models_enter_the_task_signature():
     assert sig == "bkr|items:5|seeds:1|data:d@r|image:resnet@0123456789ab|v:1"
     assert task_signature("bkr", 1, {}, data, [0], {"image": {**image, "args": {"pooling": "cls"}}}) != sig
     assert task_signature("bkr", 1, {}, data, [0], {}) == "bkr|items:5|seeds:1|data:d@r|v:1"
+
+
+def test_the_adapter_code_enters_the_model_part_of_signatures():
+    sig = "xlr|items:5|data:d@r|v:1"
+    model = {"name": "labse", "revision": "r", "args": {}}
+    code = {"distribution": "xling-harness", "distribution_version": "0.1.0", "code": "sha256:00112233"}
+    with_code = full_signature(sig, {**model, **code})
+    assert with_code.startswith("xlr|items:5|data:d@r|model:labse@r#code:") and with_code.endswith("|v:1")
+    assert len(with_code.split("#code:")[1].split("|")[0]) == 8
+    assert full_signature(sig, {**model, **code, "code": "sha256:44556677"}) != with_code  # edited source
+    assert full_signature(sig, {**model, **code, "distribution_version": "0.2.0"}) != with_code  # new release
+    assert full_signature(sig, {**model, "distribution": None, "distribution_version": None, "code": None}) == \
+        "xlr|items:5|data:d@r|model:labse@r|v:1"  # lines written before the code was recorded keep their signature
