@@ -4,16 +4,22 @@
   bar carries its value (so 0 is visible), ``n/a`` marks an undefined metric (IC and GIC of a
   scorer that ignores the image), error bars are the intervals over items, dashed: chance.
 - ``commute_temperature_*``: the same metrics against the softmax temperature, where swept.
+- ``commute_perplexity_*``: per tuple and image, the perplexity of the correct against that of the
+  incorrect translation, from the per-sample logs of ``commute_tc`` (WMT 2024, Figure 3); a
+  point above the diagonal is a direction that TC counts as right.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 from harness.leaderboard.figures import Plot, bar_figure, colours, figure, file_names, save
+from harness.jsonl import iter_json_lines
+from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import Board, Column, column_labels
 from harness.leaderboard.metrics import info_of
 
@@ -104,4 +110,54 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
     return plots
 
 
-PLOTS = (bar_plots, sweep_plots)
+DIRECTIONS = (("a", "a", "inc_a"), ("b", "b", "inc_b"))  # (image, its correct translation, its incorrect one)
+
+
+def tuple_perplexities(entry: Entry) -> list[tuple[float, float]]:
+    """(correct, incorrect) perplexity per tuple and image from a run's per-sample log ([] without one)."""
+    record = entry.record
+    if not record.samples_file or not (entry.source.parent / record.samples_file).is_file():
+        return []
+    points = []
+    for item in iter_json_lines(entry.source.parent / record.samples_file):
+        if not isinstance(item, tuple) or not isinstance(item[1], dict):
+            continue
+        table = item[1].get("ppl") or {}
+        for image, correct, incorrect in DIRECTIONS:
+            pair = (table.get(f"{image}|{correct}"), table.get(f"{image}|{incorrect}"))
+            if all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in pair):
+                points.append((float(pair[0]), float(pair[1])))
+    return points
+
+
+def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
+    """Per language and model with a TC per-sample log: correct against incorrect perplexity per tuple and image."""
+    columns = [c for c in board.columns if c.task == "commute_tc" and _temperature(c, board) == 1.0]
+    found = [(column, key, points) for column in columns for key in board.labels if (key, column) in board.cells
+             for points in [tuple_perplexities(board.cells[key, column].entry)] if points]
+    names = file_names("commute_perplexity", [f"{board.example(c).task_args.get('lang', '')} {board.labels[k]}"
+                                               for c, k, _ in found])
+    plots = []
+    for (column, key, points), name in zip(found, names):
+        settings = _settings_title(_settings(column, board))
+        correct, incorrect = zip(*points)
+        with figure(5.5, 5.0) as fig:
+            axes = fig.subplots()
+            axes.scatter(correct, incorrect, s=12, alpha=0.6, color="C0", label="tuple × image")
+            low, high = min(correct + incorrect), max(correct + incorrect)
+            axes.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=0.9, label="equal perplexity")
+            axes.set_xscale("log")
+            axes.set_yscale("log")
+            axes.set_xlabel("perplexity of the correct translation (with its image)")
+            axes.set_ylabel("perplexity of the incorrect translation (same image)")
+            right = sum(i > c for c, i in points)
+            fig.suptitle(f"CoMMuTE per tuple: {board.labels[key]} ({settings})\n"
+                         f"above the diagonal: TC right, {right} of {len(points)}", fontsize=9)
+            axes.grid(alpha=0.3)
+            axes.legend(fontsize=7, loc="upper left")
+            save(fig, folder / name)
+        plots.append(Plot(FAMILY, f"CoMMuTE perplexities per tuple: {board.labels[key]} ({settings})", name))
+    return plots
+
+
+PLOTS = (bar_plots, sweep_plots, perplexity_plots)

@@ -114,3 +114,20 @@ def test_every_model_has_its_own_colour_and_marker():
     board = board_of(*(record("xlr", f"m{i:02d}", 0.5) for i in range(30)))
     palette = {key: (f"C{i % 10}", shape) for i, (key, shape) in enumerate(markers(board).items())}
     assert len(set(palette.values())) == 30
+
+
+def test_the_per_tuple_perplexity_plot_reads_the_tc_samples(tmp_path):
+    from leaderboard.builders import with_samples
+
+    from harness_tasks.commute.plots import perplexity_plots, tuple_perplexities
+
+    args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
+    logged = with_samples(tmp_path, record("commute_tc", "m", 0.75, args=args), [
+        {"id": "1", "ppl": {"a|a": 2.0, "a|inc_a": 8.0, "b|b": 3.0, "b|inc_b": 1.5, "a|b": 9.0}},
+        {"id": "2", "ppl": {"a|a": 4.0, "a|inc_a": 5.0, "b|b": None, "b|inc_b": 2.0}},  # an unscored slot is left out
+    ], "samples_tc.jsonl")
+    board = merge([Entry(logged, tmp_path / "results.jsonl"), Entry(record("commute_tc", "unlogged", 0.5, args=args),
+                                                                    tmp_path / "results.jsonl")])
+    assert tuple_perplexities(board.cells[next(iter(board.labels)), board.columns[0]].entry) == [(2.0, 8.0), (3.0, 1.5),
+                                                                                                  (4.0, 5.0)]
+    assert [p.file for p in perplexity_plots(board, tmp_path)] == ["commute_perplexity_de_m.png"]  # none without a log
