@@ -1,0 +1,77 @@
+"""The retrieval family's extra tables on the leaderboard: the meta-evaluation and the test of BkR
+against CORR per direction (from ``harness meta``'s functions), and BkR over the language pairs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leaderboard.builders import record
+
+from harness.leaderboard.load import Entry
+from harness.leaderboard.markdown import readme
+from harness.leaderboard.merge import merge
+from harness.leaderboard.page import page
+from harness.leaderboard.sections import Section, family_sections
+from harness.leaderboard.tables import family_tables
+from harness_tasks.retrieval.plots import meta_result, triples
+
+# five models, three seeds: BkR follows XLR closely, CORR loosely
+XLR = {"a": 0.9, "b": 0.7, "c": 0.5, "d": 0.3, "e": 0.1}
+BKR = {"a": [0.50, 0.52, 0.49], "b": [0.40, 0.41, 0.42], "c": [0.30, 0.29, 0.31], "d": [0.20, 0.22, 0.19], "e": [0.10, 0.09, 0.11]}
+CORR = {"a": [0.05, 0.02, 0.04], "b": [0.06, 0.07, 0.01], "c": [0.02, 0.03, 0.05], "d": [0.03, 0.01, 0.02], "e": [0.00, 0.02, 0.01]}
+
+
+def direction(tgt: str, shift: float = 0.0) -> list:
+    args = {"src": "en", "tgt": tgt, "dataset": "ikea", "split": "test", "n": 100, "k": 10}
+    corr_args = {"src": "en", "tgt": tgt, "dataset": "ikea", "split": "test", "n": 100, "max_pairs": 1000}
+    found = []
+    for model in XLR:
+        found.append(record("xlr", model, [XLR[model]] * 3, args=args))
+        found.append(record("backretrieval", model, [v + shift for v in BKR[model]], args=args))
+        found.append(record("corr", model, CORR[model], args=corr_args))
+    return found
+
+
+def board_of(*records):
+    return merge([Entry(r, Path("results.jsonl")) for r in records])
+
+
+def test_the_meta_sections_show_harness_metas_numbers():
+    board = board_of(*direction("de"))
+    sections = family_sections(board)["retrieval"]
+    assert [s.title for s in sections] == ["Meta-evaluation, ikea en-de test", "BkR vs CORR, ikea en-de test"]
+    expected = meta_result(board, triples(board)[0])
+    pearson = expected["correlations"]["backretrieval"]["pearson"]
+    assert sections[0].rows[0][:2] == ("backretrieval", f"{pearson['mean']:.3f} ± {pearson['std']:.3f}")
+    tested = expected["significance"]["pearson"]
+    share = f"{round(tested['share_significant'] * tested['seeds_tested'])}/{tested['seeds_tested']}"
+    assert sections[1].rows[0][:3] == ("Pearson", share, f"{tested['combined_p']:.2g}")
+    assert sections[1].rows[0][3].startswith(f"{tested['bootstrap']['difference']:+.3f} [")
+
+
+def test_two_directions_add_bkr_averaged_over_the_pairs_by_hand():
+    board = board_of(*direction("de"), *direction("fr", shift=0.1))
+    over = family_sections(board)["retrieval"][-1]
+    assert over.title == "BackRetrieval over language pairs, ikea test"
+    assert over.header == ("model", "en→de", "en→fr", "average")
+    rows = {row[0]: row[1:] for row in over.rows}
+    # a: mean over seeds 0.5033 (de) and 0.6033 (fr); average 0.5533
+    assert rows["a"] == ("0.5033", "0.6033", "0.5533")
+    assert [row[0] for row in over.rows] == ["a", "b", "c", "d", "e"]  # best average first
+
+
+def test_too_few_models_say_why_instead_of_a_table():
+    board = board_of(*direction("de")[:6])  # two models
+    (section,) = family_sections(board)["retrieval"]
+    assert section.rows == () and section.note.startswith("not computed: correlating backretrieval with xlr needs at least 3")
+
+
+def test_sections_reach_the_readme_and_the_page_escaped():
+    board = board_of(*direction("de"))
+    tables = family_tables(board)
+    hostile = {"retrieval": [Section("<b>x</b>", ("h|1",), (("<script>",),), "a | b")]}
+    text = readme(board, tables, [], "c", hostile)
+    assert "#### &lt;b&gt;x&lt;/b&gt;" in text and "| h\\|1 |" in text and "| &lt;script&gt; |" in text
+    html = page(board, tables, [], hostile)
+    assert "<h3>&lt;b&gt;x&lt;/b&gt;</h3>" in html and "<td>&lt;script&gt;</td>" in html
+    assert html.count("<script>") == 1  # the page's own
