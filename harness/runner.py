@@ -29,6 +29,7 @@ from harness.progress import Progress
 from harness.registry import Registry, get_registry
 from harness.inmemory import adapter_is_cacheable, in_memory_adapter
 from harness.intervals import DEFAULT_RESAMPLES, item_intervals
+from harness.seedstats import mean_and_std
 from harness.resolve import build_adapter
 from harness.results import RESULTS_FILE, ResultRecord, append_record, full_signature, read_records, task_signature
 from harness.task import Task, TaskOutput
@@ -182,15 +183,8 @@ def aggregate(per_seed: list[dict[str, float]]) -> tuple[dict[str, float | None]
     series: dict[str, list[float | None]] = {}
     for name in names:
         raw = [values.get(name) for values in per_seed]
-        column = [None if v is None or not math.isfinite(float(v)) else float(v) for v in raw]
-        series[name] = column
-        defined = [v for v in column if v is not None]
-        if not defined:
-            means[name] = stds[name] = None
-            continue
-        mean = sum(defined) / len(defined)
-        means[name] = mean
-        stds[name] = math.sqrt(sum((v - mean) ** 2 for v in defined) / (len(defined) - 1)) if len(defined) > 1 else 0.0
+        series[name] = [None if v is None or not math.isfinite(float(v)) else float(v) for v in raw]
+        means[name], stds[name] = mean_and_std(series[name])
     return means, stds, series
 
 

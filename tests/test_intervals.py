@@ -233,3 +233,17 @@ def test_run_table_shows_display_names_interval_chance_and_each_warning_once(xlr
                                         f"{10 / 24:.4g}", "24", "1"]
     assert lines[3].split("\t")[1] == "median rank" and lines[3].split("\t")[3] == ""  # no statistic: no interval
     assert err.count("warning: xlr: every seed would evaluate") == 1 and err.count("warning: xlr: k = 10 >= n = 8") == 1
+
+
+def test_mean_and_std_over_seeds_is_one_definition_for_runner_and_meta():
+    import math
+
+    from harness.runner import aggregate
+    from harness.seedstats import mean_and_std
+    from harness_tasks.retrieval.correlation import summarize
+
+    assert mean_and_std([1.0, None, 3.0, float("nan")]) == (2.0, math.sqrt(2))
+    assert mean_and_std([5.0]) == (5.0, 0.0) and mean_and_std([None, float("nan")]) == (None, None)
+    means, stds, _ = aggregate([{"m": 1.0}, {"m": None}, {"m": 3.0}])
+    meta = summarize(np.array([1.0, np.nan, 3.0]))
+    assert (means["m"], stds["m"]) == (meta["mean"], meta["std"]) == (2.0, math.sqrt(2)) and meta["seeds_defined"] == 2

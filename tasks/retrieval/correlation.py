@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from harness.seedstats import defined_values, mean_and_std
+
 Method = Literal["pearson", "spearman"]
 METHODS: tuple[Method, ...] = ("pearson", "spearman")
 MIN_MODELS = 3
@@ -50,10 +52,8 @@ def per_seed(x: np.ndarray, y: np.ndarray, method: Method = "pearson") -> np.nda
 def summarize(values: np.ndarray) -> dict[str, Any]:
     """Mean and sample std (ddof 1; 0 for one seed) of the defined per-seed values, their count, and every value (None = undefined)."""
     values = np.asarray(values, dtype=float)
-    defined = values[~np.isnan(values)]
-    mean = float(defined.mean()) if defined.size else None
-    std = (float(defined.std(ddof=1)) if defined.size > 1 else 0.0) if defined.size else None
-    return {"mean": mean, "std": std, "seeds_defined": int(defined.size),
+    mean, std = mean_and_std(values.tolist())
+    return {"mean": mean, "std": std, "seeds_defined": len(defined_values(values.tolist())),
             "per_seed": [None if np.isnan(v) else float(v) for v in values]}
 
 
