@@ -18,6 +18,16 @@ def test_read_lines_endings(tmp_path):
     assert read_lines(path) == []
 
 
+def test_read_lines_drops_a_byte_order_mark(tmp_path):
+    path = tmp_path / "bom.en"
+    path.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\n")  # as Windows Notepad saves UTF-8
+    assert read_lines(path) == ["one", "two"]
+    path.write_bytes(b"one\n\xef\xbb\xbftwo\n")  # only at the very start: elsewhere it is a character of the text
+    assert read_lines(path) == ["one", "\ufefftwo"]
+    path.write_bytes(b"\xef\xbb\xbf")
+    assert read_lines(path) == []
+
+
 def test_read_lines_errors_name_file_and_row(tmp_path):
     with pytest.raises(DataError, match="missing.en: file not found"):
         read_lines(tmp_path / "missing.en")

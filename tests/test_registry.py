@@ -130,3 +130,17 @@ def _tests_dir() -> str:
     from pathlib import Path
 
     return str(Path(__file__).resolve().parent)
+
+
+def test_distributions_of_what_served_a_run(tmp_path):
+    from importlib import metadata
+
+    dist_info = tmp_path / "fake_plugins-2.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-plugins\nVersion: 2.0\n")
+    (dist_info / "entry_points.txt").write_text("[harness]\nfake = fixtures.plugins.fake\n")
+    (dist,) = metadata.distributions(path=[str(tmp_path)])
+    registry = build_registry([*dist.entry_points, *entry_points("commands")])  # "commands" belongs to no distribution
+    assert registry.distributions([("task", "mean_similarity")]) == {"fake-plugins": "2.0"}
+    assert registry.distributions(refs=["fixtures.plugins.fake:CountingEncoder"]) == {"fake-plugins": "2.0"}  # by adapter
+    assert registry.distributions([("command", "greet"), ("task", "no-such-task")], ["x:Y"]) == {}
