@@ -125,7 +125,8 @@ def _number(value: float | None) -> str:
 
 def _td(text: str, sort: str, numeric: bool = False, css: str = "") -> str:
     classes = " ".join(c for c in ("number" if numeric else "", css) if c)
-    return f'<td{f" class={chr(34)}{classes}{chr(34)}" if classes else ""} data-sort="{esc(sort)}">{esc(text)}</td>'
+    attribute = f' class="{classes}"' if classes else ""
+    return f'<td{attribute} data-sort="{esc(sort)}">{esc(text)}</td>'
 
 
 def _th(text: str, numeric: bool, title: str | None = None, higher: bool = True, note: int | None = None) -> str:
