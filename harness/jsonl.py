@@ -80,7 +80,8 @@ def _cut_back(fd: int, size: int) -> str:
 
 
 def _write_error(path: str | os.PathLike[str], exc: OSError, what_became: str) -> HarnessError:
-    return HarnessError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}{what_became} (free space and run again)")
+    hint = " (free space and run again)" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+    return HarnessError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}{what_became}{hint}")
 
 
 def _settle_unterminated_tail(fd: int, size: int, torn_path: str) -> bytes:

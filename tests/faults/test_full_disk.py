@@ -126,3 +126,10 @@ def test_a_real_full_disk(data_dir, tiny_disk, capsys):
     filler.unlink()
     assert run_cli(capsys, *_args(data_dir, output, seed))[0] == 0
     assert [r["seeds"] for r in results_lines(output)] == [[s] for s in range(seed + 1)]
+
+
+def test_an_unwritable_results_file_is_named_without_a_disk_hint(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.mkdir()  # a folder where the file should be
+    with pytest.raises(HarnessError, match=r"^cannot write .*r\.jsonl: Is a directory$"):
+        append_json_line(path, {"a": 1})

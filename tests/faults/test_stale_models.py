@@ -161,10 +161,10 @@ def test_results_line_names_the_plugin_packages_and_adapter_code(data_dir, tmp_p
     assert saved.model["code"].startswith("sha256:") and "#code:" in saved.signature
 
 
-def test_identity_stays_cheap_for_adapters_without_weights():
+def test_an_adapter_in_no_distribution_is_identified_by_its_source():
     class Plain(ModelAdapter):
         pass
 
     identity = Plain("p").identity()
-    assert identity.adapter.endswith(":test_identity_stays_cheap_for_adapters_without_weights.<locals>.Plain")
+    assert identity.adapter.endswith(":test_an_adapter_in_no_distribution_is_identified_by_its_source.<locals>.Plain")
     assert identity.code is not None  # this test module is in no distribution: its source is hashed
