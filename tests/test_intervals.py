@@ -176,6 +176,10 @@ def test_commute_warns_when_every_comparison_is_a_tie():
     assert task.check(TaskOutput([{"tc": 0.0, "ties": 1.0}])) == [
         "every comparison is a tie: the values are fixed by ties=wrong (by construction), not by the model"]
     assert task.check(TaskOutput([{"tc": 0.5, "ties": 0.5}])) == []
+    one_way = [{"tc_ab": 1, "tc_ba": 0}, {"tc_ab": 0, "tc_ba": 1}]
+    assert task.check(TaskOutput([{"tc": 0.5, "ties": 0.0}], one_way))[0].startswith(
+        "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0")
+    assert task.check(TaskOutput([{"tc": 0.75, "ties": 0.0}], [*one_way, {"tc_ab": 1, "tc_ba": 1}])) == []
     assert CommuteIC("commute_ic").check(TaskOutput([{"ic": None, "ties": 1.0}], undefined={"ic": "image-blind"})) == []  # undefined: the reason says why
 
 

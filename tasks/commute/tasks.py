@@ -94,6 +94,10 @@ class CommuteTask(Task):
         """Every comparison a tie: the values are set by the ``ties`` rule, not by the model (unless they are undefined)."""
         if output.per_seed and output.per_seed[0].get("ties") == 1.0 and not output.undefined:
             return [f"every comparison is a tie: the values are fixed by ties={self.args['ties']} (by construction), not by the model"]
+        directions = [(s.get("tc_ab"), s.get("tc_ba")) for s in output.samples]
+        if directions and all(ab is not None and ba is not None and ab + ba == 1 for ab, ba in directions):
+            return ["every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0, the values a scorer "
+                    "that ignores the image gets by construction (each image's incorrect translation is the other's correct one)"]
         return []
 
     def __init__(self, name: str, args: dict[str, Any] | None = None):
