@@ -138,16 +138,16 @@ def read_features(path: Path, rows: int, aligned_with: Path) -> np.ndarray:
         with open(path, "rb") as handle:
             head = handle.read(len(NPY_MAGIC))
         if head != NPY_MAGIC:
-            raise DataError(str(path), f"is not a NumPy .npy file (it starts with {head!r}, not {NPY_MAGIC!r}): "
-                                       "write the features with numpy.save")
+            raise DataError(str(path), f"cannot be read as a NumPy array: it is not a .npy file (it starts with {head!r}, "
+                                       f"not {NPY_MAGIC!r}): write the features with numpy.save")
         matrix = np.load(path, allow_pickle=False)
     except OSError as exc:
         link = f" (it links to {os.readlink(path)})" if path.is_symlink() else ""
         raise DataError(str(path), f"cannot be read: {exc.strerror or exc}{link}") from None
     except ValueError as exc:
         if "pickle" in str(exc):
-            raise DataError(str(path), "holds pickled Python objects, which are never loaded: save a numeric array "
-                                       "with numpy.save") from None
+            raise DataError(str(path), "cannot be read as a NumPy array: it holds pickled Python objects, which are never "
+                                       "loaded: save a numeric array with numpy.save") from None
         raise DataError(str(path), f"cannot be read as a NumPy array: {str(exc).splitlines()[0]}") from None
     if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.number):
         raise DataError(str(path), f"must be a 2-D numeric array (one vector per line), got {matrix.dtype} of shape {matrix.shape}")

@@ -126,17 +126,17 @@ def _load_ikea(root: Path):
 def test_a_features_file_that_is_text(tmp_path, finished, capsys, monkeypatch):
     pair = _ikea_folder(tmp_path / "ikea")
     (pair / "test.image_features.npy").write_text("0.1 0.2\n0.3 0.4\n0.5 0.6\n")
-    with pytest.raises(DataError, match=r"test\.image_features\.npy: is not a NumPy \.npy file \(it starts with b'0\.1 0\.'"):
+    with pytest.raises(DataError, match=r"test\.image_features\.npy: cannot be read as a NumPy array: it is not a \.npy file \(it starts with b'0\.1 0\.'"):
         _load_ikea(tmp_path / "ikea")
     monkeypatch.setattr(harness.registry, "_REGISTRY", None)
-    _fails_with(capsys, finished, "test.image_features.npy: is not a NumPy .npy file",
+    _fails_with(capsys, finished, "test.image_features.npy: cannot be read as a NumPy array: it is not a .npy file",
                 "run", "--tasks", "backretrieval", "--model", "random-encoder", "--data-dir", str(tmp_path / "ikea"), "--seed", "0")
 
 
 def test_a_features_file_of_pickled_objects(tmp_path):
     pair = _ikea_folder(tmp_path / "ikea")
     np.save(pair / "test.image_features.npy", np.array([{"a": 1}, None, 3], dtype=object), allow_pickle=True)
-    with pytest.raises(DataError, match="test.image_features.npy: holds pickled Python objects, which are never loaded"):
+    with pytest.raises(DataError, match="test.image_features.npy: cannot be read as a NumPy array: it holds pickled Python objects, which are never loaded"):
         _load_ikea(tmp_path / "ikea")
 
 
