@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,11 +65,30 @@ def _records(board: Board, triple: Triple) -> list[ResultRecord]:
     return [board.cells[key, c].record for key in board.labels for c in columns if (key, c) in board.cells]
 
 
+_MEMO: dict[int, tuple[weakref.ref[Board], dict[Triple, dict[str, Any] | HarnessError]]] = {}
+
+
 def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
-    """``harness meta``'s evaluation of one triple (raises ``HarnessError`` when it is undefined)."""
+    """``harness meta``'s evaluation of one triple (raises ``HarnessError`` when it is undefined).
+
+    Computed once per board and triple (the scatter's title and the meta section share it).
+    """
     from harness_tasks.retrieval import meta
 
-    return meta.meta_evaluate(meta.group_models(_records(board, triple)))
+    key = id(board)
+    held = _MEMO.get(key)
+    if held is None or held[0]() is not board:
+        held = _MEMO[key] = (weakref.ref(board, lambda _, key=key: _MEMO.pop(key, None)), {})
+    found = held[1]
+    if triple not in found:
+        try:
+            found[triple] = meta.meta_evaluate(meta.group_models(_records(board, triple)))
+        except HarnessError as exc:
+            found[triple] = exc
+    result = found[triple]
+    if isinstance(result, HarnessError):
+        raise result
+    return result
 
 
 def _pm(summary: dict[str, Any]) -> str:

@@ -75,3 +75,23 @@ def test_sections_reach_the_readme_and_the_page_escaped():
     html = page(board, tables, [], hostile)
     assert "<h3>&lt;b&gt;x&lt;/b&gt;</h3>" in html and "<td>&lt;script&gt;</td>" in html
     assert html.count("<script>") == 1  # the page's own
+
+
+def test_the_meta_evaluation_is_computed_once_per_board_and_freed_with_it(monkeypatch):
+    import gc
+
+    from harness_tasks.retrieval import meta
+    from harness_tasks.retrieval import plots as retrieval_plots
+
+    calls = []
+    evaluate = meta.meta_evaluate
+    monkeypatch.setattr(meta, "meta_evaluate", lambda rows, **kw: calls.append(1) or evaluate(rows, **kw))
+    board = board_of(*direction("de"))
+    (triple,) = triples(board)
+    assert meta_result(board, triple) is meta_result(board, triple) and len(calls) == 1
+    family_sections(board)
+    assert len(calls) == 1
+    key = id(board)
+    del board
+    gc.collect()
+    assert key not in retrieval_plots._MEMO
