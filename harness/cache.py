@@ -159,7 +159,10 @@ class Cache:
             except sqlite3.DatabaseError as exc:
                 if not is_corruption(exc) or attempt == 1:
                     return on_failure(exc)
-                self._move_aside(exc)
+                try:
+                    self._move_aside(exc)
+                except OSError as move_failed:  # e.g. a read-only folder: the cache cannot heal, the run goes on without it
+                    return on_failure(move_failed)
             except OSError as exc:
                 return on_failure(exc)
         raise AssertionError("unreachable")

@@ -155,3 +155,24 @@ def test_no_cache_means_no_default_cache(tmp_path, monkeypatch):
         assert default_cache() is None
     assert not (tmp_path / "c").exists()
     assert default_cache() is not None and (tmp_path / "c" / "cache.sqlite3").exists()
+
+
+def test_a_damaged_file_that_cannot_be_moved_aside_is_a_warning(tmp_path, capsys, monkeypatch):
+    import harness.cache
+
+    cache = Cache(tmp_path)
+    cache.put_many({f"k{i}": bytes(300) for i in range(200)})
+    cache._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache._drop_connection()
+    with open(cache.path, "r+b") as handle:
+        handle.seek(4096)
+        handle.write(b"\x00\xff" * 20000)
+
+    def refuse(*args):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(harness.cache.os, "replace", refuse)
+    assert cache.get_many(["k1"]) == {}  # a miss: the run computes the value
+    cache.put_many({"k1": b"v"})  # not kept, and no failure
+    err = capsys.readouterr().err
+    assert "could not be read ([Errno 13] Permission denied)" in err and "could not be written ([Errno 13] Permission denied)" in err
