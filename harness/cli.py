@@ -158,7 +158,7 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     run.set_defaults(handler=_command_run)
     listing = sub.add_parser("list", help="list tasks, models, datasets or commands")
     listing.add_argument("kind", nargs="?", default="tasks", help="tasks (default), models, datasets or commands")
-    listing.add_argument("--family", default=None, help="only tasks of this family (retrieval, commute, yisi, ...)")
+    listing.add_argument("--family", default=None, help="only tasks of this family (a leaderboard family or a preset's family)")
     listing.add_argument("--lang", default=None, help="only tasks whose preset covers this language code")
     listing.add_argument("--json", action="store_true", help="JSON rows instead of text")
     listing.add_argument("--include-path", default=None, metavar="DIR", help="also list the YAML task presets of DIR")
