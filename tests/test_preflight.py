@@ -91,3 +91,26 @@ def test_dry_run_counts_an_output_shared_by_two_tasks_once(fake, tmp_path, capsy
     out = capsys.readouterr().out
     assert out.count("model outputs: 0 cached, 4 to compute") == 1
     assert out.count("model outputs: 0 cached, 0 to compute") == 1  # the second task asks for the same four
+
+
+class Vectors:
+    """An MTEB-style encoder that counts its calls."""
+
+    calls = 0
+
+    def encode(self, texts, **kwargs):
+        Vectors.calls += 1
+        return [[float(len(t)), 1.0] for t in texts]
+
+
+def test_an_unknown_auxiliary_model_or_an_unwritable_output_stops_the_run_before_any_encoding(tmp_path, fresh_cache):
+    import harness
+
+    Vectors.calls = 0
+    with pytest.raises(harness.HarnessError, match="unknown model 'efficientnet-lite9'; did you mean 'efficientnet-lite0'"):
+        harness.evaluate("xlr,backretrieval", Vectors(), task_args="size=20,n=5", image_model="efficientnet-lite9", output=None)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(harness.HarnessError, match="is not writable"):
+        harness.evaluate("xlr", Vectors(), task_args="size=20,n=5", output=blocker / "out")
+    assert Vectors.calls == 0
