@@ -75,7 +75,7 @@ class Preset:
             value = os.environ.get(match[1])
             if not value:
                 raise HarnessError(f"task {self.name!r} reads its data from {self.source} ({self.file}): set {match[1]} "
-                                   "(the folder holding the data sets, see README.md), or pass --data-dir")
+                                   "to the folder that holds that data, or pass --data-dir")
             return value
 
         return os.path.expanduser(_VARIABLE.sub(expand, self.source))
