@@ -1,0 +1,299 @@
+"""``harness calibrate``: BackRetrieval on the XLR scale, with prediction intervals.
+
+``fit`` reads xlr and backretrieval results of many models on data with parallel data (e.g.
+IKEA en-de and en-fr, both directions), one point per (model, direction): x = BkR Recall@k
+(mean over seeds), y = XLR Recall@k. It cross-validates both monotone maps of
+``calibrate_fit`` leaving one model out and leaving one language pair (both directions) out,
+chooses the map whose worse error (RMSE) is smaller, and saves it as JSON with its provenance.
+``apply`` reads backretrieval results on data without parallel data and prints the estimated
+XLR with an interval. Points are comparable only with one k, one tie rule, one task version per
+task and one task argument n, and candidate pools (n_used) within ``N_TOLERANCE`` of each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness.params import parse_kv
+from harness.results import ResultRecord
+from harness_tasks.retrieval import calibrate_fit, meta
+
+FORMAT = 1  # version of the calibration file
+N_TOLERANCE = 0.10  # candidate pools may differ by this share of the smallest (IKEA en-de 183, en-fr 169 BkR candidates)
+CONFIDENCE = 0.95
+SHARED = ("k", "ties", "n")  # task arguments every point must share (besides the task versions)
+SCHEMES = {"model": "leave one model out", "pair": "leave one language pair (both directions) out"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One (model, direction): BkR mean, std and seeds, XLR, and the candidate pools of both tasks."""
+
+    model: str
+    direction: str
+    bkr: float
+    bkr_std: float
+    seeds: int
+    xlr: float
+    n_bkr: int
+    n_xlr: int
+
+    @property
+    def pair(self) -> str:
+        """The unordered language pair: en-de and de-en are both ``de-en``."""
+        return "-".join(sorted(self.direction.split("-")))
+
+    @property
+    def se(self) -> float:
+        """The standard error of the mean BkR over seeds."""
+        return self.bkr_std / math.sqrt(self.seeds)
+
+
+def _direction(record: ResultRecord) -> str:
+    return f"{record.task_args.get('src')}-{record.task_args.get('tgt')}"
+
+
+def _shared(record: ResultRecord) -> dict[str, Any]:
+    return {**{key: record.task_args.get(key) for key in SHARED}, "version": record.task_version, "g": record.extra.get("g")}
+
+
+def check_comparable(records: Sequence[ResultRecord], what: str) -> dict[str, dict[str, Any]]:
+    """Per task: the arguments and version every record shares; a HarnessError naming the first that differs."""
+    shared: dict[str, dict[str, Any]] = {}
+    for record in records:
+        values = _shared(record)
+        reference = shared.setdefault(record.task, values)
+        for key, value in values.items():
+            if value != reference[key]:
+                raise HarnessError(f"{what}: the {record.task} results differ in {key} ({reference[key]!r} vs {value!r}, "
+                                   f"model {record.model.get('name')!r}, {_direction(record)}); calibrate one k and n at a time "
+                                   "(choose with --select)")
+    return shared
+
+
+def _pool_range(sizes: Sequence[int], task: str) -> list[int]:
+    low, high = min(sizes), max(sizes)
+    if high > low * (1 + N_TOLERANCE):
+        raise HarnessError(f"the {task} candidate pools differ too much to share one map: n_used from {low} to {high} "
+                           f"(more than {N_TOLERANCE:.0%}); Recall@k depends on n, so calibrate each n separately")
+    return [low, high]
+
+
+def points_from_records(records: Sequence[ResultRecord]) -> list[Point]:
+    """One point per model and direction with both results (each direction checked as ``harness meta`` checks it)."""
+    by_direction: dict[str, list[ResultRecord]] = {}
+    for record in records:
+        by_direction.setdefault(_direction(record), []).append(record)
+    points = []
+    for direction, found in sorted(by_direction.items()):
+        for row in meta.group_models([r for r in found if r.task in ("xlr", "backretrieval")]):
+            if "xlr" not in row.records or "backretrieval" not in row.records:
+                continue
+            xlr, bkr = row.records["xlr"], row.records["backretrieval"]
+            values = (xlr.metrics.get(xlr.main_metric), bkr.metrics.get(bkr.main_metric))
+            if any(v is None or not math.isfinite(v) for v in values):
+                raise HarnessError(f"{row.label} {direction}: xlr or backretrieval {xlr.main_metric} is undefined")
+            defined = [v for v in bkr.per_seed.get(bkr.main_metric, []) if v is not None]
+            points.append(Point(row.label, direction, float(values[1]), float(bkr.metrics_std.get(bkr.main_metric) or 0.0),
+                                max(1, len(defined)), float(values[0]), int(bkr.extra["n_used"]), int(xlr.extra["n_used"])))
+    return points
+
+
+def _file_hash(path: str) -> str:
+    folder = Path(path)
+    target = folder / "results.jsonl" if folder.is_dir() else folder
+    return "sha256:" + hashlib.sha256(target.read_bytes()).hexdigest()[:16]
+
+
+def calibrate(records: Sequence[ResultRecord], *, method: str = "auto", confidence: float = CONFIDENCE,
+              sources: Sequence[str] = ()) -> dict[str, Any]:
+    """Cross-validate both maps, choose one, fit it on every point; the calibration as a JSON-ready dict."""
+    records = [r for r in records if r.task in ("xlr", "backretrieval")]
+    shared = check_comparable(records, "calibrate")
+    if set(shared) != {"xlr", "backretrieval"}:
+        raise HarnessError(f"calibrate needs xlr and backretrieval results (found: {', '.join(sorted(shared)) or 'none'})")
+    if shared["xlr"]["k"] != shared["backretrieval"]["k"]:
+        raise HarnessError(f"xlr and backretrieval were run with different k ({shared['xlr']['k']} vs {shared['backretrieval']['k']})")
+    points = points_from_records(records)
+    if len({p.model for p in points}) < 3:
+        raise HarnessError(f"calibrate needs xlr and backretrieval for at least 3 models, found {len({p.model for p in points})}")
+    x, y, se = (np.array([getattr(p, name) for p in points]) for name in ("bkr", "xlr", "se"))
+    groups = {scheme: [getattr(p, scheme) for p in points] for scheme in SCHEMES}
+    validation: dict[str, Any] = {}
+    for name in calibrate_fit.METHODS:
+        validation[name] = {}
+        for scheme, labels in groups.items():
+            if len(set(labels)) < 2:
+                validation[name][scheme] = {"skipped": f"only one {scheme}"}
+                continue
+            predicted = calibrate_fit.out_of_fold(x, y, labels, name)
+            validation[name][scheme] = {**calibrate_fit.errors(predicted, y),
+                                        "coverage": calibrate_fit.coverage(x, y, se, labels, name, confidence),
+                                        "residuals": calibrate_fit.logit_residuals(predicted, y).tolist()}
+    chosen = _choose(validation) if method == "auto" else method
+    if chosen not in calibrate_fit.METHODS:
+        raise HarnessError(f"unknown method {method!r}: expected auto, {' or '.join(calibrate_fit.METHODS)}")
+    worst = max((s for s in validation[chosen].values() if "rmse" in s), key=lambda s: s["rmse"], default=None)
+    if worst is None:
+        raise HarnessError("cross-validation needs at least two models and two language pairs")
+    return {
+        "format": FORMAT, "method": chosen, "map": calibrate_fit.fit(x, y, chosen).to_dict(), "confidence": confidence,
+        "residuals": worst["residuals"], "validation": validation,
+        "scope": {"k": shared["xlr"]["k"], "ties": shared["xlr"]["ties"], "n": shared["xlr"]["n"],
+                  "versions": {t: shared[t]["version"] for t in shared}, "g": shared["backretrieval"]["g"],
+                  "n_used": {"backretrieval": _pool_range([p.n_bkr for p in points], "backretrieval"),
+                             "xlr": _pool_range([p.n_xlr for p in points], "xlr")},
+                  "bkr_range": [float(x.min()), float(x.max())], "median_bkr_std": float(np.median([p.bkr_std for p in points]))},
+        "provenance": {"results": [{"path": str(s), "hash": _file_hash(s)} for s in sources],
+                       "signatures": sorted({r.task_signature for r in records}),
+                       "points": [asdict(p) for p in points]},
+    }
+
+
+def _choose(validation: dict[str, Any]) -> str:
+    """The method whose worse cross-validated RMSE (over the schemes) is smaller."""
+    def worst(name: str) -> float:
+        return max((s["rmse"] for s in validation[name].values() if "rmse" in s), default=math.inf)
+    return min(calibrate_fit.METHODS, key=worst)
+
+
+def load(path: str) -> dict[str, Any]:
+    """A calibration file written by ``calibrate fit``, checked field by field."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise HarnessError(f"calibration file {path!r} cannot be read: {exc}") from None
+    for field in ("format", "method", "map", "confidence", "residuals", "scope"):
+        if not isinstance(data, dict) or field not in data:
+            raise HarnessError(f"calibration file {path!r} has no field {field!r}")
+    if data["format"] != FORMAT:
+        raise HarnessError(f"calibration file {path!r} has format {data['format']!r}; this harness reads format {FORMAT}")
+    if data["map"].get("method") not in calibrate_fit.METHODS or not data["residuals"]:
+        raise HarnessError(f"calibration file {path!r}: field 'map' names no known method, or 'residuals' is empty")
+    return data
+
+
+def model_label(record: ResultRecord, others: Sequence[ResultRecord] = ()) -> str:
+    """The model's name, with the adapter arguments that tell it apart from same-named models among ``others``."""
+    name = str(record.model.get("name"))
+    args = [r.model.get("args") or {} for r in others if r.model.get("name") == name]
+    own = record.model.get("args") or {}
+    differing = sorted(k for k in own if len({json.dumps(a.get(k), default=str) for a in args}) > 1)
+    return name + (f"({','.join(f'{k}={own[k]}' for k in differing)})" if differing else "")
+
+
+def estimate(calibration: dict[str, Any], record: ResultRecord, others: Sequence[ResultRecord] = ()) -> dict[str, Any]:
+    """The estimated XLR of one backretrieval result, its interval, and any warnings; refuses another k, tie rule or pool size."""
+    scope = calibration["scope"]
+    label = f"{model_label(record, others)} {_direction(record)}"
+    for key in ("k", "ties"):
+        if record.task_args.get(key) != scope[key]:
+            raise HarnessError(f"{label}: backretrieval {key} = {record.task_args.get(key)!r}, but the calibration is for "
+                               f"{key} = {scope[key]!r}")
+    if record.task_version != scope["versions"]["backretrieval"]:
+        raise HarnessError(f"{label}: backretrieval version {record.task_version}, but the calibration is for version "
+                           f"{scope['versions']['backretrieval']}")
+    used, (low, high) = record.extra.get("n_used"), scope["n_used"]["backretrieval"]
+    if not isinstance(used, int) or not low / (1 + N_TOLERANCE) <= used <= high * (1 + N_TOLERANCE):
+        raise HarnessError(f"{label}: backretrieval ranked among n_used = {used} images, but the calibration holds for "
+                           f"{low}-{high} (±{N_TOLERANCE:.0%}); rerun with --task-args n={(low + high) // 2}")
+    value = record.metrics.get(record.main_metric)
+    if value is None:
+        raise HarnessError(f"{label}: backretrieval {record.main_metric} is undefined")
+    defined = [v for v in record.per_seed.get(record.main_metric, []) if v is not None]
+    std = record.metrics_std.get(record.main_metric) if len(defined) > 1 else scope["median_bkr_std"]
+    mapping = calibrate_fit.MonotoneMap(calibration["map"]["method"], calibration["map"]["params"])
+    point, low_y, high_y = calibrate_fit.interval(mapping, float(value), float(std or 0.0) / math.sqrt(max(1, len(defined))),
+                                                  calibration["residuals"], calibration["confidence"])
+    warnings = []
+    if not scope["bkr_range"][0] <= value <= scope["bkr_range"][1]:
+        warnings.append(f"BkR {value:.3f} is outside the calibrated range {scope['bkr_range'][0]:.3f}-{scope['bkr_range'][1]:.3f}: "
+                        "the map is extrapolated (constant for isotonic)")
+    if record.extra.get("g") != scope["g"]:
+        warnings.append(f"g differs from the calibration's ({record.extra.get('g')} vs {scope['g']})")
+    if len(defined) < 2:
+        warnings.append("one seed: the calibration's median std over seeds stands in for this result's")
+    return {"label": label, "bkr": float(value), "seeds": len(defined), "xlr": point, "low": low_y, "high": high_y,
+            "warnings": warnings}
+
+
+def format_estimate(result: dict[str, Any], k: Any, confidence: float) -> str:
+    """``<model> <direction>: BkR R@10 0.312 (25 seeds) -> estimated XLR R@10 0.83 [0.76, 0.89]``."""
+    return (f"{result['label']}: BkR R@{k} {result['bkr']:.3f} ({result['seeds']} seeds) -> estimated XLR R@{k} "
+            f"{result['xlr']:.2f} [{result['low']:.2f}, {result['high']:.2f}] ({confidence:.0%})")
+
+
+def format_validation(calibration: dict[str, Any]) -> str:
+    """The cross-validated errors of both methods, and the choice."""
+    lines = [f"{'method':<10}{'held out':<10}{'MAE':>8}{'RMSE':>8}{'max':>8}{'coverage':>12}"]
+    for method, schemes in calibration["validation"].items():
+        for scheme, values in schemes.items():
+            if "skipped" in values:
+                lines.append(f"{method:<10}{scheme:<10}  {values['skipped']}")
+                continue
+            cover = values["coverage"]
+            shown = f"{cover['inside']}/{cover['points']}" if cover["points"] else "n/a"
+            lines.append(f"{method:<10}{scheme:<10}{values['mae']:>8.3f}{values['rmse']:>8.3f}{values['max']:>8.3f}{shown:>12}")
+    scope = calibration["scope"]
+    points = calibration["provenance"]["points"]
+    lines.append(f"chosen: {calibration['method']} (smaller worse-case RMSE), fitted on {len(points)} points "
+                 f"({len({p['model'] for p in points})} models), k = {scope['k']}, BkR n_used "
+                 f"{'-'.join(map(str, scope['n_used']['backretrieval']))}")
+    return "\n".join(lines)
+
+
+class CalibrateCommand:
+    """Fit a monotone BackRetrieval-to-XLR map on parallel data, or apply one to BackRetrieval results."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """``fit RESULTS... --output FILE`` and ``apply CALIBRATION RESULTS...``."""
+        actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+        fitting = actions.add_parser("fit", help="cross-validate, choose and fit the map; save it as JSON")
+        fitting.add_argument("results", nargs="+", help="results.jsonl files (or folders) with xlr and backretrieval")
+        fitting.add_argument("--method", default="auto", choices=("auto", *calibrate_fit.METHODS))
+        fitting.add_argument("--confidence", type=float, default=CONFIDENCE, help="interval level (default 0.95)")
+        fitting.add_argument("--output", default="calibration.json", help="where to save the calibration")
+        applying = actions.add_parser("apply", help="estimate XLR from backretrieval results")
+        applying.add_argument("calibration", help="a file written by 'harness calibrate fit'")
+        applying.add_argument("results", nargs="+", help="results.jsonl files (or folders) with backretrieval")
+        for sub in (fitting, applying):
+            sub.add_argument("--select", default=None, help="keep only records whose task arguments match, k=v,...")
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Fit or apply."""
+        records = meta.select(meta.load_records(args.results), parse_kv(args.select, "--select"))
+        if args.action == "fit":
+            if not 0 < args.confidence < 1:
+                raise HarnessError(f"--confidence must be between 0 and 1, got {args.confidence}")
+            calibration = calibrate(records, method=args.method, confidence=args.confidence, sources=args.results)
+            try:
+                Path(args.output).write_text(json.dumps(calibration, indent=2) + "\n", encoding="utf-8")
+            except OSError as exc:
+                raise HarnessError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
+            print(format_validation(calibration))
+            print(f"written: {args.output}", file=sys.stderr)
+            return 0
+        calibration = load(args.calibration)
+        found = [r for r in records if r.task == "backretrieval"]
+        if not found:
+            raise HarnessError("apply needs backretrieval results")
+        for record in found:
+            result = estimate(calibration, record, found)
+            print(format_estimate(result, calibration["scope"]["k"], calibration["confidence"]))
+            for warning in result["warnings"]:
+                print(f"harness: warning: {result['label']}: {warning}", file=sys.stderr)
+        return 0
+
+
+COMMAND = CalibrateCommand()

@@ -1,0 +1,271 @@
+"""How good must g be? Degrade the image similarity, measure g's quality, and re-run the meta-evaluation.
+
+BackRetrieval (Fain et al., SIGIR 2021) pivots through an image similarity g; the paper leaves
+open how good g must be (its section 6). This module degrades the dataset's image features in
+two seeded ways, measures how much of g's neighbourhood structure survives, and reports the
+BkR-XLR meta-correlation (``harness meta``'s own ``meta_evaluate``) at each level:
+
+- ``noise``: x_i + ratio * ||x_i|| / sqrt(d) * z_i, z_i ~ N(0, I) from ``default_rng(seed)``, so that
+  the noise vector's expected norm is about ``ratio`` times the feature's own norm;
+- ``truncate``: the first ``dims`` coordinates of every feature vector.
+
+g's quality is ``neighbour_agreement``: for every image, the share of its k nearest other images
+under the undegraded g (cosine) that are still among its k nearest under the degraded g, ties
+counted at their expected value (``metrics.hit_probability``), averaged over the images. It is
+1 for an unchanged neighbourhood and k / (N - 1) for a random or constant g. k is BackRetrieval's
+own cut-off, because BkR's image step asks exactly this: is the source's image within the top k
+of the retrieved image's neighbours. ``rank_agreement`` (the mean per-image Spearman's rho of the
+two similarity rows, which is what CORR sees) is reported beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness_tasks.retrieval import meta
+from harness_tasks.retrieval.metrics import TIE_TOLERANCE, hit_probability, inverse_norms
+
+KINDS = ("noise", "truncate")
+TASKS = ("xlr", "backretrieval", "corr")
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """One way of degrading g: ``noise`` with a ratio, ``truncate`` with a number of dimensions, or none."""
+
+    kind: str
+    level: float
+
+    @property
+    def label(self) -> str:
+        """A short name, also the folder of the condition's results: ``clean``, ``noise-1``, ``truncate-64``."""
+        return "clean" if self.kind == "clean" else f"{self.kind}-{self.level:g}"
+
+    def apply(self, features: np.ndarray, seed: int = 0) -> np.ndarray:
+        """The degraded copy of ``features`` (rows = images)."""
+        features = np.asarray(features, dtype=np.float64)
+        if self.kind == "clean":
+            return features.copy()
+        if self.kind == "noise":
+            if self.level < 0:
+                raise HarnessError(f"noise ratio must be at least 0, got {self.level:g}")
+            scale = self.level * np.linalg.norm(features, axis=1, keepdims=True) / np.sqrt(features.shape[1])
+            return features + scale * np.random.default_rng(seed).standard_normal(features.shape)
+        if self.kind == "truncate":
+            dims = int(self.level)
+            if dims != self.level or not 1 <= dims <= features.shape[1]:
+                raise HarnessError(f"truncate needs a whole number of dimensions in 1..{features.shape[1]}, got {self.level:g}")
+            return features[:, :dims].copy()
+        raise HarnessError(f"unknown degradation {self.kind!r}: expected one of {', '.join(KINDS)}")
+
+
+def cosines(features: np.ndarray) -> np.ndarray:
+    """All-pairs cosine similarities (a zero vector has cosine 0 with everything)."""
+    unit = np.asarray(features, dtype=np.float64) * inverse_norms(np.asarray(features, dtype=np.float64))[:, None]
+    return unit @ unit.T
+
+
+def neighbour_agreement(reference: np.ndarray, degraded: np.ndarray, k: int = 10) -> float:
+    """Mean over images of the expected share of their k nearest others under ``reference`` kept in the top k under ``degraded``.
+
+    Both are feature matrices with one row per image (columns may differ). The reference
+    neighbours are the k largest cosines (stable order); under the degraded cosines each of them
+    is in the top k with the probability ``hit_probability`` gives under random tie-breaking
+    (cosines within ``TIE_TOLERANCE`` tie).
+    """
+    before, after = cosines(reference), cosines(degraded)
+    size = len(before)
+    if not 1 <= k < size - 1:
+        raise HarnessError(f"neighbour agreement needs 1 <= k < N - 1, got k = {k} for N = {size} images")
+    others = ~np.eye(size, dtype=bool)
+    before_others = before[others].reshape(size, size - 1)
+    after_others = after[others].reshape(size, size - 1)
+    neighbours = np.argsort(-before_others, axis=1, kind="stable")[:, :k]
+    chosen = np.take_along_axis(after_others, neighbours, axis=1)[:, :, None]
+    rows = after_others[:, None, :]
+    better = (rows > chosen + TIE_TOLERANCE).sum(axis=2)
+    tied = (np.abs(rows - chosen) <= TIE_TOLERANCE).sum(axis=2) - 1
+    return float(hit_probability(better, tied, k).mean())
+
+
+def rank_agreement(reference: np.ndarray, degraded: np.ndarray) -> float | None:
+    """Mean over images of Spearman's rho between their cosines to the other images before and after; None if all rows are constant."""
+    from scipy.stats import rankdata
+
+    before, after = cosines(reference), cosines(degraded)
+    size = len(before)
+    others = ~np.eye(size, dtype=bool)
+    ranks = [rankdata(m[others].reshape(size, size - 1).round(6), axis=1) for m in (before, after)]  # ~TIE_TOLERANCE ties
+    centred = [r - r.mean(axis=1, keepdims=True) for r in ranks]
+    denominator = np.sqrt((centred[0] ** 2).sum(axis=1) * (centred[1] ** 2).sum(axis=1))
+    defined = denominator > 0
+    if not defined.any():
+        return None
+    return float(((centred[0] * centred[1]).sum(axis=1)[defined] / denominator[defined]).mean())
+
+
+def write_pair_copy(source: Path, destination: Path, split: str, src: str, tgt: str, features: np.ndarray) -> Path:
+    """An IKEA-layout pair folder at ``destination`` with the split's texts (and image list) copied and ``features`` as its features."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in (f"{split}.{src}", f"{split}.{tgt}", f"{split}.images.txt"):
+        if (source / name).is_file():
+            shutil.copyfile(source / name, destination / name)
+    np.save(destination / f"{split}.image_features.npy", features.astype(np.float32))
+    return destination
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model for the sweep: a registered name or folder, with optional adapter arguments (``NAME:k=v;k=v``)."""
+
+    name: str
+    args: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        name, _, args = text.partition(":")
+        return cls(name, args.replace(";", ",") or None)
+
+
+def run_condition(condition: Degradation, features: np.ndarray, source: Path, output: Path, models: Sequence[ModelSpec], *,
+                  split: str, src: str, tgt: str, seeds: int, noise_seed: int, k: int) -> dict[str, Any]:
+    """Degrade, measure g, run xlr/backretrieval/corr for every model on the degraded copy, and meta-evaluate."""
+    import harness
+
+    degraded = condition.apply(features, noise_seed)
+    quality = {"agreement": neighbour_agreement(features, degraded, k), "rank_agreement": rank_agreement(features, degraded)}
+    folder = output / condition.label
+    with tempfile.TemporaryDirectory(prefix="g-sweep-") as scratch:
+        pair = write_pair_copy(source, Path(scratch) / f"{src}.{tgt}", split, src, tgt, degraded)
+        for model in models:
+            harness.evaluate(list(TASKS), model.name, model_args=model.args, data_dir=str(pair.parent), seeds=seeds,
+                             task_args={"src": src, "tgt": tgt, "split": split, "k": k}, output=str(folder), resume=True)
+    rows = meta.group_models(meta.load_records([str(folder)]))
+    result = meta.meta_evaluate(rows)
+    return {"condition": condition.label, "kind": condition.kind, "level": condition.level, **quality,
+            "chance_agreement": k / (len(features) - 1), "correlations": result["correlations"],
+            "significance": {m: result["significance"][m]["bootstrap"] for m in ("pearson", "spearman")
+                             if m in result["significance"]},
+            "bkr": {r["label"]: r["backretrieval"]["mean"] for r in result["models"]}}
+
+
+def format_table(rows: Sequence[dict[str, Any]], k: int) -> str:
+    """One line per condition: g's agreement, rank agreement, and r / rho of BkR and CORR with XLR (mean ± std over seeds)."""
+    header = (f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
+              f"{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}")
+    lines = [header]
+    for row in rows:
+        cells = [_pm(row["correlations"].get(task, {}).get(method)) for task in ("backretrieval", "corr")
+                 for method in ("pearson", "spearman")]
+        rho = "n/a" if row["rank_agreement"] is None else f"{row['rank_agreement']:.3f}"
+        lines.append(f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}" + "".join(f"{c:>17}" for c in cells))
+    return "\n".join(lines)
+
+
+def _pm(summary: dict[str, Any] | None) -> str:
+    return "n/a" if not summary or summary["mean"] is None else f"{summary['mean']:+.3f} ± {summary['std']:.3f}"
+
+
+def plot(rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str) -> None:
+    """Meta-correlation with XLR against g's neighbour agreement: Pearson and Spearman panels, BkR solid, CORR dashed."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.4, 3.4))
+    panels = figure.subplots(1, 2, sharey=True)
+    styles = {"noise": ("o", "tab:blue"), "truncate": ("s", "tab:orange")}
+    for axes, method, symbol in zip(panels, ("pearson", "spearman"), ("Pearson r", "Spearman ρ")):
+        for kind, (marker, colour) in styles.items():
+            series = sorted([r for r in rows if r["kind"] in (kind, "clean")], key=lambda r: r["agreement"])
+            for task, line in (("backretrieval", "-"), ("corr", "--")):
+                points = [(r["agreement"], r["correlations"][task][method]) for r in series
+                          if r["correlations"].get(task, {}).get(method, {}).get("mean") is not None]
+                if not points:
+                    continue
+                axes.errorbar([x for x, _ in points], [s["mean"] for _, s in points], yerr=[s["std"] for _, s in points],
+                              fmt=marker + line, color=colour, markersize=4, capsize=2, linewidth=1.2,
+                              alpha=1.0 if task == "backretrieval" else 0.6,
+                              label=f"{'BkR' if task == 'backretrieval' else 'CORR'}, {kind}")
+        chance = rows[0]["chance_agreement"]
+        axes.axvline(chance, color="grey", linestyle=":", linewidth=1)
+        axes.axhline(0, color="grey", linewidth=0.6)
+        axes.set_xscale("log")
+        axes.set_xlabel(f"g quality: neighbour agreement@{k} (log)")
+        axes.set_title(f"{symbol} with XLR across models", fontsize=9)
+        axes.grid(alpha=0.3, which="both")
+    panels[0].set_ylabel("meta-correlation (mean ± std over seeds)")
+    panels[0].annotate("random g", (chance, panels[0].get_ylim()[0]), xytext=(3, 3), textcoords="offset points",
+                       fontsize=7, color="grey")
+    panels[1].legend(fontsize=7, loc="lower right")
+    figure.suptitle(title, fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=200)
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise HarnessError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+class GSweepCommand:
+    """How good must g be: degrade the image features, measure g's quality, and meta-evaluate BkR at each level."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """The command's arguments."""
+        parser.add_argument("--data-dir", required=True, help="the IKEA folder (with en.de/, en.fr/) or a pair folder")
+        parser.add_argument("--model", action="append", required=True,
+                            help="a text encoder, NAME or NAME:k=v;k=v (repeat; at least 3)")
+        parser.add_argument("--task-args", default="src=en,tgt=de,split=test", help="src, tgt, split (default en, de, test)")
+        parser.add_argument("--noise", default="0.25,0.5,1,2,4", help="noise ratios to the feature norm (comma-separated)")
+        parser.add_argument("--truncate", default="512,128,32,8,2", help="numbers of leading dimensions to keep")
+        parser.add_argument("--seeds", type=int, default=25, help="sampling seeds of the tasks (default 25)")
+        parser.add_argument("--noise-seed", type=int, default=0, help="seed of the Gaussian noise (default 0)")
+        parser.add_argument("--k", type=int, default=10, help="Recall@k cut-off and the k of g's agreement (default 10)")
+        parser.add_argument("--output", default="g-sweep", help="folder for the per-level results, sweep.json and g_sweep.png")
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Run every level (resumable), print the table, write sweep.json and the plot."""
+        from harness.params import parse_kv
+        from harness_tasks.retrieval.ikea import pair_folder, read_features
+
+        given = parse_kv(args.task_args, "--task-args")
+        src, tgt, split = str(given.get("src", "en")), str(given.get("tgt", "de")), str(given.get("split", "test"))
+        models = [ModelSpec.parse(m) for m in args.model]
+        if len(models) < 3:
+            raise HarnessError(f"the meta-correlation needs at least 3 models, got {len(models)}")
+        source = pair_folder(Path(args.data_dir), src, tgt, split)
+        text_file = source / f"{split}.{src}"
+        lines = len(text_file.read_text(encoding="utf-8").splitlines()) if text_file.is_file() else 0
+        features = read_features(source / f"{split}.image_features.npy", lines, text_file)
+        conditions = [Degradation("clean", 0), *(Degradation("noise", v) for v in _floats(args.noise)),
+                      *(Degradation("truncate", v) for v in _floats(args.truncate))]
+        output = Path(args.output)
+        rows = []
+        for condition in conditions:
+            print(f"harness: g-sweep: {condition.label}", file=sys.stderr)
+            rows.append(run_condition(condition, features, source, output, models, split=split, src=src, tgt=tgt,
+                                      seeds=args.seeds, noise_seed=args.noise_seed, k=args.k))
+        summary = {"data": str(source), "split": split, "direction": f"{src}-{tgt}", "k": args.k, "seeds": args.seeds,
+                   "noise_seed": args.noise_seed, "models": [m.name + (f":{m.args}" if m.args else "") for m in models],
+                   "levels": rows}
+        (output / "sweep.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+        plot(rows, output / "g_sweep.png", k=args.k,
+             title=f"BkR and CORR vs XLR as g degrades: IKEA {split} {src}-{tgt}, {len(models)} encoders, {args.seeds} seeds")
+        print(format_table(rows, args.k))
+        print(f"written: {output / 'sweep.json'}, {output / 'g_sweep.png'}", file=sys.stderr)
+        return 0
+
+
+COMMAND = GSweepCommand()
