@@ -167,7 +167,7 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
 def bar_figure(board: Board, keys: Sequence[str], columns: Sequence[Column], names: Sequence[str], path: Path, *,
                title: str, ylabel: str, legend: str = "metric") -> None:
     """One figure of ``grouped_bars`` (scores in [0, 1], room above for the values), titled, with its legend beside it."""
-    with figure(max(6.5, 3.0 + 0.35 * len(keys) * max(len(columns), 2)), 3.8) as fig:
+    with figure(max(6.0, 3.0 + 0.35 * len(keys) * max(len(columns), 2)), 3.8) as fig:
         axes = fig.subplots()
         grouped_bars(axes, board, keys, columns, names)
         axes.set_ylim(min(0.0, axes.get_ylim()[0]), 1.12)

@@ -44,8 +44,9 @@ tfoot td { font-style: italic; color: #555; background: #fafafa; }
 ol.notes { font-size: 0.8em; color: #444; margin: 0.2em 0 0.8em; }
 ol.notes code, .long code { word-break: break-all; }
 p.note { font-size: 0.85em; color: #444; margin: 0.2em 0 1em; }
-figure { margin: 1em 0; }
-figure img { max-width: min(100%, 960px); height: auto; border: 1px solid #eee; }
+.figures { display: flex; flex-wrap: wrap; gap: 0 1em; align-items: flex-start; }
+figure { margin: 1em 0; max-width: 100%; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #444; }
 .long { table-layout: fixed; width: 100%; }
 .long td { overflow-wrap: anywhere; }
@@ -276,7 +277,8 @@ def page(board: Board, tables: Sequence[FamilyTable], plots: Sequence[Plot],
 
 def _family_end(family: str, sections: Sequence[Section], plots: Sequence[Plot]) -> list[str]:
     lines = ['<div class="boards">'] + [line for section in sections for line in _section(section)] + ["</div>"]
+    lines.append('<div class="figures">')
     for plot in (p for p in plots if p.family == family):
         lines.append(f'<figure><img src="plots/{esc(plot.file)}" alt="{esc(plot.title)}" loading="lazy">'
                      f"<figcaption>{esc(plot.title)}</figcaption></figure>")
-    return lines + ["</section>"]
+    return lines + ["</div>", "</section>"]
