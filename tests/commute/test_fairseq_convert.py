@@ -278,3 +278,16 @@ def test_the_authors_checkpoint_fails_in_the_plain_loader(tmp_path):
     path = save_checkpoint(tmp_path / "checkpoint_best.pt", fairseq_state(), namespace())
     with pytest.raises(HarnessError, match="Namespace"):
         load_state_dict(str(path))
+
+
+def test_the_converted_folder_runs_commute_tc_from_the_cli(converted, mini_commute, tmp_path, fresh_cache):
+    from harness.results import read_records
+
+    folder, _, _ = converted
+    data_dir, images = mini_commute
+    code = main(["run", "--tasks", "commute_tc", "--model", str(folder), "--data-dir", str(data_dir),
+                 "--task-args", "lang=fr", "--images", str(images), "--output", str(tmp_path / "out")])
+    assert code == 0
+    (record,), problems = read_records(tmp_path / "out" / "results.jsonl")
+    assert problems == [] and record.model["adapter"].endswith("gated_fusion:GatedFusionScorer")
+    assert 0.0 <= record.metrics["tc"] <= 1.0 and record.dataset["size"] == 3
