@@ -1,0 +1,73 @@
+"""``harness g-sweep``: degradations, g's neighbour and rank agreement by hand, and one tiny end-to-end sweep."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from retrieval.builders import write_ikea
+
+from harness.cli import main
+from harness.errors import HarnessError
+from harness_tasks.retrieval import meta
+from harness_tasks.retrieval.g_quality import Degradation, ModelSpec, neighbour_agreement, rank_agreement
+
+# two tight pairs: a ~ b and c ~ d (cos .98), across the pairs cos 0 to .385
+A, B, C, D = (1.0, 0.0), (1.0, 0.2), (0.0, 1.0), (0.2, 1.0)
+REFERENCE = np.array([A, B, C, D])
+
+
+def test_neighbour_agreement_by_hand():
+    assert neighbour_agreement(REFERENCE, REFERENCE, k=1) == 1.0
+    # b's and c's vectors swapped: every image's nearest neighbour is now from the other pair
+    assert neighbour_agreement(REFERENCE, np.array([A, C, B, D]), k=1) == 0.0
+    # a constant g ties everything: k / (N - 1)
+    assert neighbour_agreement(REFERENCE, np.ones((4, 2)), k=1) == pytest.approx(1 / 3)
+    # a: b ties with c (cos 0) -> 1/2; b: c is better than a -> 0; c: b is better than d -> 0; d: c ties with b -> 1/2
+    assert neighbour_agreement(REFERENCE, np.array([(1, 0), (0, 1), (0, 1), (-1, 0)]), k=1) == pytest.approx(0.25)
+    with pytest.raises(HarnessError, match="1 <= k < N - 1"):
+        neighbour_agreement(REFERENCE, REFERENCE, k=3)
+
+
+def test_rank_agreement_by_hand():
+    assert rank_agreement(REFERENCE, REFERENCE) == pytest.approx(1.0)
+    # per image, Spearman of its cosines to the other three before and after the swap: -1, -1/2, -1/2, +1/2
+    assert rank_agreement(REFERENCE, np.array([A, C, B, D])) == pytest.approx(-0.375)
+    assert rank_agreement(REFERENCE, np.ones((4, 2))) is None
+
+
+def test_degradations():
+    features = np.array([[3.0, 4.0], [0.0, 1.0]])
+    z = np.random.default_rng(7).standard_normal((2, 2))
+    noisy = Degradation("noise", 2).apply(features, seed=7)
+    # ratio 2 of the norm (5 and 1), spread over sqrt(2) dimensions
+    assert noisy == pytest.approx(features + 2 * np.array([[5.0], [1.0]]) / np.sqrt(2) * z)
+    assert Degradation("noise", 0).apply(features) == pytest.approx(features)
+    assert Degradation("truncate", 1).apply(features).tolist() == [[3.0], [0.0]]
+    assert [Degradation(*c).label for c in (("clean", 0), ("noise", 0.5), ("truncate", 64))] == ["clean", "noise-0.5", "truncate-64"]
+    with pytest.raises(HarnessError, match="whole number of dimensions in 1..2"):
+        Degradation("truncate", 3).apply(features)
+    with pytest.raises(HarnessError, match="at least 0"):
+        Degradation("noise", -1).apply(features)
+    assert ModelSpec.parse("e5-small-hf:pooling=cls;normalize=false") == ModelSpec("e5-small-hf", "pooling=cls,normalize=false")
+
+
+def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
+    features = np.array([[1, 0, 0, 0], [1, 0.2, 0, 0], [0, 1, 0, 0], [0, 1, 0.2, 0], [0, 0, 1, 0], [0, 0, 1, 0.2]], dtype=np.float32)
+    data = write_ikea(tmp_path / "ikea", features=features)
+    out = tmp_path / "sweep"
+    assert main(["g-sweep", "--data-dir", str(data), "--model", "random-encoder", "--model", "tfidf-char",
+                 "--model", "random-encoder:seed=1", "--noise", "1", "--truncate", "1", "--seeds", "2", "--k", "1",
+                 "--output", str(out)]) == 0
+    table = capsys.readouterr().out
+    summary = json.loads((out / "sweep.json").read_text())
+    levels = {row["condition"]: row for row in summary["levels"]}
+    assert list(levels) == ["clean", "noise-1", "truncate-1"] and (out / "g_sweep.png").stat().st_size > 0
+    assert levels["clean"]["agreement"] == 1.0
+    # one dimension of non-negative features: cos 1 (or 0 for the zero rows) -> the pairs are lost
+    assert levels["truncate-1"]["agreement"] == pytest.approx(neighbour_agreement(features, features[:, :1], 1))
+    # the correlations are harness meta's on that level's results
+    clean = meta.meta_evaluate(meta.group_models(meta.load_records([str(out / "clean")])))
+    assert levels["clean"]["correlations"] == json.loads(json.dumps(clean["correlations"]))
+    assert table.splitlines()[1].startswith("clean") and np.load(data / "en.de" / "test.image_features.npy") == pytest.approx(features)
