@@ -38,6 +38,7 @@ from harness_tasks.retrieval.metrics import TIE_TOLERANCE, hit_probability, inve
 
 KINDS = ("noise", "truncate")
 TASKS = ("xlr", "backretrieval", "corr")
+NAMES = {"noise": "noise (ratio ×)", "truncate": "truncation (dims d)"}
 
 
 @dataclass(frozen=True)
@@ -162,14 +163,16 @@ def run_condition(condition: Degradation, features: np.ndarray, source: Path, ou
 
 def format_table(rows: Sequence[dict[str, Any]], k: int) -> str:
     """One line per condition: g's agreement, rank agreement, and r / rho of BkR and CORR with XLR (mean ± std over seeds)."""
-    header = (f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
+    header = (f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}{'BkR min-max':>14}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
               f"{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}")
     lines = [header]
     for row in rows:
         cells = [_pm(row["correlations"].get(task, {}).get(method)) for task in ("backretrieval", "corr")
                  for method in ("pearson", "spearman")]
         rho = "n/a" if row["rank_agreement"] is None else f"{row['rank_agreement']:.3f}"
-        lines.append(f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}" + "".join(f"{c:>17}" for c in cells))
+        scores = [v for v in row["bkr"].values() if v is not None]
+        spread = f"{min(scores):.3f}-{max(scores):.3f}" if scores else "n/a"
+        lines.append(f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}{spread:>14}" + "".join(f"{c:>17}" for c in cells))
     return "\n".join(lines)
 
 
@@ -195,11 +198,17 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str) -> N
                 axes.errorbar([x for x, _ in points], [s["mean"] for _, s in points], yerr=[s["std"] for _, s in points],
                               fmt=marker + line, color=colour, markersize=4, capsize=2, linewidth=1.2,
                               alpha=1.0 if task == "backretrieval" else 0.6,
-                              label=f"{'BkR' if task == 'backretrieval' else 'CORR'}, {kind}")
+                              label=f"{'BkR' if task == 'backretrieval' else 'CORR'}, {NAMES[kind]}")
+            for r in series:
+                value = r["correlations"].get("backretrieval", {}).get(method, {}).get("mean")
+                if r["kind"] == kind and value is not None:
+                    axes.annotate(f"{r['level']:g}" + ("×" if kind == "noise" else "d"), (r["agreement"], value),
+                                  xytext=(3, 5 if kind == "noise" else -9), textcoords="offset points", fontsize=6, color=colour)
         chance = rows[0]["chance_agreement"]
         axes.axvline(chance, color="grey", linestyle=":", linewidth=1)
         axes.axhline(0, color="grey", linewidth=0.6)
         axes.set_xscale("log")
+        axes.set_ylim(min(-0.1, axes.get_ylim()[0]), 1.08)
         axes.set_xlabel(f"g quality: neighbour agreement@{k} (log)")
         axes.set_title(f"{symbol} with XLR across models", fontsize=9)
         axes.grid(alpha=0.3, which="both")
