@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.errors import HarnessError, UnknownNameError
-from harness.registry import KINDS, get_registry
+from harness.registry import PLURALS, get_registry
 
 BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compare")
 
@@ -89,11 +89,9 @@ def _dry_run(tasks: str, model: str, options: dict[str, Any]) -> int:
 
 def _command_list(args: argparse.Namespace) -> int:
     registry = get_registry()
-    kind = args.kind.rstrip("s")
-    if kind == "familie":
-        kind = "family"
-    if kind not in KINDS:
-        raise UnknownNameError("listing", args.kind, [k + "s" for k in KINDS], listing="try tasks, models, datasets or commands")
+    kind = next((k for k, plural in PLURALS.items() if args.kind in (k, plural)), None)
+    if kind is None:
+        raise UnknownNameError("listing", args.kind, list(PLURALS.values()), listing=f"try {', '.join(PLURALS.values())}")
     if args.include_path:
         from harness.presets import include_presets
 
@@ -139,7 +137,7 @@ def _command_plugins(args: argparse.Namespace) -> int:
     rows = []
     for info in sorted(registry.plugins.values(), key=lambda p: p.name):
         row: dict[str, Any] = {"name": info.name, "package": info.package, "version": info.version}
-        row.update({f"{kind}s": sorted(names) for kind, names in info.registered.items()})
+        row.update({PLURALS[kind]: sorted(names) for kind, names in info.registered.items()})
         if info.error:
             row["error"] = info.error
         rows.append(row)

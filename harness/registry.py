@@ -23,8 +23,8 @@ from harness import hookspecs
 from harness.errors import HarnessError, UnknownNameError
 
 KINDS = ("task", "model", "dataset", "command", "family")
-_PLURALS = {"family": "families"}
-HOOKS = {kind: f"register_{_PLURALS.get(kind, kind + 's')}" for kind in KINDS}
+PLURALS = {kind: "families" if kind == "family" else kind + "s" for kind in KINDS}  # as the CLI and hooks spell them
+HOOKS = {kind: f"register_{PLURALS[kind]}" for kind in KINDS}
 ENTRY_POINT_GROUP = "harness"
 
 

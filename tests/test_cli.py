@@ -75,12 +75,14 @@ def test_list_kinds(capsys):
     assert main(["list", "models"]) == 0 and "counting-encoder-dim2" in capsys.readouterr().out
     assert main(["list", "datasets"]) == 0 and "line_pairs" in capsys.readouterr().out
     assert main(["list", "commands"]) == 0 and "greet" in capsys.readouterr().out
+    assert main(["list", "family"]) == 0 and main(["list", "families"]) == 0  # singular or plural, for every kind
 
 
 def test_plugins_is_json(capsys):
     assert main(["plugins"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["fake"]["tasks"] == ["mean_similarity", "needs_scorer"]
+    assert set(rows["fake"]) >= {"tasks", "models", "datasets", "commands", "families"}  # plurals as the CLI spells them
     assert rows["commands"]["commands"] == ["greet"]
 
 
