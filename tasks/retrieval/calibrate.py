@@ -253,6 +253,38 @@ def format_validation(calibration: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def plot(calibration: dict[str, Any], path: Path) -> None:
+    """XLR against BkR, one point per model and direction, both maps fitted on all points, and the chosen map's interval."""
+    from matplotlib.figure import Figure
+
+    points = [Point(**p) for p in calibration["provenance"]["points"]]
+    figure = Figure(figsize=(5.6, 4.0))
+    axes = figure.subplots()
+    for index, direction in enumerate(sorted({p.direction for p in points})):
+        chosen = [p for p in points if p.direction == direction]
+        axes.errorbar([p.bkr for p in chosen], [p.xlr for p in chosen], xerr=[p.bkr_std for p in chosen], fmt="osD^v<>"[index % 7],
+                      markersize=4, capsize=2, linestyle="none", alpha=0.8, label=direction)
+    low, high = calibration["scope"]["bkr_range"]
+    grid = np.linspace(max(0.0, low - 0.02), min(1.0, high + 0.02), 200)
+    x, y = np.array([p.bkr for p in points]), np.array([p.xlr for p in points])
+    for method, style in zip(calibrate_fit.METHODS, ("--", "-")):
+        axes.plot(grid, calibrate_fit.fit(x, y, method)(grid), style, color="black", linewidth=1.0 if method != calibration["method"] else 1.6,
+                  label=f"{method}{' (chosen)' if method == calibration['method'] else ''}")
+    mapping = calibrate_fit.MonotoneMap(calibration["map"]["method"], calibration["map"]["params"])
+    se = float(np.median([p.se for p in points]))
+    bands = np.array([calibrate_fit.interval(mapping, float(v), se, calibration["residuals"], calibration["confidence"]) for v in grid])
+    axes.fill_between(grid, bands[:, 1], bands[:, 2], color="grey", alpha=0.2, label=f"{calibration['confidence']:.0%} interval")
+    k = calibration["scope"]["k"]
+    axes.set_xlabel(f"BackRetrieval R@{k} (mean ± std over seeds)")
+    axes.set_ylabel(f"XLR R@{k}")
+    axes.set_ylim(0, 1.02)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="lower right")
+    axes.set_title(f"BkR to XLR: {len(points)} points, {len({p.model for p in points})} models", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=200)
+
+
 class CalibrateCommand:
     """Fit a monotone BackRetrieval-to-XLR map on parallel data, or apply one to BackRetrieval results."""
 
@@ -264,6 +296,7 @@ class CalibrateCommand:
         fitting.add_argument("--method", default="auto", choices=("auto", *calibrate_fit.METHODS))
         fitting.add_argument("--confidence", type=float, default=CONFIDENCE, help="interval level (default 0.95)")
         fitting.add_argument("--output", default="calibration.json", help="where to save the calibration")
+        fitting.add_argument("--plot", default=None, help="also draw the points, both maps and the interval to this PNG")
         applying = actions.add_parser("apply", help="estimate XLR from backretrieval results")
         applying.add_argument("calibration", help="a file written by 'harness calibrate fit'")
         applying.add_argument("results", nargs="+", help="results.jsonl files (or folders) with backretrieval")
@@ -279,6 +312,8 @@ class CalibrateCommand:
             calibration = calibrate(records, method=args.method, confidence=args.confidence, sources=args.results)
             try:
                 Path(args.output).write_text(json.dumps(calibration, indent=2) + "\n", encoding="utf-8")
+                if args.plot:
+                    plot(calibration, Path(args.plot))
             except OSError as exc:
                 raise HarnessError(f"cannot write {args.output!r}: {exc.strerror or exc}") from None
             print(format_validation(calibration))

@@ -110,8 +110,8 @@ def write(folder, found) -> str:
 def test_fit_saves_and_apply_estimates_through_the_cli(tmp_path, capsys):
     saved = tmp_path / "calibration.json"
     assert main(["calibrate", "fit", write(tmp_path / "parallel", records(MODELS)), "--method", "isotonic",
-                 "--output", str(saved)]) == 0
-    assert "chosen: isotonic" in capsys.readouterr().out
+                 "--output", str(saved), "--plot", str(tmp_path / "map.png")]) == 0
+    assert "chosen: isotonic" in capsys.readouterr().out and (tmp_path / "map.png").stat().st_size > 0
     stored = calibrate.load(str(saved))
     assert stored["provenance"]["results"][0]["hash"].startswith("sha256:")
     # a new model, bkr 0.2 + 0.01 on two seeds: its mean .21 lies between the de-en knots; the estimate is the map's value
