@@ -61,9 +61,9 @@ def figure(width: float, height: float) -> Iterator[Any]:
         yield Figure(figsize=(min(width, MAX_INCHES), min(height, MAX_INCHES)), layout="constrained")
 
 
-def save(figure: Any, path: Path) -> None:
-    """Write a PNG with no ``Software`` entry (it would carry matplotlib's version)."""
-    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+def save(figure: Any, path: str | Path, dpi: int = 100) -> None:
+    """Write a PNG with no ``Software`` entry (it would carry matplotlib's version), so it regenerates byte for byte."""
+    figure.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h")  # nine: with ten colours, 90 distinct pairs

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.leaderboard.figures import save
+
 Scores = Mapping[str, Mapping[str, float | None]]
 
 
@@ -109,7 +111,7 @@ def pair_boxplot(scores: Scores, path: Path, *, chance: Mapping[str, float] | No
     axes.grid(axis="y", alpha=0.3)
     axes.legend(title="pair", fontsize=7, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     figure.tight_layout()
-    figure.savefig(path, dpi=150)
+    save(figure, path, dpi=150)
     return BoxPlot(order, [float(np.median(v)) for v in values], values, pairs)
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from harness.errors import HarnessError
+from harness.leaderboard.figures import save
 from harness.params import parse_kv
 from harness.results import RESULTS_FILE, ResultRecord, read_records
 from harness_tasks.retrieval import aggregations, significance
@@ -269,7 +270,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     figure.tight_layout()
-    figure.savefig(path, dpi=150)
+    save(figure, path, dpi=150)
 
 
 def _pair_config(record: ResultRecord) -> str:
