@@ -26,6 +26,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.leaderboard.figures import save
+from harness.leaderboard.merge import model_labels
 from harness.params import parse_kv
 from harness.results import RESULTS_FILE, ResultRecord, read_records
 from harness_tasks.retrieval import aggregations, significance
@@ -96,25 +97,10 @@ def group_models(records: Sequence[ResultRecord]) -> list[ModelRow]:
 
 
 def _label(rows: list[ModelRow]) -> None:
-    """Short labels: the model name (a folder's last part), plus the arguments that tell same-named models apart."""
-    by_name: dict[str, list[ModelRow]] = {}
-    for row in rows:
-        by_name.setdefault(str(row.identity.get("name")), []).append(row)
-    for name, group in by_name.items():
-        base = Path(name).name if "/" in name and Path(name).name else name
-        args = [row.identity.get("args") or {} for row in group]
-        differing = sorted({key for a in args for key in a if len({json.dumps(b.get(key), default=str) for b in args}) > 1})
-        for row, a in zip(group, args):
-            row.label = base + (f"({','.join(f'{k}={_shown(a.get(k))}' for k in differing)})" if differing else "")
-        labels = [row.label for row in group]
-        for row in group:
-            if labels.count(row.label) > 1:
-                row.label += f"@{str(row.identity.get('revision'))[-6:]}"
-
-
-def _shown(value: Any) -> str:
-    """An adapter argument in a label; an unset one is the adapter's default."""
-    return "default" if value is None else str(value)
+    """Short, unique labels, exactly as the leaderboard labels the same models (one source of truth)."""
+    labels = model_labels({str(index): row.identity for index, row in enumerate(rows)})
+    for index, row in enumerate(rows):
+        row.label = labels[str(index)]
 
 
 def _check_shared(by_task: dict[str, list[ResultRecord]]) -> None:
