@@ -7,6 +7,17 @@ seeds; their numbers are checked to agree (continuous random data: no ties), the
 memory (tracemalloc: every array allocated during the computation, inputs excluded) are compared.
 
     python benchmarks/retrieval_metrics.py [--sizes 1000,5000,10000,20000] [--seeds 25]
+    python benchmarks/retrieval_metrics.py --floor-only --sizes 10000,20000 --repeats 2   # ours against the BLAS floor
+    python benchmarks/retrieval_metrics.py --profile --sizes 10000                         # where ours spends its time
+
+The BLAS floor is the similarity products the three metrics need, timed alone in the same run
+(same embeddings, seeds, chunk size and float32 BLAS as ours, results thrown away): the cosines
+of every source with every target over the union of the seeds' samples (xlr's and
+backretrieval's text similarities are both read from that one product), of every target image
+with every source image (backretrieval), and corr's per-seed text and image products.
+``floor, text twice`` is the same with the text product computed once for xlr and again for
+backretrieval, as ``tasks/retrieval/metrics.py`` does. With ``--repeats`` R, ours and the floor
+alternate (ours, floor, floor, ours, ...) and the ratio is the median of the per-pair ratios.
 
 Each measurement runs in a fresh process. The plain implementation does the same work for every
 seed, so above ``--plain-max-n`` it runs ``--plain-seeds`` seeds and its time is scaled to all
@@ -78,6 +89,34 @@ def plain(src, tgt, images, sources, targets) -> dict[str, list[float]]:
     return out
 
 
+def floor(src, tgt, images, sources, targets, text_passes: int = 1) -> dict[str, list[float]]:
+    """The similarity products the metrics need, computed in row chunks of ``metrics.CHUNK_BYTES``; returns nothing useful."""
+    union = np.unique(np.concatenate([*sources, *targets]))
+    pairs = [(src, tgt)] * text_passes + [(images, images)]
+    for rows_side, cols_side in pairs:
+        cols = np.ascontiguousarray(cols_side[union])
+        cols_inv, rows_inv = metrics.inverse_norms(cols), metrics.inverse_norms(rows_side[union])
+        step = max(1, metrics.CHUNK_BYTES // (4 * len(union)))
+        for start in range(0, len(union), step):
+            sims = rows_side[union[start : start + step]] @ cols.T
+            sims *= rows_inv[start : start + step, None]
+            sims *= cols_inv[None, :]
+    for q, t in zip(sources, targets):
+        side = metrics.corr_side(len(q), 1_000_000)
+        for a, b in ((src, tgt), (images, images)):
+            x, y = a[q[:side]], b[t[:side]]
+            (x @ y.T) * metrics.inverse_norms(x)[:, None] * metrics.inverse_norms(y)[None, :]
+    return {}
+
+
+def floor_text_twice(src, tgt, images, sources, targets) -> dict[str, list[float]]:
+    """The floor with the text product computed twice (xlr, then backretrieval), as ours does."""
+    return floor(src, tgt, images, sources, targets, text_passes=2)
+
+
+IMPLEMENTATIONS = {"ours": ours, "plain": plain, "floor": floor, "floor2": floor_text_twice}
+
+
 def measure(function, *args) -> tuple[dict[str, list[float]], float, float, float]:
     """(result, wall seconds, CPU seconds, peak MiB allocated during the call)."""
     gc.collect()
@@ -94,9 +133,21 @@ def worker(implementation: str, n: int, seeds: int) -> None:
     """Measure one implementation at one size; print a JSON line."""
     src, tgt, images = embeddings(2 * n)
     sources, targets = samples(2 * n, n, seeds)
-    function = ours if implementation == "ours" else plain
-    result, wall, cpu, peak = measure(function, src, tgt, images, sources, targets)
+    result, wall, cpu, peak = measure(IMPLEMENTATIONS[implementation], src, tgt, images, sources, targets)
     print(json.dumps({"result": result, "wall": wall, "cpu": cpu, "peak": peak}))
+
+
+def profile(n: int, seeds: int) -> None:
+    """Ours under cProfile: the 20 functions with the most time spent in themselves (matrix products and
+    other NumPy operators count in the Python function that applies them)."""
+    import cProfile
+    import pstats
+
+    src, tgt, images = embeddings(2 * n)
+    sources, targets = samples(2 * n, n, seeds)
+    profiler = cProfile.Profile()
+    profiler.runcall(ours, src, tgt, images, sources, targets)
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
 
 def run_worker(implementation: str, n: int, seeds: int) -> dict:
@@ -112,11 +163,18 @@ def main() -> None:
     parser.add_argument("--plain-max-n", type=int, default=5000, help="largest n at which the plain version runs every seed")
     parser.add_argument("--plain-seeds", type=int, default=3, help="seeds of the plain version above --plain-max-n")
     parser.add_argument("--plain-up-to", type=int, default=10000, help="largest n at which the plain version runs at all")
-    parser.add_argument("--worker", choices=("ours", "plain"), help=argparse.SUPPRESS)
+    parser.add_argument("--floor-only", action="store_true", help="compare ours with the BLAS floor only (no plain peer)")
+    parser.add_argument("--repeats", type=int, default=1, help="alternating repetitions of ours and the floor")
+    parser.add_argument("--profile", action="store_true", help="profile ours at the first size")
+    parser.add_argument("--worker", choices=tuple(IMPLEMENTATIONS), help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.worker:
         return worker(args.worker, sizes[0], args.seeds)
+    if args.profile:
+        return profile(sizes[0], args.seeds)
+    if args.floor_only:
+        return floor_table(sizes, args.seeds, args.repeats)
     rows = []
     for n in sizes:
         mine = run_worker("ours", n, args.seeds)
@@ -144,6 +202,39 @@ def main() -> None:
               f"{reference['peak']:.0f} | {mine['peak'] / reference['peak']:.2f} |")
     if any(extrapolated for *_, extrapolated in rows):
         print(f"\n* the plain version ran {args.plain_seeds} seeds; its time is scaled to {args.seeds} (every seed is the same work)")
+
+
+def floor_table(sizes: list[int], seeds: int, repeats: int) -> None:
+    """Ours against the floor (and the floor with the text product twice), alternating, per size."""
+    import os
+    import statistics
+
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)", flush=True)
+    rows = []
+    for n in sizes:
+        runs: dict[str, list[dict]] = {"ours": [], "floor": [], "floor2": []}
+        for r in range(repeats):
+            order = ["ours", "floor", "floor2"] if r % 2 == 0 else ["floor2", "floor", "ours"]
+            for name in order:
+                runs[name].append(run_worker(name, n, seeds))
+                print(f"n={n} round {r + 1}: {name} {runs[name][-1]['wall']:.1f}s wall, {runs[name][-1]['cpu']:.1f}s CPU, "
+                      f"{runs[name][-1]['peak']:.0f} MiB", flush=True)
+        rows.append((n, runs))
+    print(f"load average at end: {os.getloadavg()[0]:.1f}\n")
+    print(f"xlr + backretrieval + corr against the similarity products alone, {seeds} seeds, N = 2n items, "
+          f"medians of {repeats} alternating runs\n")
+    print("| n | ours wall / CPU (s) | floor wall / CPU (s) | ours / floor wall (CPU) | floor, text twice: wall / CPU (s) | "
+          "ours / that (wall) | peak MiB ours / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, runs in rows:
+        med = {name: {key: statistics.median(run[key] for run in values) for key in ("wall", "cpu", "peak")}
+               for name, values in runs.items()}
+        ratio = statistics.median(o["wall"] / f["wall"] for o, f in zip(runs["ours"], runs["floor"]))
+        ratio_cpu = statistics.median(o["cpu"] / f["cpu"] for o, f in zip(runs["ours"], runs["floor"]))
+        ratio2 = statistics.median(o["wall"] / f["wall"] for o, f in zip(runs["ours"], runs["floor2"]))
+        print(f"| {n:,} | {med['ours']['wall']:.1f} / {med['ours']['cpu']:.1f} | {med['floor']['wall']:.1f} / "
+              f"{med['floor']['cpu']:.1f} | {ratio:.2f}x ({ratio_cpu:.2f}x) | {med['floor2']['wall']:.1f} / "
+              f"{med['floor2']['cpu']:.1f} | {ratio2:.2f}x | {med['ours']['peak']:.0f} / {med['floor']['peak']:.0f} |")
 
 
 if __name__ == "__main__":

