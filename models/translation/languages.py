@@ -8,6 +8,8 @@ Tasks speak ISO 639-1 codes (``en``, ``fr``). Models want their own tokens:
 - M2M100 (``M2M100Tokenizer``): plain ``fr`` as ``src_lang`` / ``tgt_lang``, token ``__fr__``.
 - Multilingual Marian (vocabulary with ``>>fra<<`` tokens): the target code is written at the
   start of the source text; single-pair Marian models have no code at all.
+- FSMT (fairseq's pipeline, e.g. a converted Gated Fusion): no codes; its tokenizer applies the
+  Moses rules of ``src_lang`` to every text, so targets are tokenized with ``tgt_lang`` swapped in.
 
 Users override the choice with the adapter arguments ``src_code`` / ``tgt_code``.
 """
@@ -58,6 +60,7 @@ class LanguageConvention:
         self.overrides = {"src": src_code, "tgt": tgt_code}
         self.marian = getattr(tokenizer, "supported_language_codes", None) is not None
         self.m2m = hasattr(tokenizer, "get_lang_token")
+        self.fsmt = hasattr(tokenizer, "moses_tokenize")  # FSMT: Moses rules of its src_lang for any text
         self.code_ids = {tokenizer.convert_tokens_to_ids(code) for code in self.codes}
 
     def code(self, lang: str | None, side: str) -> str | None:
@@ -90,7 +93,14 @@ class LanguageConvention:
         if not self.marian:
             self._set("src_lang", self.code(src_lang, "src"))
             self._set("tgt_lang", self.code(tgt_lang, "tgt"))
-        return self.tokenizer(text_target=target).input_ids
+        if not self.fsmt:
+            return self.tokenizer(text_target=target).input_ids
+        source_lang = self.tokenizer.src_lang  # tokenize the target with the target language's Moses rules
+        self.tokenizer.src_lang = self.tokenizer.tgt_lang
+        try:
+            return self.tokenizer(text_target=target).input_ids
+        finally:
+            self.tokenizer.src_lang = source_lang
 
     def _set(self, attribute: str, code: str | None) -> None:
         if code is None:

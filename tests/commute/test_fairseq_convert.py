@@ -24,7 +24,8 @@ from commute import mmt_builders as build
 
 D, FFN, HEADS, IMAGE_DIM = 16, 32, 2, 32  # the tiny ResNet's pooled feature is 32-d
 # A joined fairseq dictionary: whole words, and "banque" split as ban@@ que (no merge joins them).
-WORDS = ["il", "a", "atteint", "la", "rive", "ban@@", "que", ".", "the", "he", "made", "it", "to", "bank", "aller", "à"]
+WORDS = ["il", "a", "atteint", "la", "rive", "ban@@", "que", ".", "the", "he", "made", "it", "to", "bank", "aller", "à",
+         "l&apos;", "usine"]  # Moses (fr) splits "l'usine" into l&apos; usine, Moses (en) into l &apos;usine
 
 
 def merges_for(word: str) -> list[str]:
@@ -186,6 +187,9 @@ def test_the_tokenizer_splits_as_fairseq_does(converted):
     assert list(tokens.labels) == ids("il", "a", "atteint", "la", "ban@@", "que", ".")
     assert list(tokens.decoder_input) == [2, *tokens.labels[:-1]]  # fairseq's prev_output_tokens
     assert all(tokens.scored)
+    french = ScoreRequest("He made it to the bank.", "l'usine.", None, None, "en", "fr")
+    assert list(scorer.target_tokens(french).labels) == ids("l&apos;", "usine", ".")  # French Moses rules
+    assert scorer.source_ids(request) == ids("he", "made", "it", "to", "the", "bank", ".")  # English ones again
 
 
 def test_converted_model_scores_as_the_fairseq_computation(converted):
