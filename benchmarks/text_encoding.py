@@ -18,19 +18,9 @@ import argparse
 import os
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
-
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multi30k"
-BATCH = 32
-
-
-def sentences(count: int) -> list[str]:
-    """The first count/2 English and count/2 German test_2016_flickr captions."""
-    half = count // 2
-    return [line for lang in ("en", "de")
-            for line in (DATA / f"test_2016_flickr.{lang}").read_text(encoding="utf-8").splitlines()[:half]]
+from offline_models_throughput import BATCH, sentences  # the same sentences as the packaged-model benchmark
 
 
 def main() -> None:

@@ -28,7 +28,9 @@ from harness.errors import HarnessError
 from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
 from harness_models.encoders.batching import length_sorted_batches, run_batches
+from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
 from harness_models.encoders.sentence_transformers_config import load_dense, read_config
+from harness_models.loading import STRICT_PARAM, from_pretrained, identity_args, pooler_key
 
 POOLINGS = ("cls", "mean", "max", "pooler")
 DEFAULT_MAX_LENGTH = 512
@@ -55,8 +57,9 @@ def loading(name: str, source: str) -> Iterator[None]:
 def hf_identity(adapter: ModelAdapter) -> ModelIdentity:
     """Identity of a Hugging Face model adapter: source, resolved revision (or content hash) and arguments."""
     source = pretrained_source(adapter.name, adapter.args)
+    dtype = checked_dtype(adapter.name, adapter.args.get("dtype", "float32"), adapter.device)
     return ModelIdentity(adapter.name, adapter.adapter_name, source, source_revision(source, adapter.args.get("revision")),
-                         dict(adapter.args), "float32")
+                         identity_args(adapter), dtype)
 
 
 class HFTextEncoder(ModelAdapter):
@@ -71,6 +74,8 @@ class HFTextEncoder(ModelAdapter):
         "normalize": Param(True, "L2-normalise the vectors"),
         "max_length": Param(None, "longest input in tokens (default: the sentence-transformers setting, else 512; "
                                   "never beyond the model's limit)", int),
+        "strict": STRICT_PARAM,
+        "dtype": DTYPE_PARAM,
     }
     minimums = {"max_length": 1}
 
@@ -86,10 +91,14 @@ class HFTextEncoder(ModelAdapter):
         with loading(self.name, source):
             st = read_config(source, revision)
             subfolder = {"subfolder": st.transformer_path} if st is not None and st.transformer_path else {}
+            self.pooling = self.args["pooling"] or (st.pooling if st is not None and st.pooling else "mean")
             self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder)
-            self.model = AutoModel.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder).to(self.device).eval()
+            model, self.key_mismatch = from_pretrained(  # a pooler that is not pooled with may be absent
+                AutoModel.from_pretrained, source, source, self.args["strict"],
+                unused=lambda key: self.pooling != "pooler" and pooler_key(key),
+                revision=revision, trust_remote_code=False, **subfolder)
+            self.model = model.to(self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))).eval()
             self.dense = [load_dense(source, path, revision).to(self.device).eval() for path in (st.dense_paths if st else [])]
-        self.pooling = self.args["pooling"] or (st.pooling if st is not None and st.pooling else "mean")
         self.lowercase = bool(st and st.do_lower_case)
         requested = self.args["max_length"] or (st.max_seq_length if st and st.max_seq_length else DEFAULT_MAX_LENGTH)
         self.max_length = min(requested, self._model_limit())
@@ -126,7 +135,7 @@ class HFTextEncoder(ModelAdapter):
             input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             mask[row, : len(ids)] = 1
         output = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
-        vectors = pool(output, mask.to(self.device), self.pooling)
+        vectors = pool(output, mask.to(self.device), self.pooling).float()
         for layer in self.dense:
             vectors = layer(vectors)
         if self.args["normalize"]:

@@ -23,6 +23,7 @@ from harness.capabilities import Capability, TokenEmbeddings
 from harness.errors import HarnessError
 from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
+from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
 from harness_models.loading import STRICT_PARAM, beyond_layer, from_pretrained, identity_args
 
 
@@ -51,6 +52,7 @@ class HFTokenEmbedder(ModelAdapter):
         "revision": Param(None, "Hub revision (branch, tag or commit)", str),
         "layer": Param(9, "hidden_states index: 0 is the embedding output, L the L-th layer's output"),
         "strict": STRICT_PARAM,
+        "dtype": DTYPE_PARAM,
     }
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
@@ -64,7 +66,7 @@ class HFTokenEmbedder(ModelAdapter):
     def identity(self) -> ModelIdentity:
         """Source, resolved revision and layer (in the arguments)."""
         return ModelIdentity(self.name, self.adapter_name, self.args["pretrained"], self._revision, identity_args(self),
-                             "float32")
+                             checked_dtype(self.name, self.args["dtype"], self.device))
 
     def load(self) -> None:
         """Load the tokenizer and the encoder truncated to ``layer`` layers."""
@@ -85,12 +87,15 @@ class HFTokenEmbedder(ModelAdapter):
                     revision=revision, num_hidden_layers=layer)
         except OSError as exc:
             raise HarnessError(f"model {self.name!r}: cannot load {source!r}: {exc}") from None
-        self.model.to(self.device).eval()
+        self.model.to(self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))).eval()
         limits = [self.tokenizer.model_max_length, getattr(config, "max_position_embeddings", None)]
         self.max_length = min(int(v) for v in limits if v is not None)
 
-    def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
-        """Tokens and layer vectors of each text, in input order (``lang`` is not used)."""
+    def embed_tokens(self, texts: Sequence[str], lang: str | None = None, all_layers: bool = False) -> list[TokenEmbeddings]:
+        """Tokens and layer vectors of each text, in input order (``lang`` is not used).
+
+        With ``all_layers`` the vectors of every layer 0..L of one forward pass, shape (L + 1, n_tokens, dim).
+        """
         import torch
 
         self.ensure_loaded()
@@ -104,11 +109,14 @@ class HFTokenEmbedder(ModelAdapter):
                 batch = order[start : start + self.batch_size]
                 features = [{k: encoded[k][i] for k in encoded if k != "special_tokens_mask"} for i in batch]
                 inputs = self.tokenizer.pad(features, return_tensors="pt").to(self.device)
-                states = self.model(**inputs).last_hidden_state  # the top layer is layer L
+                output = self.model(**inputs, output_hidden_states=all_layers)
+                # the top layer is layer L; all layers: (L + 1, batch, length, dim)
+                states = torch.stack(output.hidden_states) if all_layers else output.last_hidden_state
                 states, mask = states.float().cpu().numpy(), inputs["attention_mask"].cpu().numpy()
                 for row, i in enumerate(batch):
                     keep = [p for p, special in enumerate(encoded["special_tokens_mask"][i]) if not special]
                     positions = np.flatnonzero(mask[row])[keep]  # either padding side
                     ids = [encoded["input_ids"][i][p] for p in keep]
-                    results[i] = TokenEmbeddings(self.tokenizer.convert_ids_to_tokens(ids), states[row, positions])
+                    vectors = states[:, row, positions] if all_layers else states[row, positions]
+                    results[i] = TokenEmbeddings(self.tokenizer.convert_ids_to_tokens(ids), vectors)
         return results  # type: ignore[return-value]
