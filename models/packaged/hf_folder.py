@@ -80,13 +80,13 @@ class FolderModel(ModelAdapter):
         prefix = self.text_prefix()
         return self._text.encode_texts([prefix + text for text in texts], lang=lang)
 
-    def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
-        """Layer-``layer`` token vectors (no prefix), through ``hf-token-embedder``."""
+    def embed_tokens(self, texts: Sequence[str], lang: str | None = None, **options: Any) -> list[TokenEmbeddings]:
+        """Layer-``layer`` token vectors (no prefix), through ``hf-token-embedder`` (``options``: its ``all_layers``)."""
         if self._tokens is None:
             from harness_models.token_embedders.hf import HFTokenEmbedder
 
             self._tokens = self._inner(HFTokenEmbedder, {"layer": self.args["layer"]})
-        return self._tokens.embed_tokens(texts, lang=lang)
+        return self._tokens.embed_tokens(texts, lang=lang, **options)
 
 
 class MiniLM(FolderModel):

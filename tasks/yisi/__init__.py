@@ -16,6 +16,10 @@ def register_tasks(register):
              "YiSi-2 as a parallel-data filter on good vs corrupted pairs: ROC AUC, mean F1/F2 over cut-offs.")
     register("bert_sum_filter", "harness_tasks.yisi.tasks:BertSumFilter",
              "Baseline: cosine of summed layer-L token vectors as a parallel-data filter: ROC AUC, mean F1/F2.")
+    register("yisi2_filter_layers", "harness_tasks.yisi.layers:Yisi2FilterLayers",
+             "yisi2_filter at every layer 0..L of the token embedder in one forward pass: metrics per layer, best layer.")
+    register("yisi2_sts_layers", "harness_tasks.yisi.layers:Yisi2StsLayers",
+             "yisi2_sts at every layer 0..L of the token embedder in one forward pass: Pearson per layer, best layer.")
 
 
 @hookimpl
@@ -29,4 +33,5 @@ def register_datasets(register):
 @hookimpl
 def register_families(register):
     register("yisi", "harness_tasks.yisi.plots:PLOTS", "YiSi-2",
-             tasks=("yisi2_sts", "bert_sum_sts", "yisi2_filter", "bert_sum_filter"))
+             tasks=("yisi2_sts", "bert_sum_sts", "yisi2_filter", "bert_sum_filter", "yisi2_sts_layers",
+                    "yisi2_filter_layers"))

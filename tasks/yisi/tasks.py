@@ -85,10 +85,13 @@ class YisiScoring(Task):
         scores = [
             yisi(prepare(e, e_table), prepare(f, f_table), self.args["alpha"]) for e, f in zip(e_side, f_side)
         ]
-        extra: dict[str, Any] = {}
-        if self.args["idf"] == "reference":
-            extra["idf_reference"] = files_revision([self.args["idf_src_file"], self.args["idf_tgt_file"]])
-        return scores, extra
+        return scores, self.reference_extra()
+
+    def reference_extra(self) -> dict[str, Any]:
+        """With idf=reference, the revision of the reference files (for the results line)."""
+        if self.args["idf"] != "reference":
+            return {}
+        return {"idf_reference": files_revision([self.args["idf_src_file"], self.args["idf_tgt_file"]])}
 
 
 def sts_metrics(score: str) -> tuple[Metric, ...]:
