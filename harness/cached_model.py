@@ -5,66 +5,26 @@ as soon as they are computed (a killed run keeps what it finished). With ``cache
 call goes to the adapter. An adapter with ``transductive = True`` (its output for one input
 depends on all inputs of the call, as TF-IDF fitted on the corpus does) receives the whole
 deduplicated input set in one call, and its cache keys cover that set.
+
+``call`` serves any ``Capability`` from its row of the table (adapter method, codec, content
+key, progress description), a plugin's own as well as the built-ins; ``encode_texts``,
+``encode_images``, ``embed_tokens`` and ``score_translations`` are the built-ins' shorthands.
+A key is ``make_key(model identity digest, capability.value, options, content)``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from harness.cache import Cache, array_to_bytes, bytes_to_array, make_key
-from harness.capabilities import Capability, ScoreRequest, TokenEmbeddings
+from harness.cache import Cache, make_key
+from harness.capabilities import _decode_tokens, _encode_tokens, image_content_key  # noqa: F401 - re-exported for callers
+from harness.capabilities import Capability, Codec, ScoreRequest, TokenEmbeddings
 from harness.errors import CapabilityError
 from harness.model import ModelAdapter
 from harness.progress import Progress
-
-
-def image_content_key(image: Any) -> str:
-    """SHA-256 of a PIL image's mode, size and pixels (or of an array's dtype, shape and bytes)."""
-    if hasattr(image, "tobytes") and hasattr(image, "mode"):
-        header = json.dumps([image.mode, list(image.size)]).encode()
-        return hashlib.sha256(header + image.tobytes()).hexdigest()
-    array = np.ascontiguousarray(image)
-    return hashlib.sha256(json.dumps([str(array.dtype), list(array.shape)]).encode() + array.tobytes()).hexdigest()
-
-
-@dataclass(frozen=True)
-class Codec:
-    """How one capability's outputs are stored, and the stand-in for a value a shard lacks."""
-
-    encode: Callable[[Any], bytes]
-    decode: Callable[[bytes], Any]
-    blank: Callable[[dict[str, Any]], Any]
-
-
-def _blank_array(values: dict[str, Any]) -> np.ndarray:
-    template = next(iter(values.values()), None)
-    return np.zeros_like(template) if template is not None else np.zeros(1, dtype=np.float32)
-
-
-def _blank_tokens(values: dict[str, Any]) -> TokenEmbeddings:
-    template = next(iter(values.values()), None)
-    dim = template.vectors.shape[1] if template is not None else 1
-    return TokenEmbeddings([], np.zeros((0, dim), dtype=np.float32))
-
-
-def _encode_tokens(value: TokenEmbeddings) -> bytes:
-    header = json.dumps(value.tokens).encode()
-    return len(header).to_bytes(8, "little") + header + array_to_bytes(value.vectors)
-
-
-def _decode_tokens(data: bytes) -> TokenEmbeddings:
-    size = int.from_bytes(data[:8], "little")
-    return TokenEmbeddings(json.loads(data[8 : 8 + size]), bytes_to_array(data[8 + size :]))
-
-
-ARRAYS = Codec(array_to_bytes, bytes_to_array, _blank_array)
-TOKENS = Codec(_encode_tokens, _decode_tokens, _blank_tokens)
 
 
 class CachedModel:
@@ -88,30 +48,35 @@ class CachedModel:
         if capability not in self.adapter.capabilities:
             raise CapabilityError(f"model {self.adapter.name!r} is not {capability.noun}")
 
-    def _cached_map(
-        self,
-        capability: Capability,
-        options: dict[str, Any],
-        contents: Sequence[bytes | str],
-        items: Sequence[Any],
-        compute: Callable[[list[Any]], list[Any]],
-        codec: Codec,
-        description: str,
-    ) -> list[Any]:
+    def call(self, capability: Capability, items: Sequence[Any], options: Mapping[str, Any] | None = None,
+             keys: Sequence[bytes | str] | None = None) -> list[Any]:
+        """One output of ``capability`` per item, in order: from the cache, or from the adapter's method.
+
+        The adapter method is called as ``method(chunk, **options)``; ``options`` enter every
+        cache key. ``keys`` are the items' content identities when already known (else
+        ``capability.content`` computes them).
+        """
+        options = dict(options or {})
+        contents = list(keys) if keys is not None else [capability.content(item, self.adapter) for item in items]
         self._require(capability)
-        transductive = getattr(self.adapter, "transductive", False)
-        if transductive:  # each output depends on the whole input set: key on it too
-            options = {**options, "corpus": make_key(*sorted(set(contents)))}
-        keys = [make_key(self._identity_digest, capability.value, options, c) for c in contents]
-        stored = self.cache.get_many(keys) if self.cache is not None else {}
+        method = getattr(self.adapter, capability.method)
+
+        def compute(chunk: list[Any]) -> list[Any]:
+            return list(method(chunk, **options))
+
+        codec, description = capability.codec, capability.description(options)
+        transductive = self.adapter.transductive
+        key_options = {**options, "corpus": make_key(*sorted(set(contents)))} if transductive else options
+        cache_keys = [make_key(self._identity_digest, capability.value, key_options, c) for c in contents]
+        stored = self.cache.get_many(cache_keys) if self.cache is not None else {}
         values: dict[str, Any] = {key: codec.decode(data) for key, data in stored.items()}
-        by_key = dict(zip(keys, items))
+        by_key = dict(zip(cache_keys, items))
         missing = sorted(key for key in by_key if key not in values)
         if self.partition is None:
             self._compute(missing, by_key, values, compute, codec, transductive, description)
         else:
             self._compute_partitioned(missing, by_key, values, compute, codec, transductive, description)
-        return [values[key] if key in values else codec.blank(values) for key in keys]
+        return [values[key] if key in values else codec.blank(values) for key in cache_keys]
 
     def _compute(self, todo: list[str], by_key: dict[str, Any], values: dict[str, Any], compute: Callable[[list[Any]], list[Any]],
                  codec: Codec, transductive: bool, description: str) -> dict[str, bytes]:
@@ -152,46 +117,22 @@ class CachedModel:
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         """Text vectors, shape (len(texts), dim)."""
-        rows = self._cached_map(
-            Capability.TEXT_ENCODER, {"lang": lang}, [t.encode("utf-8") for t in texts], list(texts),
-            lambda chunk: list(self.adapter.encode_texts(chunk, lang=lang)),
-            ARRAYS, f"encoding texts ({lang or 'any'})",
-        )
-        return _stack(rows)
+        return _stack(self.call(Capability.TEXT_ENCODER, texts, {"lang": lang}))
 
     def encode_images(self, images: Sequence[Any], keys: Sequence[str] | None = None) -> np.ndarray:
         """Image vectors, shape (len(images), dim); ``keys`` are content hashes if already known."""
-        contents = list(keys) if keys is not None else [image_content_key(image) for image in images]
-        rows = self._cached_map(
-            Capability.IMAGE_ENCODER, {}, contents, list(images),
-            lambda chunk: list(self.adapter.encode_images(chunk)),
-            ARRAYS, "encoding images",
-        )
-        return _stack(rows)
+        return _stack(self.call(Capability.IMAGE_ENCODER, images, keys=keys))
 
     def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
         """Token vectors per text."""
-        return self._cached_map(
-            Capability.TOKEN_EMBEDDER, {"lang": lang}, [t.encode("utf-8") for t in texts], list(texts),
-            lambda chunk: self.adapter.embed_tokens(chunk, lang=lang),
-            TOKENS, f"embedding tokens ({lang or 'any'})",
-        )
+        return self.call(Capability.TOKEN_EMBEDDER, texts, {"lang": lang})
 
     def score_translations(self, requests: Sequence[ScoreRequest], **options: Any) -> list[np.ndarray]:
-        """Target-token log-probabilities per request; ``options`` (e.g. temperature) go to the adapter."""
-        for request in requests:
-            if request.image is not None and request.image_key is None:
-                raise ValueError("ScoreRequest.image_key must be set when an image is given")
-        with_images = getattr(self.adapter, "uses_images", True)  # a text-only scorer: one score whatever the image
-        contents = [
-            json.dumps([r.source, r.target, r.image_key if with_images else None, r.src_lang, r.tgt_lang]).encode()
-            for r in requests
-        ]
-        return self._cached_map(
-            Capability.TRANSLATION_SCORER, options, contents, list(requests),
-            lambda chunk: self.adapter.score_translations(chunk, **options),
-            ARRAYS, "scoring translations",
-        )
+        """Target-token log-probabilities per request; ``options`` (e.g. temperature) go to the adapter.
+
+        The image enters a request's key only when the adapter's scores depend on it (``uses_images``).
+        """
+        return self.call(Capability.TRANSLATION_SCORER, requests, options)
 
 
 def _stack(rows: list[np.ndarray]) -> np.ndarray:

@@ -64,6 +64,9 @@ class ModelAdapter:
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     params: ClassVar[Mapping[str, Param]] = {}
     minimums: ClassVar[Mapping[str, float]] = {}  # numeric arguments with a lower bound, e.g. {"dim": 1}
+    # The flags that enter cache keys (harness.cached_model), declared here once with the safe default:
+    uses_images: ClassVar[bool] = True  # a scorer's scores depend on the image; False: one score per (source, target)
+    transductive: ClassVar[bool] = False  # True: an output depends on all inputs of a call; keys then cover that set
 
     def __init__(self, name: str, args: Mapping[str, Any] | None = None, *, device: str = "cpu", batch_size: int = 32):
         self.name = name

@@ -58,8 +58,23 @@ def find_adapter(registry: Registry, name: str, args: dict[str, Any], needs: Ite
     raise HarnessError(f"no adapter found for model {name!r}: pass --model-args adapter=NAME (see `harness list models`)")
 
 
+def check_protocols(model_name: str, adapter_class: type[ModelAdapter]) -> None:
+    """Fail before loading anything when the adapter lacks a method of a capability it declares (MTEB checks its
+    encoder protocol the same way)."""
+    adapter = f"{adapter_class.__module__}:{adapter_class.__qualname__}"
+    for capability in adapter_class.capabilities:
+        if not isinstance(capability, Capability):
+            raise HarnessError(f"model {model_name!r}: adapter {adapter} declares the capability {capability!r}, which is "
+                               "not a harness.capabilities.Capability (write Capability.TEXT_ENCODER, not 'text_encoder')")
+        missing = capability.missing_methods(adapter_class)
+        if missing:
+            raise HarnessError(f"model {model_name!r}: adapter {adapter} declares {capability.value} but does not implement "
+                               f"{', '.join(missing)} (the {capability.protocol.__name__} protocol)")
+
+
 def check_capabilities(model_name: str, adapter_class: type[ModelAdapter], tasks: Mapping[str, Iterable[Capability]]) -> None:
-    """Fail before loading anything when the model cannot serve one of the tasks."""
+    """Fail before loading anything when the adapter breaks a protocol it declares, or cannot serve one of the tasks."""
+    check_protocols(model_name, adapter_class)
     provided = adapter_class.capabilities
     for task_name, needs in tasks.items():
         for capability in needs:

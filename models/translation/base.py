@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +109,6 @@ class ScorerAdapter(ModelAdapter):
     """Base class of the translation scorers."""
 
     capabilities = frozenset({Capability.TRANSLATION_SCORER})
-    uses_images: ClassVar[bool] = False  # True where the image changes the scores (see TranslationScorer)
     key_mismatch: KeyMismatch = KeyMismatch()  # checkpoint keys that did not match (only with strict=false)
 
     def sources(self) -> dict[str, str | None]:

@@ -38,6 +38,7 @@ DEFAULT_TEMPLATE = "Translate from {src_name} to {tgt_name}.\n{src_name}: {sourc
 class CausalLMScorer(ScorerAdapter):
     """Translation log-probabilities from an ``AutoModelForCausalLM``."""
 
+    uses_images = False  # images are accepted and ignored
     params = {
         **hub_params("an AutoModelForCausalLM"),
         "template": Param(DEFAULT_TEMPLATE, "prompt with {source}, {src}, {tgt}, {src_name}, {tgt_name}"),

@@ -28,6 +28,7 @@ LANGUAGE_PARAMS = {
 class Seq2SeqScorer(EncoderDecoderScorer):
     """Text-only encoder-decoder scorer over a Hugging Face seq2seq model."""
 
+    uses_images = False  # images are accepted and ignored
     params = {**hub_params("an AutoModelForSeq2SeqLM"), **LANGUAGE_PARAMS}
 
     def load(self) -> None:

@@ -35,7 +35,7 @@ from harness_tasks.commute.metrics import (
     replacement_rate,
     tc_pair,
 )
-from harness_tasks.commute.scoring import ScoringSettings, Slot, TupleJob, score_tables, scores_depend_on_image
+from harness_tasks.commute.scoring import ScoringSettings, Slot, TupleJob, score_tables
 
 TC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("a", "inc_a"), ("b", "b"), ("b", "inc_b"))
 IC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("b", "a"), ("b", "b"), ("a", "b"))
@@ -111,8 +111,9 @@ class CommuteTask(Task):
         return ScoringSettings(target_language(self.args["lang"]), self.args["temperature"], self.args["prefix_removal"])
 
     def undefined(self, model: Any) -> dict[str, str]:
-        """The metrics that ``model`` leaves undefined, with the reason: those comparing images, for an image-blind scorer."""
-        return {} if scores_depend_on_image(model) else dict.fromkeys(self.image_metrics, IMAGE_BLIND)
+        """The metrics that ``model`` leaves undefined, with the reason: those comparing images, for an image-blind scorer
+        (its adapter declares ``uses_images = False``; ``ModelAdapter`` declares the default, True)."""
+        return {} if model.adapter.uses_images else dict.fromkeys(self.image_metrics, IMAGE_BLIND)
 
     def rows(self, data: Any, undefined: dict[str, str]) -> list[dict[str, Any]]:
         """The tuples as dicts; fails early when images are needed (for a metric ``undefined`` leaves defined) but were not given."""
