@@ -130,10 +130,10 @@ def _td(text: str, sort: str, numeric: bool = False, css: str = "") -> str:
     return f'<td{attribute} data-sort="{esc(sort)}">{esc(text)}</td>'
 
 
-def _th(text: str, numeric: bool, title: str | None = None, higher: bool = True, note: int | None = None) -> str:
+def _th(text: str, numeric: bool, title: str | None = None, higher: bool | None = True, note: int | None = None) -> str:
     kind = "number" if numeric else "text"
     tip = f' title="{esc(title)}"' if title else ""
-    direction = f' data-higher="{int(higher)}"' if numeric else ""
+    direction = f' data-higher="{int(higher)}"' if numeric and higher is not None else ""
     mark = f"<sup>{note}</sup>" if note is not None else ""
     return f'<th data-type="{kind}"{direction}{tip} scope="col">{esc(text)}{mark}</th>'
 

@@ -132,10 +132,12 @@ def _average(cells: list[Cell | None]) -> float | None:
 
 
 def _rank_key(row: Row, infos: tuple[MetricInfo, ...]) -> tuple[Any, ...]:
-    """Best first: by the average, then column by column in each metric's direction; missing and undefined last."""
-    signs = [1.0] + [1.0 if info.higher_is_better else -1.0 for info in infos]
+    """Best first: by the average, then column by column in each metric's direction; missing and undefined last.
+    Columns without a direction (``higher_is_better`` null: counts, tie rates, hubness) do not rank."""
+    signs = [1.0] + [info.rank_sign for info in infos]
     values = [row.average] + [c.value if c is not None else None for c in row.cells]
-    return tuple(-s * v if v is not None and math.isfinite(v) else math.inf for s, v in zip(signs, values)) + (row.label,)
+    return tuple(-s * v if v is not None and math.isfinite(v) else math.inf
+                 for s, v in zip(signs, values) if s != 0) + (row.label,)
 
 
 def _differing(signatures: list[str]) -> dict[str, str]:
