@@ -16,7 +16,6 @@ loads the built-in benchmark ``xling-shapes`` instead (``fallback``; docs/defaul
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,13 @@ from harness_tasks.retrieval.hf_dataset import load_mapped
 from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, check_finite, languages
 
 NPY_MAGIC = b"\x93NUMPY"
+MISSING_FEATURES = "image features not found: "  # the dataset's description, then the expected files
+
+
+def missing_features(data: Any) -> str | None:
+    """The image-feature files an IKEA-layout dataset expected but did not find (``None``: not such a dataset)."""
+    description = getattr(getattr(data, "info", None), "description", None) or ""
+    return description[len(MISSING_FEATURES):] if description.startswith(MISSING_FEATURES) else None
 
 
 class IkeaLoader(DatasetLoader):
@@ -71,7 +77,9 @@ class IkeaLoader(DatasetLoader):
                 raise DataError(str(folder), f"image features of different sizes cannot be pooled: {dims}")
             matrix = np.concatenate([part.columns["image_features"] for part in parts])
             arrays["image_features"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1])
-        data = datasets.Dataset(pa.table(arrays))
+        missing = [str(part.missing_features) for part in parts if part.missing_features is not None]
+        info = datasets.DatasetInfo(description=MISSING_FEATURES + "; ".join(missing)) if missing else None
+        data = datasets.Dataset(pa.table(arrays), info=info)
         if "image" in columns:
             data = data.cast_column("image", datasets.Image())
         revision = files_revision([f for part in parts for f in part.files])
@@ -100,6 +108,7 @@ class SplitData:
     split: str
     columns: dict[str, Any]
     files: list[Path]
+    missing_features: Path | None = None  # the expected ``<split>.image_features.npy`` when it is absent
 
 
 def read_split(folder: Path, split: str, src: str, tgt: str, images_dir: str | None) -> SplitData:
@@ -126,10 +135,7 @@ def read_split(folder: Path, split: str, src: str, tgt: str, images_dir: str | N
     if feature_file.exists() or feature_file.is_symlink():  # a dangling link is a missing file, not an absent one
         columns["image_features"] = read_features(feature_file, size, text_files[f"text_{src}"])
         files["image_features"] = feature_file
-    elif "image_file" in columns and images_dir is None:
-        print(f"harness: warning: {feature_file} not found: tasks that compare images (backretrieval, corr) need it, "
-              "or --image-model with --images", file=sys.stderr)
-    return SplitData(split, columns, list(files.values()))
+    return SplitData(split, columns, list(files.values()), None if "image_features" in columns else feature_file)
 
 
 def read_features(path: Path, rows: int, aligned_with: Path) -> np.ndarray:

@@ -25,6 +25,7 @@ from harness.errors import HarnessError
 from harness.params import Param
 from harness.task import Metric, Task, TaskOutput, recall_chance
 from harness_tasks.retrieval import metrics
+from harness_tasks.retrieval.ikea import missing_features
 from harness_tasks.retrieval.schema import image_features
 
 IMAGE_CHUNK = 256  # images decoded at a time
@@ -127,7 +128,9 @@ class RetrievalTask(Task):
                      for i in range(0, len(items), IMAGE_CHUNK)]
             return np.concatenate(parts), {"source": "image_model", "model": image_model.identity.as_dict()}
         if "image_features" not in data.column_names:
-            raise HarnessError(f"task {self.name!r} needs image vectors for g: the dataset has no 'image_features' column; "
+            expected = missing_features(data)
+            where = (f"{expected} not found" if expected else "the dataset has no 'image_features' column")
+            raise HarnessError(f"task {self.name!r} needs image vectors for g: {where}; "
                                "give --image-model NAME (with --images DIR for datasets that list image files)")
         return image_features(f"dataset {self.dataset!r}", data)[items], {"source": "image_features"}
 

@@ -140,12 +140,15 @@ def test_a_features_file_of_pickled_objects(tmp_path):
         _load_ikea(tmp_path / "ikea")
 
 
-def test_a_missing_features_file_is_named(tmp_path, capsys):
+def test_a_missing_features_file_is_named(tmp_path, finished, capsys, monkeypatch):
     pair = _ikea_folder(tmp_path / "ikea")
     (pair / "test.image_features.npy").symlink_to(tmp_path / "elsewhere" / "features.npy")  # a link to nothing
     with pytest.raises(DataError, match=r"test\.image_features\.npy: cannot be read: No such file or directory \(it links to "):
         _load_ikea(tmp_path / "ikea")
     (pair / "test.image_features.npy").unlink()
-    loaded = _load_ikea(tmp_path / "ikea")  # absent: a loader that serves xlr, with a warning naming the file
-    assert "image_features" not in loaded.data.column_names
-    assert f"{pair / 'test.image_features.npy'} not found: tasks that compare images" in capsys.readouterr().err
+    loaded = _load_ikea(tmp_path / "ikea")  # absent: a loader that serves xlr (no warning); a task needing g names the file
+    assert "image_features" not in loaded.data.column_names and capsys.readouterr().err == ""
+    monkeypatch.setattr(harness.registry, "_REGISTRY", None)
+    _fails_with(capsys, finished, f"task 'backretrieval' needs image vectors for g: {pair / 'test.image_features.npy'} not found; "
+                "give --image-model NAME", "run", "--tasks", "backretrieval", "--model", "random-encoder",
+                "--data-dir", str(tmp_path / "ikea"), "--seed", "0")
