@@ -58,3 +58,23 @@ def test_the_token_embedder_drops_the_layers_above_the_one_it_reads(bert, tmp_pa
     missing = edited(bert, tmp_path / "missing", lambda s: {k: v for k, v in s.items() if k != "encoder.layer.0.output.dense.bias"})
     with pytest.raises(HarnessError, match=r"missing 1 \(e\.g\. encoder\.layer\.0\.output\.dense\.bias\)"):
         HFTokenEmbedder("b", {"pretrained": missing, "layer": 1}).embed_tokens(TEXTS)
+
+
+def test_an_image_classifier_checkpoint_loads_as_an_image_encoder(tmp_path):
+    """microsoft/resnet-50 is a ResNetForImageClassification: its classifier is a discarded head, not a mismatch."""
+    from PIL import Image
+    from transformers import ResNetConfig, ResNetForImageClassification
+
+    from commute.mmt_builders import tiny_resnet
+    from harness_models.encoders.image import HFImageEncoder
+
+    folder = tiny_resnet(tmp_path / "resnet")
+    torch.manual_seed(0)
+    ResNetForImageClassification(ResNetConfig.from_pretrained(folder, num_labels=3)).save_pretrained(tmp_path / "clf")
+    shutil.copy(folder / "preprocessor_config.json", tmp_path / "clf")
+    encoder = HFImageEncoder("r", {"pretrained": str(tmp_path / "clf")})
+    assert encoder.encode_images([Image.new("RGB", (40, 30), (10, 200, 30))]).shape == (1, 32)
+    assert not encoder.key_mismatch
+    broken = edited(tmp_path / "clf", tmp_path / "broken", lambda s: {k: v for k, v in s.items() if "embedder" not in k})
+    with pytest.raises(HarnessError, match=r"missing \d+ \(e\.g\. embedder\."):
+        HFImageEncoder("r", {"pretrained": broken}).encode_images([Image.new("RGB", (40, 30))])
