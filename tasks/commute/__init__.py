@@ -36,6 +36,8 @@ def register_commands(register):
              "Failure IoU (TC and IC) of two CoMMuTE runs from their per-sample logs.")
     register("commute-temperature", "harness_tasks.commute.sweep:COMMAND",
              "CoMMuTE metrics over a range of softmax temperatures: a table and a plot.")
+    register("commute-perplexity", "harness_tasks.commute.perplexity:COMMAND",
+             "Per-tuple perplexities under each image (correct vs incorrect, own vs other image) from per-sample logs.")
     register("commute-stand-in-images", "harness_tasks.commute.stand_in_images:COMMAND",
              "Write labelled stand-in images named as in a CoMMuTE folder's img.order (to check a setup, not to report).")
 

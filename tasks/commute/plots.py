@@ -6,22 +6,24 @@
 - ``commute_temperature_*``: the same metrics against the softmax temperature, where swept.
 - ``commute_perplexity_*``: per tuple and image, the perplexity of the correct against that of the
   incorrect translation, from the per-sample logs of ``commute_tc`` (WMT 2024, Figure 3); a
-  point above the diagonal is a direction that TC counts as right.
+  point above the diagonal is a direction that TC counts as right. Beside it, each translation
+  under its own against the other image, from the same model's ``commute_ic`` log (see
+  ``perplexity.py``, which ``harness commute-perplexity`` draws with).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import math
 from pathlib import Path
 from typing import Any
 
+from harness.errors import DataError
 from harness.leaderboard.figures import Plot, bar_figure, colours, figure, file_names, save
-from harness.jsonl import iter_json_lines
 from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import Board, Column, column_labels
 from harness.leaderboard.metrics import info_of
+from harness_tasks.commute.perplexity import Tables, perplexity_figure, read_tables, tc_points
 
 FAMILY = "commute"
 CONTRASTS = ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")
@@ -110,52 +112,38 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
     return plots
 
 
-DIRECTIONS = (("a", "a", "inc_a"), ("b", "b", "inc_b"))  # (image, its correct translation, its incorrect one)
+def _log_tables(entry: Entry) -> Tables:
+    """The perplexity tables of a run's per-sample log ({} without a readable one)."""
+    record = entry.record
+    path = entry.source.parent / record.samples_file if record.samples_file else None
+    try:
+        return read_tables(path) if path is not None and path.is_file() else {}
+    except DataError:
+        return {}
 
 
 def tuple_perplexities(entry: Entry) -> list[tuple[float, float]]:
     """(correct, incorrect) perplexity per tuple and image from a run's per-sample log ([] without one)."""
-    record = entry.record
-    if not record.samples_file or not (entry.source.parent / record.samples_file).is_file():
-        return []
-    points = []
-    for item in iter_json_lines(entry.source.parent / record.samples_file):
-        if not isinstance(item, tuple) or not isinstance(item[1], dict):
-            continue
-        table = item[1].get("ppl") or {}
-        for image, correct, incorrect in DIRECTIONS:
-            pair = (table.get(f"{image}|{correct}"), table.get(f"{image}|{incorrect}"))
-            if all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in pair):
-                points.append((float(pair[0]), float(pair[1])))
-    return points
+    return tc_points(_log_tables(entry))
 
 
 def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
-    """Per language and model with a TC per-sample log: correct against incorrect perplexity per tuple and image."""
+    """Per language and model with a TC per-sample log: the figure of ``harness commute-perplexity`` (its IC
+    panel from the same model's ``commute_ic`` log in the same setting, where there is one)."""
     columns = [c for c in board.columns if c.task == "commute_tc" and _temperature(c, board) == 1.0]
-    found = [(column, key, points) for column in columns for key in board.labels if (key, column) in board.cells
-             for points in [tuple_perplexities(board.cells[key, column].entry)] if points]
+    found = [(column, key) for column in columns for key in board.labels
+             if (key, column) in board.cells and tuple_perplexities(board.cells[key, column].entry)]
     names = file_names("commute_perplexity", [f"{board.example(c).task_args.get('lang', '')} {board.labels[k]}"
-                                               for c, k, _ in found])
+                                               for c, k in found])
     plots = []
-    for (column, key, points), name in zip(found, names):
+    for (column, key), name in zip(found, names):
         settings = _settings_title(_settings(column, board))
-        correct, incorrect = zip(*points)
-        with figure(5.5, 5.0) as fig:
-            axes = fig.subplots()
-            axes.scatter(correct, incorrect, s=12, alpha=0.6, color="C0", label="tuple × image")
-            low, high = min(correct + incorrect), max(correct + incorrect)
-            axes.plot([low, high], [low, high], color="grey", linestyle="--", linewidth=0.9, label="equal perplexity")
-            axes.set_xscale("log")
-            axes.set_yscale("log")
-            axes.set_xlabel("perplexity of the correct translation (with its image)")
-            axes.set_ylabel("perplexity of the incorrect translation (same image)")
-            right = sum(i > c for c, i in points)
-            fig.suptitle(f"CoMMuTE per tuple: {board.labels[key]} ({settings})\n"
-                         f"above the diagonal: TC right, {right} of {len(points)}", fontsize=9)
-            axes.grid(alpha=0.3)
-            axes.legend(fontsize=7, loc="upper left")
-            save(fig, folder / name)
+        tables = _log_tables(board.cells[key, column].entry)
+        for ic in board.columns:
+            if ic.task == "commute_ic" and _settings(ic, board) == _settings(column, board) and (key, ic) in board.cells:
+                for tuple_id, table in _log_tables(board.cells[key, ic].entry).items():
+                    tables.setdefault(tuple_id, {}).update(table)
+        perplexity_figure({board.labels[key]: tables}, folder / name, f"CoMMuTE per tuple ({settings})")
         plots.append(Plot(FAMILY, f"CoMMuTE perplexities per tuple: {board.labels[key]} ({settings})", name))
     return plots
 
