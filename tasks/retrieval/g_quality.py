@@ -145,15 +145,20 @@ def run_condition(condition: Degradation, features: np.ndarray, source: Path, ou
     import harness
 
     degraded = condition.apply(features, noise_seed)
-    quality = {"agreement": neighbour_agreement(features, degraded, k), "rank_agreement": rank_agreement(features, degraded)}
-    folder = output / condition.label
     with tempfile.TemporaryDirectory(prefix="g-sweep-") as scratch:
         pair = write_pair_copy(source, Path(scratch) / f"{src}.{tgt}", split, src, tgt, degraded)
         for model in models:
             harness.evaluate(list(TASKS), model.name, model_args=model.args, data_dir=str(pair.parent), seeds=seeds,
-                             task_args={"src": src, "tgt": tgt, "split": split, "k": k}, output=str(folder), resume=True)
-    rows = meta.group_models(meta.load_records([str(folder)]))
-    result = meta.meta_evaluate(rows)
+                             task_args={"src": src, "tgt": tgt, "split": split, "k": k}, output=str(output / condition.label),
+                             resume=True)
+    return summarize_level(condition, features, output, noise_seed=noise_seed, k=k)
+
+
+def summarize_level(condition: Degradation, features: np.ndarray, output: Path, *, noise_seed: int, k: int) -> dict[str, Any]:
+    """g's quality at one level and ``harness meta``'s evaluation of the results already in ``output/<level>``."""
+    degraded = condition.apply(features, noise_seed)
+    quality = {"agreement": neighbour_agreement(features, degraded, k), "rank_agreement": rank_agreement(features, degraded)}
+    result = meta.meta_evaluate(meta.group_models(meta.load_records([str(output / condition.label)])))
     return {"condition": condition.label, "kind": condition.kind, "level": condition.level, **quality,
             "chance_agreement": k / (len(features) - 1), "correlations": result["correlations"],
             "significance": {m: result["significance"][m]["bootstrap"] for m in ("pearson", "spearman")
