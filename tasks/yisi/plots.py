@@ -45,6 +45,7 @@ def layer_axes(axes: Any, series: Mapping[str, Sequence[float | None]], ylabel: 
                       ha="center", fontsize=7, color=colour)
     if reference is not None:
         axes.axvline(reference, color="grey", linestyle=":", linewidth=1, label=f"layer {reference} (Lo and Simard 2019, mBERT)")
+    axes.margins(y=0.15)  # room for the best layer's label
     axes.set_xlabel("layer (hidden_states index; 0 = embedding output)")
     axes.set_ylabel(ylabel)
     axes.grid(alpha=0.3)
