@@ -63,7 +63,6 @@ class ModelAdapter:
 
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     params: ClassVar[Mapping[str, Param]] = {}
-    minimums: ClassVar[Mapping[str, float]] = {}  # numeric arguments with a lower bound, e.g. {"dim": 1}
     # The flags that enter cache keys (harness.cached_model), declared here once with the safe default:
     uses_images: ClassVar[bool] = True  # a scorer's scores depend on the image; False: one score per (source, target)
     transductive: ClassVar[bool] = False  # True: an output depends on all inputs of a call; keys then cover that set
@@ -71,10 +70,6 @@ class ModelAdapter:
     def __init__(self, name: str, args: Mapping[str, Any] | None = None, *, device: str = "cpu", batch_size: int = 32):
         self.name = name
         self.args = resolve_params(self.params, args or {}, f"model {name!r}")
-        for arg, lowest in self.minimums.items():
-            value = self.args.get(arg)
-            if value is not None and value < lowest:
-                raise HarnessError(f"model {name!r}: argument {arg}={value!r} must be at least {lowest}")
         self.device = device
         self.batch_size = batch_size
         self._loaded = False

@@ -13,15 +13,19 @@ _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: its default, a one-line help, and optionally its type and allowed values.
+    """One parameter: its default, a one-line help, and optionally its type, allowed values and bounds.
 
     The type is taken from the default when not given; ``None`` defaults need ``type``.
+    ``min`` and ``max`` are inclusive bounds of a numeric value (``None``, a value left unset,
+    is never out of bounds).
     """
 
     default: Any
     help: str
     type: type | None = None
     choices: tuple[Any, ...] | None = None
+    min: float | None = None
+    max: float | None = None
 
     @property
     def value_type(self) -> type:
@@ -39,8 +43,6 @@ class Param:
                 if text not in _TRUE | _FALSE:
                     raise ValueError(f"expected true or false, got {value!r}")
                 result = text in _TRUE
-            elif kind in (int, float, str):
-                result = kind(value)
             else:
                 result = kind(value)
         except (TypeError, ValueError) as exc:
@@ -48,6 +50,10 @@ class Param:
         if self.choices is not None and result not in self.choices:
             allowed = ", ".join(map(str, self.choices))
             raise HarnessError(f"{owner}: argument {name}={result!r} must be one of: {allowed}")
+        if result is not None and self.min is not None and result < self.min:
+            raise HarnessError(f"{owner}: argument {name}={result!r} must be at least {self.min}")
+        if result is not None and self.max is not None and result > self.max:
+            raise HarnessError(f"{owner}: argument {name}={result!r} must be at most {self.max}")
         return result
 
 

@@ -47,3 +47,45 @@ values = st.from_regex(r"[A-Za-z0-9_./+:-]{0,10}", fullmatch=True)
 def test_kv_round_trip(mapping):
     text = ",".join(f"{k}={v}" for k, v in mapping.items())
     assert parse_kv(text, "--x") == mapping
+
+
+BOUNDED = {"k": Param(10, "cut-off", min=1), "alpha": Param(0.5, "weight", min=0.0, max=1.0),
+           "cap": Param(None, "optional cap", int, min=2, max=5)}
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    ({"k": "1"}, {"k": 1, "alpha": 0.5, "cap": None}),  # the lower edge is allowed
+    ({"alpha": "0"}, {"k": 10, "alpha": 0.0, "cap": None}),
+    ({"alpha": 1}, {"k": 10, "alpha": 1.0, "cap": None}),  # the upper edge too; an int becomes a float
+    ({"cap": "5", "k": 10**6}, {"k": 10**6, "alpha": 0.5, "cap": 5}),  # no max: no upper limit
+    ({"cap": None}, {"k": 10, "alpha": 0.5, "cap": None}),  # None is never out of bounds
+])
+def test_bounds_accept_inclusive_edges(given, expected):
+    assert resolve_params(BOUNDED, given, "task 't'") == expected
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"k": "0"}, "task 't': argument k=0 must be at least 1"),
+    ({"alpha": "-0.001"}, "task 't': argument alpha=-0.001 must be at least 0.0"),
+    ({"alpha": "1.0001"}, "task 't': argument alpha=1.0001 must be at most 1.0"),
+    ({"cap": "1"}, "task 't': argument cap=1 must be at least 2"),
+    ({"cap": 6}, "task 't': argument cap=6 must be at most 5"),
+])
+def test_bounds_reject_outside_values(given, message):
+    with pytest.raises(HarnessError) as info:
+        resolve_params(BOUNDED, given, "task 't'")
+    assert str(info.value) == message
+
+
+def test_model_arguments_are_bounded_by_their_params():
+    """The adapters' bounds live in their Params (the former ``minimums``): one message, before any weights load."""
+    from harness_models.packaged.baselines import DegradedEncoder, RandomEncoder
+    from harness_models.token_embedders.lexical import LexicalNgramEmbedder
+
+    with pytest.raises(HarnessError, match=r"^model 'r': argument dim=0 must be at least 1$"):
+        RandomEncoder("r", {"dim": "0"})
+    assert RandomEncoder("r", {"dim": "1"}).args["dim"] == 1
+    with pytest.raises(HarnessError, match=r"^model 'c': argument ngram_max=0 must be at least 1$"):
+        LexicalNgramEmbedder("c", {"ngram_max": 0})
+    with pytest.raises(HarnessError, match=r"^model 'n': argument noise=-0.5 must be at least 0.0$"):
+        DegradedEncoder("n", {"noise": "-0.5"})

@@ -73,11 +73,10 @@ class HFTextEncoder(ModelAdapter):
                          choices=(None, *POOLINGS)),
         "normalize": Param(True, "L2-normalise the vectors"),
         "max_length": Param(None, "longest input in tokens (default: the sentence-transformers setting, else 512; "
-                                  "never beyond the model's limit)", int),
+                                  "never beyond the model's limit)", int, min=1),
         "strict": STRICT_PARAM,
         "dtype": DTYPE_PARAM,
     }
-    minimums = {"max_length": 1}
 
     def identity(self) -> ModelIdentity:
         """Source, revision and arguments (no weights are loaded)."""

@@ -19,7 +19,6 @@ import numpy as np
 from harness.cache import default_cache
 from harness.cached_model import CachedModel
 from harness.capabilities import Capability
-from harness.errors import HarnessError
 from harness.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 
@@ -40,8 +39,7 @@ class RandomEncoder(ModelAdapter):
     """A fixed random unit vector per text: a chance-level text encoder."""
 
     capabilities = frozenset({Capability.TEXT_ENCODER})
-    params = {"dim": Param(384, "vector size"), "seed": Param(0, "seed mixed with each text")}
-    minimums = {"dim": 1}
+    params = {"dim": Param(384, "vector size", min=1), "seed": Param(0, "seed mixed with each text")}
 
     def identity(self) -> ModelIdentity:
         """No weights: the arguments and the generator."""
@@ -59,17 +57,13 @@ class DegradedEncoder(ModelAdapter):
     capabilities = frozenset({Capability.TEXT_ENCODER})
     params = {
         "base": Param("e5-small", "the registered text encoder to degrade"),
-        "noise": Param(0.0, "standard deviation of the Gaussian noise added to each unit vector"),
-        "truncate": Param(None, "keep only the first k dimensions", int),
+        "noise": Param(0.0, "standard deviation of the Gaussian noise added to each unit vector", min=0.0),
+        "truncate": Param(None, "keep only the first k dimensions", int, min=1),
         "seed": Param(0, "seed of the noise (mixed with each text)"),
     }
 
     def __init__(self, name: str, args: dict | None = None, **kwargs):
         super().__init__(name, args, **kwargs)
-        if self.args["noise"] < 0:
-            raise HarnessError(f"model {name!r}: noise must be 0 or more, got {self.args['noise']}")
-        if self.args["truncate"] is not None and self.args["truncate"] < 1:
-            raise HarnessError(f"model {name!r}: truncate must be at least 1, got {self.args['truncate']}")
         from harness.registry import get_registry
         from harness.resolve import build_adapter
 

@@ -95,9 +95,8 @@ class Gemma270mCaption(Gemma270m):
         **SCORER_PARAMS,
         "template": Param("{caption}" + DEFAULT_TEMPLATE, "prompt; {caption} is 'Image: labels.' and a newline, "
                                                           "or nothing without an image"),
-        "labels": Param(3, "how many ImageNet labels the caption lists"),
+        "labels": Param(3, "how many ImageNet labels the caption lists", min=1),
     }
-    minimums = {"labels": 1}
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)

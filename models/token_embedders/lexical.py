@@ -26,12 +26,11 @@ class LexicalNgramEmbedder(ModelAdapter):
 
     capabilities = frozenset({Capability.TOKEN_EMBEDDER})
     params = {
-        "ngram_min": Param(2, "shortest character n-gram"),
-        "ngram_max": Param(4, "longest character n-gram"),
-        "features": Param(2048, "number of hashed n-gram buckets (the vector size)"),
+        "ngram_min": Param(2, "shortest character n-gram", min=1),
+        "ngram_max": Param(4, "longest character n-gram", min=1),
+        "features": Param(2048, "number of hashed n-gram buckets (the vector size)", min=1),
         "lowercase": Param(True, "lowercase before extracting n-grams"),
     }
-    minimums = {"ngram_min": 1, "ngram_max": 1, "features": 1}
 
     def identity(self) -> ModelIdentity:
         """No weights: the identity is the parameters and the scikit-learn version."""
