@@ -19,6 +19,7 @@ _EXPORTS = {
     "to_dataframe": "harness.dataframe",
     "read_records": "harness.results",
     "ResultRecord": "harness.results",
+    "RunConfig": "harness.config",
     "Task": "harness.task",
     "TaskOutput": "harness.task",
     "RunContext": "harness.context",

@@ -7,10 +7,13 @@ import json
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, UnknownNameError
 from harness.registry import PLURALS, get_registry
+
+if TYPE_CHECKING:
+    from harness.config import RunConfig
 
 BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compare")
 
@@ -48,12 +51,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _command_run(args: argparse.Namespace) -> int:
+    from harness.config import RunConfig
     from harness.distributed import shutdown
     from harness.progress import Progress
     from harness.runner import ShardDone, Skipped, evaluate
     from harness.summary import print_summary
 
-    options = dict(
+    config = RunConfig(
         model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
         images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
         limit=args.limit, resamples=args.resamples, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
@@ -62,8 +66,8 @@ def _command_run(args: argparse.Namespace) -> int:
     )
     try:
         if args.dry_run:
-            return _dry_run(args.tasks, args.model, options)
-        outcomes = evaluate(args.tasks, args.model, **options)
+            return _dry_run(args.tasks, args.model, config)
+        outcomes = evaluate(args.tasks, args.model, config)
     finally:
         shutdown()
     for outcome in outcomes:
@@ -76,12 +80,12 @@ def _command_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dry_run(tasks: str, model: str, options: dict[str, Any]) -> int:
+def _dry_run(tasks: str, model: str, config: RunConfig) -> int:
     """Print the plan of a run (``--dry-run``): nothing is computed or written."""
     from harness.plan import count_outputs, format_plan
     from harness.runner import prepare
 
-    plan = prepare(tasks, model, **{**options, "output": None, "resume": False, "log_samples": False})
+    plan = prepare(tasks, model, config.replace(output=None, resume=False, log_samples=False))
     count_outputs(plan)
     print(format_plan(plan))
     return 0

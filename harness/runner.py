@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import re
 import sys
 import time
 import weakref
@@ -18,12 +17,13 @@ from typing import Any
 from harness import provenance
 from harness.cache import default_cache, honours_no_cache
 from harness.cached_model import CachedModel
+from harness.config import RunConfig, run_config
 from harness.context import RunContext
 from harness.data import DatasetLoader, LoadedData
 from harness.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
 from harness.errors import HarnessError, UnknownNameError
 from harness.jsonl import write_json_lines_atomic
-from harness.params import parse_kv, resolve_params
+from harness.params import resolve_params
 from harness.plan import RunPlan, TaskPlan, count_outputs
 from harness.progress import Progress
 from harness.registry import Registry, get_registry
@@ -64,9 +64,7 @@ def resolve_device(device: str) -> str:
 
 
 def check_device(device: str) -> str:
-    """``cpu``, or ``cuda`` / ``cuda:N`` that this PyTorch can use; anything else is a clear error."""
-    if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
-        raise HarnessError(f"--device takes cpu, cuda, cuda:N or auto, got {device!r}")
+    """``cpu``, or ``cuda`` / ``cuda:N`` that this PyTorch can use (the spelling is checked by ``RunConfig``)."""
     if device.startswith("cuda"):
         import torch
 
@@ -135,12 +133,9 @@ def load_task_data(registry: Registry, task: Task, args: Mapping[str, Any], data
     """Load the task's dataset through its registered loader, then apply ``--limit``."""
     loader: DatasetLoader = registry.load("dataset", task.dataset)(task.dataset)
     loaded = loader.load(data_dir, args, images_dir=images)
-    if limit is not None:
-        if limit < 1:
-            raise HarnessError(f"--limit must be at least 1, got {limit}")
-        if len(loaded.data) > limit:
-            data = loaded.data
-            loaded.data = data.select(range(limit)) if hasattr(data, "select") else data[:limit]
+    if limit is not None and len(loaded.data) > limit:
+        data = loaded.data
+        loaded.data = data.select(range(limit)) if hasattr(data, "select") else data[:limit]
     loaded.identity = {"loader": task.dataset, **loaded.identity, "size": len(loaded.data)}
     return loaded
 
@@ -151,15 +146,11 @@ def choose_seeds(task: Task, seeds: int | None, seed: int | None, size: int | No
     When the task says that seeds cannot differ on ``size`` items (``Task.seeds_differ``), only
     the first seed is kept: the other seeds would repeat its numbers.
     """
-    if seed is not None and seed < 0:
-        raise HarnessError(f"--seed must be 0 or more, got {seed}")
     if not task.uses_seeds:
         return [seed] if seed is not None else [0]
     if seed is not None:
         return [seed]
     count = task.default_seeds if seeds is None else seeds
-    if count < 1:
-        raise HarnessError(f"--seeds must be at least 1, got {count}")
     if size is not None and not task.seeds_differ(size):
         return [0]
     return list(range(count))
@@ -211,12 +202,15 @@ def check_output_folder(output: str | os.PathLike[str]) -> Path:
 
 
 @honours_no_cache  # --no-cache: no cache file is opened, not even for the weight-hash memo
-def evaluate(tasks: str | Sequence[str], model: Any, *, dry_run: bool = False, **options: Any) -> list[Any]:
+def evaluate(tasks: str | Sequence[str], model: Any, config: RunConfig | None = None, *, dry_run: bool = False,
+             **options: Any) -> list[Any]:
     """Run tasks on one model and append one results line per task to ``<output>/results.jsonl``.
 
     ``model`` is a registered name, a Hub id or folder, a ``ModelAdapter`` instance, or any object
-    with ``encode(texts)`` returning one vector per text (used as a text encoder, uncached);
-    ``options`` are the keyword arguments of ``prepare``. Every precondition of every task is checked first (``prepare``); then each task's line is
+    with ``encode(texts)`` returning one vector per text (used as a text encoder, uncached).
+    ``config`` holds the run's settings (``RunConfig``); keyword ``options`` are a shorthand for
+    its fields (``evaluate("xlr", m, seeds=3)`` equals ``evaluate("xlr", m, RunConfig(seeds=3))``)
+    and override those of ``config``. Every precondition of every task is checked first (``prepare``); then each task's line is
     written as soon as that task finishes, so an error in a later task loses nothing already
     computed. With ``output=None`` nothing is written. Returns the records (``Skipped`` for
     resumed tasks, ``ShardDone`` for tasks whose shard could not see every model output); with
@@ -227,59 +221,32 @@ def evaluate(tasks: str | Sequence[str], model: Any, *, dry_run: bool = False, *
     model outputs and rank 0 alone writes results. With ``shard="i/N"`` only slice i of the
     missing outputs is computed and cached (see ``harness.distributed``).
     """
-    plan = prepare(tasks, model, **options)
+    plan = prepare(tasks, model, config, **options)
     if dry_run:
         return count_outputs(plan)
     return execute(plan)
 
 
 @honours_no_cache
-def prepare(
-    tasks: str | Sequence[str],
-    model: Any,
-    *,
-    model_args: str | Mapping[str, Any] | None = None,
-    task_args: str | Mapping[str, Any] | None = None,
-    data_dir: str | None = None,
-    images: str | None = None,
-    image_model: str | None = None,
-    image_model_args: str | Mapping[str, Any] | None = None,
-    limit: int | None = None,
-    seeds: int | None = None,
-    seed: int | None = None,
-    batch_size: int = 32,
-    device: str = "auto",
-    output: str | os.PathLike[str] | None = "results",
-    log_samples: bool = False,
-    resume: bool = False,
-    use_cache: bool = True,
-    shard: str | None = None,
-    dist_timeout: float | None = None,
-    progress: Progress | None = None,
-    registry: Registry | None = None,
-    include_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
-    resamples: int = DEFAULT_RESAMPLES,
-) -> RunPlan:
+def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = None, **options: Any) -> RunPlan:
     """The preflight: check every precondition of every task before any inference; the run's plan.
 
     Resolves the tasks and their arguments, the model and its capabilities, the auxiliary
     models, the output folder, and loads and validates every task's data (images included).
+    ``config`` and ``options`` are as for ``evaluate``.
     """
-    registry = registry or get_registry()
-    if include_path is not None:
+    config = run_config(config, options)
+    registry = config.registry or get_registry()
+    if config.include_path is not None:
         from harness.presets import include_presets
 
-        registry = include_presets(registry, include_path)
-    progress = progress or Progress(enabled=False)
-    given_args = parse_kv(task_args, "--task-args")
-    task_objects = build_tasks(registry, split_names(tasks), given_args, data_dir)
-    if batch_size < 1:
-        raise HarnessError(f"--batch-size must be at least 1, got {batch_size}")
-    if output is None and (resume or log_samples):
-        raise HarnessError("--resume and --log-samples need an output folder (output=None writes nothing)")
-    partition: RankPartition | ShardPartition | None = parse_shard(shard) if shard else None
-    device = resolve_device(device)
-    launched = init_from_launcher(device, dist_timeout)
+        registry = include_presets(registry, config.include_path)
+    progress = config.progress or Progress(enabled=False)
+    given_args = dict(config.task_args)
+    task_objects = build_tasks(registry, split_names(tasks), given_args, config.data_dir)
+    partition: RankPartition | ShardPartition | None = parse_shard(config.shard) if config.shard else None
+    device = resolve_device(config.device)
+    launched = init_from_launcher(device, config.dist_timeout)
     if launched is not None:
         if partition is not None:
             raise HarnessError("--shard is for runs without a launcher; under torchrun each rank already takes its share")
@@ -287,16 +254,18 @@ def prepare(
     is_main = not isinstance(partition, RankPartition) or partition.rank == 0
     if not is_main:
         progress = Progress(enabled=False)
+    output = config.output
     folder = None if output is None else check_output_folder(output) if is_main else Path(output)
     needs = {t.name: t.requires for t in task_objects}
+    batch_size = config.batch_size
     if isinstance(model, str):
-        adapter = build_adapter(registry, model, parse_kv(model_args, "--model-args"), needs, device=device, batch_size=batch_size)
+        adapter = build_adapter(registry, model, dict(config.model_args), needs, device=device, batch_size=batch_size)
     else:
         adapter = in_memory_adapter(model, needs, device=device, batch_size=batch_size)
-    cache = default_cache() if use_cache and adapter_is_cacheable(adapter) else None
+    cache = default_cache() if config.use_cache and adapter_is_cacheable(adapter) else None
     cached_model = CachedModel(adapter, cache, progress, partition)
-    aux = {"image": (image_model, parse_kv(image_model_args, "--image-model-args"))} if image_model else {}
-    done = finished_signatures(folder / RESULTS_FILE) if resume and folder is not None and is_main else set()
+    aux = {"image": (config.image_model, dict(config.image_model_args))} if config.image_model else {}
+    done = finished_signatures(folder / RESULTS_FILE) if config.resume and folder is not None and is_main else set()
     if isinstance(partition, RankPartition):
         done = partition.from_main(done, "agreeing on finished tasks")
     aux_loaded: dict[str, CachedModel] = {}  # auxiliary models, built once for all tasks
@@ -304,25 +273,24 @@ def prepare(
     plans = []
     for task in task_objects:
         clock = time.perf_counter()
-        source = data_dir if data_dir is not None else task_data_source(task)
+        source = config.data_dir if config.data_dir is not None else task_data_source(task)
         apply_fallback(registry, task, source)
         data_args = loader_args(registry, task, given_args)
-        loaded = load_task_data(registry, task, data_args, source, images, limit)
-        check_task_ready(task, images)
-        seed_list = choose_seeds(task, seeds, seed, len(loaded.data))
+        loaded = load_task_data(registry, task, data_args, source, config.images, config.limit)
+        check_task_ready(task, config.images)
+        seed_list = choose_seeds(task, config.seeds, config.seed, len(loaded.data))
         all_args = {**data_args, **task.args}  # the loader's own arguments count: they change the data
         ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded, task.aux_roles)
-        task_sig = task_signature(task.name, task.version, signature_args(all_args, limit), loaded.identity, seed_list if task.uses_seeds else None,
-                                  ctx.aux_identities(task.name))
+        task_sig = task_signature(task.name, task.version, signature_args(all_args, config.limit), loaded.identity,
+                                  seed_list if task.uses_seeds else None, ctx.aux_identities(task.name))
         signature = full_signature(task_sig, cached_model.identity.as_dict())
         _SERVED_BY[task] = served_by(registry, task, [cached_model.identity.as_dict(), *ctx.aux_identities(task.name).values()])
         plans.append(TaskPlan(task, all_args, source, loaded, seed_list, ctx, task_sig, signature, signature in done,
                               time.perf_counter() - clock))
-    if resamples < 0:
-        raise HarnessError(f"--resamples must be at least 0, got {resamples}")
-    settings = {"limit": limit, "resamples": resamples, "batch_size": batch_size, "device": device, "data_dir": data_dir, "images": images,
-                "image_model": image_model, "use_cache": cache is not None, "world_size": world_size}
-    return RunPlan(plans, cached_model, folder, settings, partition, is_main, progress, shard, log_samples)
+    settings = {"limit": config.limit, "resamples": config.resamples, "batch_size": batch_size, "device": device,
+                "data_dir": config.data_dir, "images": config.images, "image_model": config.image_model,
+                "use_cache": cache is not None, "world_size": world_size}
+    return RunPlan(plans, cached_model, folder, settings, partition, is_main, progress, config.shard, config.log_samples)
 
 
 def task_data_source(task: Task) -> str | None:

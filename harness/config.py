@@ -1,0 +1,99 @@
+"""``RunConfig``: every setting of a run besides its tasks and model, validated in one place."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import HarnessError
+from harness.intervals import DEFAULT_RESAMPLES
+from harness.params import parse_kv
+
+if TYPE_CHECKING:
+    from harness.progress import Progress
+    from harness.registry import Registry
+
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The settings of ``harness.evaluate`` / ``harness.prepare`` (the CLI's options of ``harness run``).
+
+    ``model_args``, ``task_args`` and ``image_model_args`` take ``"k=v,k2=v2"`` or a mapping and
+    are kept as dicts. Construction checks every value that does not depend on the tasks or the
+    machine (batch size, seeds, seed, limit, resamples, the device's spelling, shard, output);
+    whether a CUDA device is usable is checked when the run is prepared. ``output=None`` writes
+    nothing. ``registry`` and ``progress`` default to the installed plugins and no progress bars.
+    """
+
+    model_args: Mapping[str, Any] = field(default_factory=dict)
+    task_args: Mapping[str, Any] = field(default_factory=dict)
+    data_dir: str | None = None
+    images: str | None = None
+    image_model: str | None = None
+    image_model_args: Mapping[str, Any] = field(default_factory=dict)
+    limit: int | None = None
+    seeds: int | None = None
+    seed: int | None = None
+    batch_size: int = 32
+    device: str = "auto"
+    output: str | os.PathLike[str] | None = "results"
+    log_samples: bool = False
+    resume: bool = False
+    use_cache: bool = True
+    shard: str | None = None
+    dist_timeout: float | None = None
+    resamples: int = DEFAULT_RESAMPLES
+    include_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None
+    progress: Progress | None = field(default=None, compare=False)
+    registry: Registry | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        for name, what in (("model_args", "--model-args"), ("task_args", "--task-args"), ("image_model_args", "--image-model-args")):
+            object.__setattr__(self, name, parse_kv(getattr(self, name), what))
+        _at_least("--batch-size", self.batch_size, 1)
+        _at_least("--seeds", self.seeds, 1)
+        _at_least("--seed", self.seed, 0, "0 or more")
+        _at_least("--limit", self.limit, 1)
+        _at_least("--resamples", self.resamples, 0)
+        if not _DEVICE.fullmatch(self.device):
+            raise HarnessError(f"--device takes cpu, cuda, cuda:N or auto, got {self.device!r}")
+        if self.output is None and (self.resume or self.log_samples):
+            raise HarnessError("--resume and --log-samples need an output folder (output=None writes nothing)")
+        if self.shard:
+            from harness.distributed import parse_shard
+
+            parse_shard(self.shard)
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with ``changes`` applied, validated again."""
+        return dataclasses.replace(self, **changes)
+
+
+def _at_least(option: str, value: int | None, lowest: int, bound: str = "") -> None:
+    """``value`` (None: unset) is a whole number of at least ``lowest``, or a ``HarnessError`` naming the option."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise HarnessError(f"{option} takes a whole number, got {value!r}")
+    if value < lowest:
+        raise HarnessError(f"{option} must be {bound or f'at least {lowest}'}, got {value}")
+
+
+def run_config(config: RunConfig | None, options: Mapping[str, Any]) -> RunConfig:
+    """The config of a call: ``config`` (default ``RunConfig()``) with the keyword ``options`` applied.
+
+    The keyword arguments of ``harness.evaluate`` are a convenience over ``RunConfig``: an
+    unknown one is a ``TypeError``, as for any function.
+    """
+    known = {f.name for f in dataclasses.fields(RunConfig)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r} (RunConfig takes: {', '.join(sorted(known))})")
+    base = config if config is not None else RunConfig()
+    return base.replace(**options) if options else base
