@@ -25,14 +25,16 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special, stats
 
 TIE_TOLERANCE = 1e-6
 TIE_RULES = ("expected", "optimistic", "pessimistic")
+RETRIEVALS = ("cosine", "csls")
+CSLS_NEIGHBOURS = 10  # K of CSLS (Lample et al., ICLR 2018, sect. 2.3)
 CHUNK_BYTES = 32 << 20  # size of one chunk of similarities (rows x all columns, float32)
 
 
@@ -122,11 +124,19 @@ def inverse_norms(vectors: np.ndarray) -> np.ndarray:
 
 
 class _Side:
-    """One side of a similarity computation: vectors and their inverse norms."""
+    """One side of a similarity computation: vectors, their inverse norms and, for CSLS, each item's
+    mean similarity to its K nearest neighbours on the other side (``penalty``)."""
 
     def __init__(self, vectors: np.ndarray):
         self.vectors = np.asarray(vectors, dtype=np.float32)
         self.inv = inverse_norms(self.vectors)
+        self.penalty: np.ndarray | None = None
+
+    def penalized(self, penalty: np.ndarray) -> _Side:
+        """The same vectors with a CSLS penalty per item (no copy of the vectors)."""
+        side = object.__new__(_Side)
+        side.vectors, side.inv, side.penalty = self.vectors, self.inv, penalty.astype(np.float32)
+        return side
 
     def take(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if len(items) == len(self.vectors) and np.array_equal(items, np.arange(len(items))):
@@ -135,8 +145,10 @@ class _Side:
 
 
 def _chunks(block: Block, row_side: _Side, col_side: _Side):
-    """Yield (slice of block rows, cosine similarities of those rows with all block columns)."""
+    """Yield (slice of block rows, similarities of those rows with all block columns): cosines, or
+    with penalties on both sides CSLS(x, y) = 2 cos(x, y) - r(x) - r(y)."""
     cols, cols_inv = col_side.take(block.cols)
+    csls = row_side.penalty is not None and col_side.penalty is not None
     step = max(1, CHUNK_BYTES // (4 * max(1, len(block.cols))))
     for start in range(0, len(block.rows), step):
         part = slice(start, min(start + step, len(block.rows)))
@@ -144,7 +156,51 @@ def _chunks(block: Block, row_side: _Side, col_side: _Side):
         sims = rows @ cols.T
         sims *= rows_inv[:, None]
         sims *= cols_inv[None, :]
+        if csls:
+            sims *= 2
+            sims -= row_side.penalty[block.rows[part]][:, None]
+            sims -= col_side.penalty[block.cols][None, :]
         yield part, sims
+
+
+Scored = tuple[Block, _Side, _Side]
+
+
+def scored_blocks(row_side: _Side, col_side: _Side, row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray],
+                  retrieval: str = "cosine", neighbours: int = CSLS_NEIGHBOURS) -> Iterator[Scored]:
+    """The blocks to compute and the sides to score them with.
+
+    ``cosine``: seeds share blocks (``plan_blocks``). ``csls`` (Lample et al., ICLR 2018, sect. 2.3):
+    per seed, CSLS(x, y) = 2 cos(x, y) - r_T(x) - r_S(y), where r_T(x) is the mean cosine of row
+    item x with its ``neighbours`` nearest columns of the seed and r_S(y) that of column item y
+    with its nearest rows of the seed; the penalties depend on the seed's sample, so each seed is
+    its own block.
+    """
+    if retrieval == "cosine":
+        yield from ((block, row_side, col_side) for block in plan_blocks(row_sets, col_sets))
+        return
+    if retrieval != "csls":
+        raise ValueError(f"unknown retrieval {retrieval!r} (one of {', '.join(RETRIEVALS)})")
+    for seed, (rows, cols) in enumerate(zip(row_sets, col_sets)):
+        (block,) = plan_blocks([rows], [cols])
+        row_penalty = mean_top_similarity(row_side, col_side, block, neighbours, len(row_side.vectors))
+        col_penalty = mean_top_similarity(col_side, row_side, Block((0,), block.cols, block.rows, block.col_member,
+                                                                     block.row_member), neighbours, len(col_side.vectors))
+        yield replace(block, seeds=(seed,)), row_side.penalized(row_penalty), col_side.penalized(col_penalty)
+
+
+def mean_top_similarity(row_side: _Side, col_side: _Side, block: Block, neighbours: int, size: int) -> np.ndarray:
+    """Per row item of a one-seed block, the mean cosine with its ``neighbours`` most similar columns
+    (all of them when there are fewer), computed chunk by chunk; an array over all ``size`` items (0 elsewhere)."""
+    if neighbours < 1:
+        raise ValueError(f"the CSLS neighbourhood must be at least 1, got {neighbours}")
+    out = np.zeros(size, dtype=np.float64)
+    depth = min(neighbours, len(block.cols))
+    for part, sims in _chunks(block, row_side, col_side):
+        if depth:
+            top = np.partition(sims, len(block.cols) - depth, axis=1)[:, len(block.cols) - depth:]
+            out[block.rows[part]] = top.astype(np.float64).sum(axis=1) / depth
+    return out
 
 
 def _candidates(sims: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -252,20 +308,25 @@ def _check(rule: str, k: int, tol: float) -> None:
 
 
 def xlr(src: np.ndarray, tgt: np.ndarray, samples: Sequence[np.ndarray], k: int = 10, rule: str = "expected",
-        tol: float = TIE_TOLERANCE) -> SeedResults:
+        tol: float = TIE_TOLERANCE, retrieval: str = "cosine", neighbours: int = CSLS_NEIGHBOURS) -> SeedResults:
     """Cross-lingual retrieval: each sampled source against the targets of the same sample.
 
     Per seed: ``recall@k`` (hit when the item's own target is within the top k of the sample's
-    targets), ``mrr`` and ``median_rank`` of the own target.
+    targets), ``mrr`` and ``median_rank`` of the own target, and the hubness of the targets
+    (``hub_skew``, ``antihubs``: see ``hubness``). ``retrieval``: ``cosine`` or ``csls``
+    (``scored_blocks``, with ``neighbours`` = K).
     """
     _check(rule, k, tol)
     better: list[np.ndarray] = [np.zeros(len(s)) for s in samples]
     tied: list[np.ndarray] = [np.zeros(len(s)) for s in samples]
+    counts = [np.zeros(len(tgt)) for _ in samples]
     order = [np.argsort(s, kind="stable") for s in samples]
     src_side, tgt_side = _Side(src), _Side(tgt)
-    for block in plan_blocks(samples, samples):
+    for block, row_side, col_side in scored_blocks(src_side, tgt_side, samples, samples, retrieval, neighbours):
         member = block.col_member.astype(np.float32)
-        for part, sims in _chunks(block, src_side, tgt_side):
+        for part, sims in _chunks(block, row_side, col_side):
+            for seed, _, rows, cols, values in _chunk_lists(block, part, sims, k, 2 * tol):
+                counts[seed] += occurrences(rows, cols, values, k, rule, tol, len(tgt))
             items = block.rows[part]
             own = sims[np.arange(len(items)), np.searchsorted(block.cols, items)].astype(np.float64)
             above = (sims > (own + tol)[:, None]).astype(np.float32) @ member
@@ -276,13 +337,14 @@ def xlr(src: np.ndarray, tgt: np.ndarray, samples: Sequence[np.ndarray], k: int 
                 better[seed][where] = above[local, b]
                 tied[seed][where] = within[local, b] - above[local, b] - 1
     metrics, queries = [], []
-    for sample, b_, t_ in zip(samples, better, tied):
+    for sample, b_, t_, count in zip(samples, better, tied, counts):
         hits, ranks, reciprocal = hit_probability(b_, t_, k, rule), rank(b_, t_, rule), reciprocal_rank(b_, t_, rule)
         defined = len(sample) > 0
         metrics.append({
             "recall@k": float(hits.mean()) if defined else None,
             "mrr": float(reciprocal.mean()) if defined else None,
             "median_rank": float(np.median(ranks)) if defined else None,
+            **hubness(count[np.asarray(sample, dtype=np.int64)]),
         })
         queries.append(PerQuery(np.asarray(sample), hits, ranks, reciprocal=reciprocal))
     return SeedResults(metrics, queries)
@@ -290,10 +352,12 @@ def xlr(src: np.ndarray, tgt: np.ndarray, samples: Sequence[np.ndarray], k: int 
 
 def backretrieval(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence[np.ndarray],
                   targets: Sequence[np.ndarray], k: int = 10, rule: str = "expected",
-                  tol: float = TIE_TOLERANCE) -> SeedResults:
+                  tol: float = TIE_TOLERANCE, retrieval: str = "cosine", neighbours: int = CSLS_NEIGHBOURS) -> SeedResults:
     """BackRetrieval: per seed, sources and disjoint targets; for each source q, T* = the target
     text most similar to q, I* = T*'s image; hit when q's own image is within the top k of all
-    the seed's source images ranked by similarity to I*. Per seed: ``recall@k``.
+    the seed's source images ranked by similarity to I*. Per seed: ``recall@k`` and the hubness
+    of the text step (the targets' k-occurrences among the sources' k most similar targets).
+    ``retrieval`` (``cosine`` or ``csls``) scores the text step; g, the image step, is always cosine.
     """
     _check(rule, k, tol)
     for seed, (q, t) in enumerate(zip(sources, targets)):
@@ -303,13 +367,19 @@ def backretrieval(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources:
     src_side, tgt_side = _Side(src), _Side(tgt)
     hits = [np.zeros(len(q)) for q in sources]
     match = [np.zeros(len(q), dtype=np.int64) for q in sources]
+    counts = [np.zeros(len(tgt)) for _ in sources]
     order = [np.argsort(q, kind="stable") for q in sources]
-    for seed, items, rows, matches, _ in _top_lists(src_side, tgt_side, sources, targets, 1, tol):
+    text = scored_blocks(src_side, tgt_side, sources, targets, retrieval, neighbours)
+    for seed, items, rows, cols, values in _top_lists(text, k, 2 * tol):
+        counts[seed] += occurrences(rows, cols, values, k, rule, tol, len(tgt))
+        best = values >= np.maximum.reduceat(values, np.searchsorted(rows, np.arange(len(items))))[rows] - tol
+        rows, matches = rows[best], cols[best]
         probs = _lookup(hit_keys, hit_probs, (seed * len(images) + matches) * len(images) + items[rows])
         where = _positions(sources[seed], order[seed], items)
         hits[seed][where] = _aggregate_ties(rows, probs, len(items), rule)
         match[seed][where] = matches[np.searchsorted(rows, np.arange(len(items)))]
-    metrics = [{"recall@k": float(h.mean()) if len(h) else None} for h in hits]
+    metrics = [{"recall@k": float(h.mean()) if len(h) else None, **hubness(c[np.asarray(t, dtype=np.int64)])}
+               for h, c, t in zip(hits, counts, targets)]
     return SeedResults(metrics, [PerQuery(np.asarray(q), h, match=m) for q, h, m in zip(sources, hits, match)])
 
 
@@ -332,23 +402,45 @@ def _depth(needed: int, block: Block) -> int:
     return min(len(block.cols), math.ceil(2 * (needed + 10) / max(density, 1e-9)))
 
 
-def _top_lists(row_side: _Side, col_side: _Side, row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray],
-               needed: int, margin: float):
+def _top_lists(blocks: Iterable[Scored], needed: int, margin: float):
     """For each seed and its row items: the seed's column items whose similarity is at least (the
     ``needed``-th best - ``margin``), ordered by row then similarity, descending.
 
     Yields (seed, row items, entry rows as positions in the row items, entry column items, entry similarities).
     """
-    for block in plan_blocks(row_sets, col_sets):
-        depth = _depth(needed, block)
+    for block, row_side, col_side in blocks:
         for part, sims in _chunks(block, row_side, col_side):
-            cand = _candidates(sims, depth)
-            for b, seed in enumerate(block.seeds):
-                local = np.flatnonzero(block.row_member[part, b])
-                if len(local):
-                    sub = (cand[0][local], cand[1][local], cand[2][local])
-                    rows, cols, values = _member_lists(sims[local], sub, block.col_member[:, b], needed, margin)
-                    yield seed, block.rows[part][local], rows, block.cols[cols], values
+            yield from _chunk_lists(block, part, sims, needed, margin)
+
+
+def _chunk_lists(block: Block, part: slice, sims: np.ndarray, needed: int, margin: float):
+    """``_top_lists`` of one chunk of a block's rows."""
+    cand = _candidates(sims, _depth(needed, block))
+    for b, seed in enumerate(block.seeds):
+        local = np.flatnonzero(block.row_member[part, b])
+        if len(local):
+            sub = (cand[0][local], cand[1][local], cand[2][local])
+            rows, cols, values = _member_lists(sims[local], sub, block.col_member[:, b], needed, margin)
+            yield seed, block.rows[part][local], rows, block.cols[cols], values
+
+
+def occurrences(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, k: int, rule: str, tol: float,
+                size: int) -> np.ndarray:
+    """The k-occurrences N_k of a ``_top_lists`` entry list (margin >= 2 tol): per column item (an array
+    over all ``size`` items), how many rows have it among their k best, ties counted by the tie rule
+    (``expected``: the probability of being in the top k under random tie-breaking)."""
+    probability = hit_probability(*_tie_counts(rows, values, tol), k, rule)
+    return np.bincount(cols, weights=probability, minlength=size)
+
+
+def hubness(counts: np.ndarray) -> dict[str, float | None]:
+    """Skewness of the k-occurrence distribution (the population moment E[(N_k - mu)^3] / sigma^3,
+    Radovanovic, Nanopoulos and Ivanovic, JMLR 2010, sect. 3) and the share of anti-hubs (N_k = 0)
+    over the candidates; the skewness is undefined (None) when every N_k is equal."""
+    if not len(counts):
+        return {"hub_skew": None, "antihubs": None}
+    skew = float(stats.skew(counts, bias=True)) if np.ptp(counts) > 1e-12 else None
+    return {"hub_skew": skew, "antihubs": float(np.mean(counts <= 0))}
 
 
 def _image_hits(images: _Side, sources: Sequence[np.ndarray], targets: Sequence[np.ndarray], k: int, rule: str,
@@ -359,7 +451,7 @@ def _image_hits(images: _Side, sources: Sequence[np.ndarray], targets: Sequence[
     Returned as sorted keys ((s * n_items + t) * n_items + q) and their probabilities.
     """
     keys, probs = [], []
-    for seed, t_items, rows, q_items, values in _top_lists(images, images, targets, sources, k, 2 * tol):
+    for seed, t_items, rows, q_items, values in _top_lists(scored_blocks(images, images, targets, sources), k, 2 * tol):
         p = hit_probability(*_tie_counts(rows, values, tol), k, rule)
         keep = p > 0
         keys.append((seed * n_items + t_items[rows[keep]]) * n_items + q_items[keep])

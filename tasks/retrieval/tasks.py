@@ -39,6 +39,9 @@ COMMON_PARAMS: dict[str, Param] = {
 RANKING_PARAMS: dict[str, Param] = {
     "k": Param(10, "cut-off of Recall@k"),
     "ties": Param("expected", "how ties count: expected (random tie-breaking), optimistic or pessimistic", choices=metrics.TIE_RULES),
+    "retrieval": Param("cosine", "how the model's texts are ranked: cosine, or csls (Lample et al. 2018, sect. 2.3)",
+                       choices=metrics.RETRIEVALS),
+    "csls_k": Param(metrics.CSLS_NEIGHBOURS, "K of CSLS: the neighbourhood whose mean similarity is subtracted"),
 }
 
 
@@ -56,6 +59,12 @@ def disjoint_samples(size: int, n: int, seeds: Sequence[int]) -> tuple[int, list
     return used, [p[:used] for p in perms], [p[used : 2 * used] for p in perms]
 
 
+HUBNESS = (
+    Metric("hub_skew", "N{k} skew", None, None, None,
+           "skewness of the k-occurrences N{k} of the {n_used} candidates (Radovanovic et al. 2010): "
+           "large and positive when a few hubs are retrieved for many queries"),
+    Metric("antihubs", "anti-hubs", None, None, None, "share of the candidates that are among no query's {k} most similar"),
+)
 RECALL = Metric("recall@k", "R@{k}", True, recall_chance, "mean:hit",
                 "Recall@{k}: share of sources whose own target is among the {k} most similar of {n_used} candidates")
 
@@ -106,6 +115,8 @@ class RetrievalTask(Task):
             raise HarnessError(f"task {name!r}: n must be at least 1, got {self.args['n']}")
         if "k" in self.args and self.args["k"] < 1:
             raise HarnessError(f"task {name!r}: k must be at least 1, got {self.args['k']}")
+        if "csls_k" in self.args and self.args["csls_k"] < 1:
+            raise HarnessError(f"task {name!r}: csls_k must be at least 1, got {self.args['csls_k']}")
         self.dataset = self.args["dataset"]  # the loader's own arguments (split, columns) reach it through --task-args
 
     def use_dataset(self, name: str) -> None:
@@ -134,6 +145,10 @@ class RetrievalTask(Task):
                                "give --image-model NAME (with --images DIR for datasets that list image files)")
         return image_features(f"dataset {self.dataset!r}", data)[items], {"source": "image_features"}
 
+    def retrieval(self) -> dict[str, Any]:
+        """The ranking arguments of ``metrics.xlr`` and ``metrics.backretrieval``."""
+        return {"retrieval": self.args["retrieval"], "neighbours": self.args["csls_k"]}
+
     @staticmethod
     def ids(data: Any) -> list[str]:
         return [str(i) for i in data["id"]]
@@ -148,6 +163,7 @@ class Xlr(RetrievalTask):
         RECALL,
         Metric("mrr", "MRR", True, mrr_chance, "mean:rr", "mean reciprocal rank of the own target among {n_used} candidates"),
         Metric("median_rank", "median rank", False, median_rank_chance, None, "median rank of the own target among {n_used} candidates"),
+        *HUBNESS,
     )
 
     def seeds_differ(self, size: int) -> bool:
@@ -167,7 +183,7 @@ class Xlr(RetrievalTask):
         samples = [p[:used] for p in permutations(size, ctx.seeds)]
         subset = _Subset(samples)
         result = metrics.xlr(self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt),
-                             subset.local(samples), self.args["k"], self.args["ties"])
+                             subset.local(samples), self.args["k"], self.args["ties"], **self.retrieval())
         ids = self.ids(data)
         records = [
             {"seed": seed, "id": ids[item], "hit": float(hit), "rank": float(rank), "rr": float(rr)}
@@ -183,7 +199,7 @@ class BackRetrieval(RetrievalTask):
     version = 1
     aux_roles = ("image",)  # --image-model computes g from the images
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
-    metrics = (RECALL,)
+    metrics = (RECALL, *HUBNESS)
 
     def check(self, output: TaskOutput) -> list[str]:
         """k >= n."""
@@ -197,7 +213,7 @@ class BackRetrieval(RetrievalTask):
         images, g = self.images(data, subset.items, ctx)
         result = metrics.backretrieval(
             self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt), images,
-            subset.local(sources), subset.local(targets), self.args["k"], self.args["ties"],
+            subset.local(sources), subset.local(targets), self.args["k"], self.args["ties"], **self.retrieval(),
         )
         ids = self.ids(data)
         records = [
