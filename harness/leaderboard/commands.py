@@ -35,8 +35,13 @@ def run_leaderboard(args: argparse.Namespace) -> int:
 def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``harness compare``."""
     parser.add_argument("a", metavar="A", help="model A: its leaderboard label or its name")
-    parser.add_argument("b", metavar="B", help="model B")
+    parser.add_argument("b", metavar="B", nargs="?", default=None, help="model B (omitted with --versus-task)")
     parser.add_argument("--task", required=True, help="the task both were run on, with --log-samples")
+    parser.add_argument("--versus-task", default=None, metavar="TASK",
+                        help="compare A's --task result with A's result on TASK over the same examples "
+                             "(e.g. --task commute_tc --versus-task commute_ic)")
+    parser.add_argument("--mcnemar", action="store_true",
+                        help="require McNemar's exact test of the paired 0/1 decisions (added by default whenever they allow it)")
     parser.add_argument("--results", nargs="+", default=["results"], help="results files or folders (default ./results)")
     parser.add_argument("--select", default=None, help="keep only results whose task arguments match, k=v,...")
     parser.add_argument("--statistic", default=None,
@@ -61,7 +66,8 @@ def run_compare(args: argparse.Namespace) -> int:
         print(f"harness: warning: skipped {problem}", file=sys.stderr)
     statistic = Statistic.parse(args.statistic) if args.statistic else None
     comparison = compare(merge(entries), args.a, args.b, args.task, select=parse_kv(args.select, "--select"),
-                         statistic=statistic, resamples=args.resamples, seed=args.seed, confidence=args.confidence)
+                         statistic=statistic, resamples=args.resamples, seed=args.seed, confidence=args.confidence,
+                         versus_task=args.versus_task, with_mcnemar=True if args.mcnemar else None)
     if statistic is None:
         for warning in mismatches(comparison):
             print(f"harness: warning: {warning}", file=sys.stderr)

@@ -5,6 +5,11 @@ their per-sample logs cover the same samples. The statistic of the main metric c
 results line's ``metric_info`` (written by the task), so any plugin's task can be compared; the
 statistic recomputed from the samples is shown beside the recorded metric, and the verdict follows
 the metric's direction (``higher_is_better``).
+
+``--versus-task V`` compares one model's results on two tasks over the same examples (CoMMuTE's TC
+against IC: same data and arguments, the tuples paired by id and direction). When every per-sample
+value is a 0/1 decision and each id has one sample, McNemar's exact test (``mcnemar``) is added to
+the bootstrap (``--mcnemar`` requires it).
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.leaderboard.bootstrap import Bootstrap, Statistic, paired_bootstrap
+from harness.leaderboard.mcnemar import McNemar, decisions, format_mcnemar, is_binary, mcnemar
 from harness.leaderboard.merge import Board, Result
-from harness.leaderboard.samples import align, read_samples
+from harness.leaderboard.metrics import undefined_reason
+from harness.leaderboard.samples import Key, align, read_samples
 
 TOLERANCE = 1e-6
 
@@ -37,6 +44,9 @@ class Comparison:
     units: int
     samples: int
     bootstrap: Bootstrap
+    task_b: str = ""  # B's task when it differs from A's (--versus-task); else empty
+    metric_b: str = ""  # B's main metric when it differs
+    mcnemar: McNemar | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -68,13 +78,8 @@ def _matches(value: Any, wanted: Any) -> bool:
 
 def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, Any]) -> tuple[Result, Result]:
     """The current results of A and B on ``task`` with one shared task signature."""
-    results = [r for r in board.current if r.record.task == task]
-    if not results:
-        tasks = sorted({r.record.task for r in board.current})
-        raise HarnessError(f"no results of task {task!r} (tasks found: {', '.join(tasks) or 'none'})")
-    results = [r for r in results if all(_matches(r.record.task_args.get(k), v) for k, v in select.items())]
-    first = {r.record.task_signature: r for r in _model_results(results, a, task)}
-    second = {r.record.task_signature: r for r in _model_results(results, b, task)}
+    first = {r.record.task_signature: r for r in _candidates(board, a, task, select)}
+    second = {r.record.task_signature: r for r in _candidates(board, b, task, select)}
     shared = sorted(first.keys() & second.keys())
     if not shared:
         raise HarnessError(f"{a} and {b} have no {task} results with the same task signature ({a}: {'; '.join(sorted(first))}; "
@@ -83,6 +88,43 @@ def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, An
         raise HarnessError(f"{a} and {b} share {len(shared)} {task} configurations ({'; '.join(shared)}); "
                            "choose one with --select k=v,...")
     return first[shared[0]], second[shared[0]]
+
+
+def _configuration(signature: str) -> str:
+    """A task signature without its task name and version: what two tasks on the same examples share."""
+    return "|".join(signature.split("|")[1:-1])
+
+
+def choose_versus(board: Board, a: str, task: str, versus: str, select: Mapping[str, Any]) -> tuple[Result, Result]:
+    """A's current results on ``task`` and ``versus`` with the same data, arguments and seeds."""
+    first = {_configuration(r.record.task_signature): r for r in _candidates(board, a, task, select)}
+    second = {_configuration(r.record.task_signature): r for r in _candidates(board, a, versus, select)}
+    shared = sorted(first.keys() & second.keys())
+    if not shared:
+        raise HarnessError(f"{a}'s {task} and {versus} results differ in data, arguments or seeds ({task}: "
+                           f"{'; '.join(sorted(first))}; {versus}: {'; '.join(sorted(second))}): pairing needs the same examples")
+    if len(shared) > 1:
+        raise HarnessError(f"{a} has {len(shared)} configurations of both {task} and {versus} ({'; '.join(shared)}); "
+                           "choose one with --select k=v,...")
+    return first[shared[0]], second[shared[0]]
+
+
+def _candidates(board: Board, name: str, task: str, select: Mapping[str, Any]) -> list[Result]:
+    results = [r for r in board.current if r.record.task == task]
+    if not results:
+        tasks = sorted({r.record.task for r in board.current})
+        raise HarnessError(f"no results of task {task!r} (tasks found: {', '.join(tasks) or 'none'})")
+    results = [r for r in results if all(_matches(r.record.task_args.get(k), v) for k, v in select.items())]
+    return _model_results(results, name, task)
+
+
+def _check_defined(result: Result, metric: str) -> None:
+    """A metric the model leaves undefined (IC of a text-only scorer) has nothing to compare: say why."""
+    record = result.record
+    reason = undefined_reason(record, metric)
+    if reason is not None or record.metrics.get(metric, 0.0) is None:
+        raise HarnessError(f"{result.model_label}'s {metric} on {record.task} is undefined"
+                           f"{': ' + reason if reason else ''}; there are no decisions to compare")
 
 
 def statistic_of(result: Result, metric: str) -> Statistic:
@@ -97,28 +139,75 @@ def statistic_of(result: Result, metric: str) -> Statistic:
     return Statistic.parse(info["statistic"])
 
 
-def compare(board: Board, a: str, b: str, task: str, *, select: Mapping[str, Any] | None = None,
-            statistic: Statistic | None = None, resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> Comparison:
-    """The paired bootstrap of A - B on ``task``'s main metric from the two runs' per-sample logs."""
-    first, second = choose_pair(board, a, b, task, select or {})
-    metric = first.record.main_metric
+def compare(board: Board, a: str, b: str | None, task: str, *, select: Mapping[str, Any] | None = None,
+            statistic: Statistic | None = None, resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
+            versus_task: str | None = None, with_mcnemar: bool | None = None) -> Comparison:
+    """The paired bootstrap of A - B on ``task``'s main metric from the two runs' per-sample logs.
+
+    With ``versus_task``, B is A's result on that task (``b`` may be None or A). ``with_mcnemar``:
+    None adds McNemar's test when the decisions allow it, True requires it, False leaves it out.
+    """
+    if versus_task is not None:
+        if b is not None and b != a:
+            raise HarnessError("--versus-task compares one model's two tasks: give one model (A), not two")
+        first, second = choose_versus(board, a, task, versus_task, select or {})
+    elif b is None:
+        raise HarnessError("give two models (A B), or one model with --versus-task TASK")
+    else:
+        first, second = choose_pair(board, a, b, task, select or {})
+    metric, metric_b = first.record.main_metric, second.record.main_metric
+    for result, name in ((first, metric), (second, metric_b)):
+        _check_defined(result, name)
     higher = (first.record.metric_info.get(metric) or {}).get("higher_is_better", True)
-    statistic = statistic or statistic_of(first, metric)
-    paired, samples = align(read_samples(first.entry, statistic.fields), read_samples(second.entry, statistic.fields), statistic)
+    statistic_a = statistic or statistic_of(first, metric)
+    statistic_b = statistic or statistic_of(second, metric_b)
+    if statistic_a.kind != statistic_b.kind:
+        raise HarnessError(f"{first.record.task}'s {statistic_a} and {second.record.task}'s {statistic_b} are different "
+                           "kinds of statistic: choose one with --statistic")
+    values_a, values_b = read_samples(first.entry, statistic_a.fields), read_samples(second.entry, statistic_b.fields)
+    paired, samples = align(values_a, values_b, statistic_a)
     outcome = paired_bootstrap(paired, resamples, seed, confidence)
-    return Comparison(task, first.record.task_signature, first.model_label, second.model_label, metric,
-                      first.record.metrics.get(metric), second.record.metrics.get(metric), str(statistic),
-                      higher if isinstance(higher, bool) else None, len(paired.a), samples, outcome)
+    label_a, label_b = first.model_label, second.model_label
+    if versus_task is not None:
+        label_a, label_b = f"{label_a} {task}", f"{label_b} {versus_task}"
+    shown = str(statistic_a) if statistic_a == statistic_b else f"{statistic_a} vs {statistic_b}"
+    return Comparison(task, first.record.task_signature, label_a, label_b, metric,
+                      first.record.metrics.get(metric), second.record.metrics.get(metric_b), shown,
+                      higher if isinstance(higher, bool) else None, len(paired.a), samples, outcome,
+                      versus_task or "", metric_b if metric_b != metric else "",
+                      _mcnemar(values_a, values_b, statistic_a, statistic_b, with_mcnemar))
+
+
+def _mcnemar(values_a: dict[Key, tuple[float, ...]], values_b: dict[Key, tuple[float, ...]], statistic_a: Statistic,
+             statistic_b: Statistic, wanted: bool | None) -> McNemar | None:
+    """McNemar's test of the paired decisions when they are 0/1, one sample per id, as many per sample on both sides."""
+    if wanted is False:
+        return None
+    problems = []
+    if statistic_a.kind != "mean":
+        problems.append(f"it needs right/wrong decisions, and {statistic_a} is not a mean of them")
+    elif len(statistic_a.fields) != len(statistic_b.fields):
+        problems.append(f"{statistic_a} and {statistic_b} hold different numbers of decisions per sample")
+    elif len({key[1] for key in values_a}) != len(values_a):
+        problems.append("each id has several samples (seeds), which are not independent examples")
+    elif not (is_binary(values_a) and is_binary(values_b)):
+        problems.append("the per-sample values are not all 0/1 decisions (fractional tie shares, rates or scores)")
+    if problems:
+        if wanted:
+            raise HarnessError(f"McNemar's test does not apply: {problems[0]}; use the bootstrap")
+        return None
+    return mcnemar(*decisions(values_a, values_b))
 
 
 def mismatches(comparison: Comparison) -> list[str]:
     """Warnings when the statistic recomputed from the samples is not the recorded main metric."""
     found = []
-    for label, recorded, recomputed in ((comparison.model_a, comparison.recorded_a, comparison.bootstrap.a),
-                                        (comparison.model_b, comparison.recorded_b, comparison.bootstrap.b)):
+    for label, recorded, recomputed, metric in (
+            (comparison.model_a, comparison.recorded_a, comparison.bootstrap.a, comparison.metric),
+            (comparison.model_b, comparison.recorded_b, comparison.bootstrap.b, comparison.metric_b or comparison.metric)):
         if recorded is None or abs(recorded - recomputed) > TOLERANCE:
             found.append(f"{comparison.statistic} of {label}'s samples is {recomputed:.6f}, but its recorded "
-                         f"{comparison.metric} is {recorded}: the interval is about the statistic, not that metric")
+                         f"{metric} is {recorded}: the interval is about the statistic, not that metric")
     return found
 
 
@@ -144,13 +233,16 @@ def format_comparison(c: Comparison) -> str:
     p = f"< {1 / boot.defined:.2g}" if boot.p_value == 0 else f"= {boot.p_value:.3f}"
     width = max(len(c.model_a), len(c.model_b), len("A - B"))
     lines = [
-        f"paired bootstrap on {c.task} ({c.task_signature})",
+        f"paired bootstrap on {c.task}{' vs ' + c.task_b if c.task_b else ''} ({c.task_signature})",
         f"statistic {c.statistic} over {c.units} ids ({c.samples} samples; the samples of an id are resampled together)",
     ]
-    for label, value, recorded in ((c.model_a, boot.a, c.recorded_a), (c.model_b, boot.b, c.recorded_b)):
-        lines.append(f"{label:<{width}}  {value:.4f}  (recorded {c.metric}: {recorded})")
+    for label, value, recorded, metric in ((c.model_a, boot.a, c.recorded_a, c.metric),
+                                           (c.model_b, boot.b, c.recorded_b, c.metric_b or c.metric)):
+        lines.append(f"{label:<{width}}  {value:.4f}  (recorded {metric}: {recorded})")
     lines.append(f"{'A - B':<{width}}  {_signed(boot.difference)}  {boot.confidence:.0%} CI [{_signed(boot.low)}, {_signed(boot.high)}]  "
                  f"p {p}  ({boot.resamples} resamples, seed {boot.seed}" +
                  (f", {boot.resamples - boot.defined} undefined" if boot.defined < boot.resamples else "") + ")")
+    if c.mcnemar is not None:
+        lines += format_mcnemar(c.mcnemar, c.model_a, c.model_b)
     lines.append(verdict(c))
     return "\n".join(lines)

@@ -1,0 +1,75 @@
+"""McNemar's test of two paired binary decisions (McNemar, Psychometrika 1947).
+
+Each example is decided right (1) or wrong (0) twice: by two models on one task, or by one model
+under two tasks on the same examples (CoMMuTE's TC and IC decisions of one tuple direction). Only
+the discordant examples carry information: ``b`` right under A and wrong under B, ``c`` the other
+way round. Under the null hypothesis that A and B are right equally often, b given b + c is
+Binomial(b + c, 1/2). The p-value is the exact two-sided binomial test
+(``scipy.stats.binomtest(b, b + c, 0.5)``), used at every count: it needs no large-sample
+approximation (the chi-square form is one for large b + c) and is quick for any b + c.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binomtest
+
+from harness.errors import HarnessError
+
+METHOD = "exact two-sided binomial test (scipy.stats.binomtest)"
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """The 2x2 table of paired decisions and the exact test on its discordant cells."""
+
+    both_right: int
+    a_only: int  # b: right under A, wrong under B
+    b_only: int  # c: wrong under A, right under B
+    both_wrong: int
+    p_value: float
+    method: str = METHOD
+
+    @property
+    def examples(self) -> int:
+        """All paired decisions."""
+        return self.both_right + self.a_only + self.b_only + self.both_wrong
+
+
+def is_binary(values: Mapping[object, tuple[float, ...]]) -> bool:
+    """Whether every value is 0 or 1 (decisions, not rates or fractional tie shares)."""
+    return bool(values) and all(v in (0.0, 1.0) for row in values.values() for v in row)
+
+
+def decisions(first: Mapping[object, tuple[float, ...]], second: Mapping[object, tuple[float, ...]]) -> tuple[np.ndarray, np.ndarray]:
+    """The paired decisions of two aligned logs, one per (sample, field position); both must be 0/1."""
+    keys = sorted(first, key=str)
+    a = np.array([v for key in keys for v in first[key]], dtype=float)
+    b = np.array([v for key in keys for v in second[key]], dtype=float)
+    if not (np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all()):
+        raise HarnessError("McNemar's test needs right/wrong (0/1) decisions, but the per-sample values include others "
+                           "(fractional shares of ties, rates, scores): use the bootstrap")
+    return a, b
+
+
+def mcnemar(a: np.ndarray, b: np.ndarray) -> McNemar:
+    """McNemar's exact test of paired 0/1 decisions ``a`` and ``b`` (p = 1 when no example is discordant)."""
+    a, b = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    if a.shape != b.shape:
+        raise HarnessError(f"McNemar's test needs paired decisions, got {a.size} and {b.size}")
+    a_only, b_only = int((a & ~b).sum()), int((~a & b).sum())
+    discordant = a_only + b_only
+    p_value = binomtest(a_only, discordant, 0.5).pvalue if discordant else 1.0
+    return McNemar(int((a & b).sum()), a_only, b_only, int((~a & ~b).sum()), float(p_value))
+
+
+def format_mcnemar(test: McNemar, label_a: str, label_b: str) -> list[str]:
+    """The 2x2 table and the p-value as plain lines."""
+    return [
+        f"McNemar over {test.examples} paired decisions: both right {test.both_right}, only {label_a} {test.a_only}, "
+        f"only {label_b} {test.b_only}, both wrong {test.both_wrong}",
+        f"McNemar p = {test.p_value:.4g}: {test.method} on the {test.a_only + test.b_only} discordant decisions",
+    ]
