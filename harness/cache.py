@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import hashlib
 import io
 import json
@@ -267,17 +266,6 @@ def caching(enabled: bool) -> Iterator[None]:
         yield
     finally:
         _ENABLED.reset(token)
-
-
-def honours_no_cache(function: Callable[..., T]) -> Callable[..., T]:
-    """Run ``function`` under ``caching(use_cache)``, ``use_cache`` being its keyword argument (default True)."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, use_cache: bool = True, **kwargs: Any) -> T:
-        with caching(use_cache):
-            return function(*args, use_cache=use_cache, **kwargs)
-
-    return wrapper
 
 
 def default_cache() -> Cache | None:

@@ -17,12 +17,24 @@ from harness.cached_model import CachedModel
 from harness.context import RunContext
 from harness.data import LoadedData
 from harness.progress import Progress
+from harness.signature import Signature
 from harness.task import Task
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where a task's data comes from: the registered loader that loads it (after any ``fallback``)
+    and the location it is given (``--data-dir``, a preset's source, or None for its default)."""
+
+    loader: str
+    location: str | None = None
 
 
 @dataclass
 class TaskPlan:
-    """One task ready to run: its resolved arguments, loaded data, seeds, context and signature.
+    """One task ready to run: its resolved arguments, data source and data, seeds, context and signature.
+
+    ``signature`` is the full ``Signature`` (with the model), kept structured; ``str()`` formats it.
 
     ``cached`` and ``to_compute`` are filled by ``count_outputs`` (``--dry-run``): the distinct
     model outputs the task asks for that the cache holds, and those a run would compute.
@@ -30,12 +42,11 @@ class TaskPlan:
 
     task: Task
     args: dict[str, Any]
-    data_source: str | None
+    data: DataSource
     loaded: LoadedData
     seeds: list[int]
     ctx: RunContext
-    task_signature: str
-    signature: str
+    signature: Signature
     done: bool = False
     load_seconds: float = 0.0
     cached: int | None = None
@@ -45,7 +56,7 @@ class TaskPlan:
         """A JSON-ready summary: task, version, arguments, data set identity, seeds, signature, counts."""
         info: dict[str, Any] = {
             "task": self.task.name, "version": self.task.version, "args": self.args, "dataset": dict(self.loaded.identity),
-            "seeds": self.seeds if self.task.uses_seeds else None, "signature": self.signature,
+            "seeds": self.seeds if self.task.uses_seeds else None, "signature": str(self.signature),
             "aux_models": self.ctx.aux_identities(self.task.name), "already_in_results": self.done,
         }
         if self.cached is not None:

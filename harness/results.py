@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import math
 import types
 import typing
@@ -15,6 +13,7 @@ from typing import Any, Union
 
 from harness.errors import HarnessError
 from harness.jsonl import BadLine, append_json_line, iter_json_lines
+from harness.signature import ModelPart, Signature
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
@@ -209,57 +208,28 @@ def _check_integer(value: Any, where: str) -> None:
         raise SchemaError(f"field {where!r}: expected an integer, got {value!r}")
 
 
-def _short(value: Any, length: int = 12) -> str:
-    text = str(value)
-    if text.startswith("sha256:"):
-        text = text[len("sha256:") :]
-    return text[:length]
-
-
-def _seeds_part(seeds: list[int]) -> str:
-    if seeds == list(range(len(seeds))):
-        return f"seeds:{len(seeds)}"
-    return "seed_list:" + "+".join(map(str, seeds))  # not "seed:", which a loader's own argument may use
-
-
 def task_signature(task: str, version: int, args: dict[str, Any], dataset: dict[str, Any], seeds: list[int] | None,
                    aux_models: dict[str, dict[str, Any]] | None = None) -> str:
-    """What makes a task's numbers comparable across models, sacrebleu style.
+    """The formatted task signature (``harness.signature.Signature``) of these inputs.
 
     The task's arguments, the dataset's size (``items``), the seeds, the dataset's loader and
     revision, the auxiliary models the task used (``--image-model``: ``image:name@revision``)
     and the task version; for example
     ``backretrieval|k:10|n:1000|src:en|tgt:de|items:367|seeds:25|data:ikea@3f2a9c1b0d4e|image:efficientnet-lite0@91ac07f2d3e4|v:1``.
     """
-    parts = [task] + [f"{k}:{args[k]}" for k in sorted(args)]
-    parts.append(f"items:{dataset.get('size')}")
-    if seeds is not None:
-        parts.append(_seeds_part(seeds))
-    parts.append(f"data:{dataset.get('loader')}@{_short(dataset.get('revision'))}")
-    parts += [_model_part(role, identity) for role, identity in sorted((aux_models or {}).items())]
-    return "|".join(parts + [f"v:{version}"])
+    return str(Signature.build(task, version, args, dataset, seeds, aux_models))
 
 
-def _model_part(role: str, model: dict[str, Any]) -> str:
-    """``role:name@revision``, with a digest of the model's arguments when it has any, and one of its
-    adapter's code (distribution, version, source hash) when the identity records it: ``#args:…#code:…``."""
-    part = f"{role}:{model['name']}@{_short(model.get('revision') or 'none')}"
-    if model.get("args"):
-        part += f"#args:{_digest8(model['args'])}"
-    code = [model.get("distribution"), model.get("distribution_version"), model.get("code")]
-    if any(code):
-        part += f"#code:{_digest8(code)}"
-    return part
+def full_signature(task_sig: Signature | str, model: dict[str, Any]) -> str:
+    """The signature with the model's part (name, revision, digests of its arguments and code) before ``v:``.
 
-
-def _digest8(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
-
-
-def full_signature(task_sig: str, model: dict[str, Any]) -> str:
-    """The task signature with the model's name, revision and arguments inserted before ``v:``."""
+    The runner passes a ``Signature``; a task signature already formatted (a stored one, as
+    in tests and benchmarks that build results lines) gets the model part before its last part.
+    """
+    if isinstance(task_sig, Signature):
+        return str(task_sig.with_model(model))
     head, _, version = task_sig.rpartition("|")
-    return f"{head}|{_model_part('model', model)}|{version}"
+    return f"{head}|{ModelPart.of('model', model)}|{version}"
 
 
 def append_record(folder: str | Path, record: ResultRecord) -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import provenance
-from harness.cache import default_cache, honours_no_cache
+from harness.cache import caching, default_cache
 from harness.cached_model import CachedModel
 from harness.config import RunConfig, run_config
 from harness.context import RunContext
@@ -24,14 +24,15 @@ from harness.distributed import RankPartition, ShardPartition, init_from_launche
 from harness.errors import HarnessError, UnknownNameError
 from harness.jsonl import write_json_lines_atomic
 from harness.params import resolve_params
-from harness.plan import RunPlan, TaskPlan, count_outputs
+from harness.plan import DataSource, RunPlan, TaskPlan, count_outputs
 from harness.progress import Progress
 from harness.registry import Registry, get_registry
 from harness.inmemory import adapter_is_cacheable, in_memory_adapter
 from harness.intervals import DEFAULT_RESAMPLES, item_intervals
 from harness.seedstats import mean_and_std
 from harness.resolve import build_adapter
-from harness.results import RESULTS_FILE, ResultRecord, append_record, full_signature, read_records, task_signature
+from harness.results import RESULTS_FILE, ResultRecord, append_record, read_records
+from harness.signature import Signature
 from harness.task import Task, TaskOutput
 
 
@@ -110,33 +111,36 @@ def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, An
     return tasks
 
 
-def apply_fallback(registry: Registry, task: Task, data_dir: str | None) -> None:
-    """Without ``--data-dir``, switch the task to its loader's built-in fallback dataset, if it has one."""
+def resolve_data_source(registry: Registry, task: Task, data_dir: str | None) -> DataSource:
+    """Where the task's data comes from: ``--data-dir``, else the task's own source (a YAML preset's
+    ``dataset.source``), else its loader's default; without either location, the loader's built-in
+    ``fallback`` dataset when it has one (``ikea`` -> ``xling-shapes``). The task is not changed."""
+    location = data_dir if data_dir is not None else task_data_source(task)
     fallback = registry.load("dataset", task.dataset).fallback
-    if data_dir is not None or not fallback:
-        return
+    if location is not None or not fallback:
+        return DataSource(task.dataset, location)
     if fallback not in registry.names("dataset"):
         raise HarnessError(f"dataset {task.dataset!r} needs --data-dir (its built-in default, {fallback!r}, is not available: "
                            "the plugin that registers it is not loaded)")
-    task.use_dataset(fallback)
+    return DataSource(fallback, None)
 
 
-def loader_args(registry: Registry, task: Task, task_args: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments the task's loader declares: the task's values, else the user's, else the loader's defaults."""
-    spec = registry.load("dataset", task.dataset).params
+def loader_args(registry: Registry, task: Task, source: DataSource, task_args: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments the source's loader declares: the task's values, else the user's, else the loader's defaults."""
+    spec = registry.load("dataset", source.loader).params
     given = {**{k: v for k, v in task_args.items() if k in spec}, **{k: v for k, v in task.dataset_args().items() if k in spec}}
-    return resolve_params(spec, given, f"dataset {task.dataset!r}")
+    return resolve_params(spec, given, f"dataset {source.loader!r}")
 
 
-def load_task_data(registry: Registry, task: Task, args: Mapping[str, Any], data_dir: str | None, images: str | None,
+def load_task_data(registry: Registry, source: DataSource, args: Mapping[str, Any], images: str | None,
                    limit: int | None) -> LoadedData:
-    """Load the task's dataset through its registered loader, then apply ``--limit``."""
-    loader: DatasetLoader = registry.load("dataset", task.dataset)(task.dataset)
-    loaded = loader.load(data_dir, args, images_dir=images)
+    """Load the data through the source's registered loader, then apply ``--limit``."""
+    loader: DatasetLoader = registry.load("dataset", source.loader)(source.loader)
+    loaded = loader.load(source.location, args, images_dir=images)
     if limit is not None and len(loaded.data) > limit:
         data = loaded.data
         loaded.data = data.select(range(limit)) if hasattr(data, "select") else data[:limit]
-    loaded.identity = {"loader": task.dataset, **loaded.identity, "size": len(loaded.data)}
+    loaded.identity = {"loader": source.loader, **loaded.identity, "size": len(loaded.data)}
     return loaded
 
 
@@ -154,12 +158,6 @@ def choose_seeds(task: Task, seeds: int | None, seed: int | None, size: int | No
     if size is not None and not task.seeds_differ(size):
         return [0]
     return list(range(count))
-
-
-def signature_args(args: dict[str, Any], limit: int | None) -> dict[str, Any]:
-    """The arguments that enter the task signature: the task's and loader's, and ``limit`` when given
-    (a run on the first N items never shares a column with a full run)."""
-    return args if limit is None else {**args, "limit": limit}
 
 
 def aggregate(per_seed: list[dict[str, float]]) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, list[float | None]]]:
@@ -201,7 +199,6 @@ def check_output_folder(output: str | os.PathLike[str]) -> Path:
     return folder
 
 
-@honours_no_cache  # --no-cache: no cache file is opened, not even for the weight-hash memo
 def evaluate(tasks: str | Sequence[str], model: Any, config: RunConfig | None = None, *, dry_run: bool = False,
              **options: Any) -> list[Any]:
     """Run tasks on one model and append one results line per task to ``<output>/results.jsonl``.
@@ -221,13 +218,12 @@ def evaluate(tasks: str | Sequence[str], model: Any, config: RunConfig | None = 
     model outputs and rank 0 alone writes results. With ``shard="i/N"`` only slice i of the
     missing outputs is computed and cached (see ``harness.distributed``).
     """
-    plan = prepare(tasks, model, config, **options)
-    if dry_run:
-        return count_outputs(plan)
-    return execute(plan)
+    config = run_config(config, options)
+    with caching(config.use_cache):  # --no-cache: no cache file is opened, not even for the weight-hash memo
+        plan = prepare(tasks, model, config)
+        return count_outputs(plan) if dry_run else execute(plan)
 
 
-@honours_no_cache
 def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = None, **options: Any) -> RunPlan:
     """The preflight: check every precondition of every task before any inference; the run's plan.
 
@@ -236,6 +232,11 @@ def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = N
     ``config`` and ``options`` are as for ``evaluate``.
     """
     config = run_config(config, options)
+    with caching(config.use_cache):
+        return _prepare(split_names(tasks), model, config)
+
+
+def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
     registry = config.registry or get_registry()
     if config.include_path is not None:
         from harness.presets import include_presets
@@ -243,7 +244,7 @@ def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = N
         registry = include_presets(registry, config.include_path)
     progress = config.progress or Progress(enabled=False)
     given_args = dict(config.task_args)
-    task_objects = build_tasks(registry, split_names(tasks), given_args, config.data_dir)
+    task_objects = build_tasks(registry, names, given_args, config.data_dir)
     partition: RankPartition | ShardPartition | None = parse_shard(config.shard) if config.shard else None
     device = resolve_device(config.device)
     launched = init_from_launcher(device, config.dist_timeout)
@@ -273,19 +274,18 @@ def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = N
     plans = []
     for task in task_objects:
         clock = time.perf_counter()
-        source = config.data_dir if config.data_dir is not None else task_data_source(task)
-        apply_fallback(registry, task, source)
-        data_args = loader_args(registry, task, given_args)
-        loaded = load_task_data(registry, task, data_args, source, config.images, config.limit)
+        source = resolve_data_source(registry, task, config.data_dir)
+        data_args = loader_args(registry, task, source, given_args)
+        loaded = load_task_data(registry, source, data_args, config.images, config.limit)
         check_task_ready(task, config.images)
         seed_list = choose_seeds(task, config.seeds, config.seed, len(loaded.data))
-        all_args = {**data_args, **task.args}  # the loader's own arguments count: they change the data
+        all_args = {**data_args, **task.recorded_args(source.loader)}  # the loader's own arguments count: they change the data
         ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded, task.aux_roles)
-        task_sig = task_signature(task.name, task.version, signature_args(all_args, config.limit), loaded.identity,
-                                  seed_list if task.uses_seeds else None, ctx.aux_identities(task.name))
-        signature = full_signature(task_sig, cached_model.identity.as_dict())
-        _SERVED_BY[task] = served_by(registry, task, [cached_model.identity.as_dict(), *ctx.aux_identities(task.name).values()])
-        plans.append(TaskPlan(task, all_args, source, loaded, seed_list, ctx, task_sig, signature, signature in done,
+        aux_identities = ctx.aux_identities(task.name)
+        signature = Signature.build(task.name, task.version, all_args, loaded.identity, seed_list if task.uses_seeds else None,
+                                    aux_identities, config.limit).with_model(cached_model.identity.as_dict())
+        _SERVED_BY[task] = served_by(registry, task, source, [cached_model.identity.as_dict(), *aux_identities.values()])
+        plans.append(TaskPlan(task, all_args, source, loaded, seed_list, ctx, signature, str(signature) in done,
                               time.perf_counter() - clock))
     settings = {"limit": config.limit, "resamples": config.resamples, "batch_size": batch_size, "device": device,
                 "data_dir": config.data_dir, "images": config.images, "image_model": config.image_model,
@@ -313,7 +313,7 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
     for task_plan in plan.tasks:
         task, ctx = task_plan.task, task_plan.ctx
         if task_plan.done:
-            outcomes.append(Skipped(task.name, task_plan.signature))
+            outcomes.append(Skipped(task.name, str(task_plan.signature)))
             continue
         started = datetime.now(timezone.utc)
         clock = time.perf_counter()
@@ -334,9 +334,10 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
             continue
         if len(result.per_seed) != len(task_plan.seeds):
             raise HarnessError(f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(task_plan.seeds)} seeds")
-        samples_file = _write_samples(folder, task.name, task_plan.signature, result) if plan.log_samples and folder else None
-        record = _record(task, task_plan.args, cached_model, task_plan.loaded, task_plan.seeds, result, task_plan.task_signature,
-                         task_plan.signature, samples_file, dict(plan.settings), started,
+        signature = str(task_plan.signature)
+        samples_file = _write_samples(folder, task.name, signature, result) if plan.log_samples and folder else None
+        record = _record(task, task_plan.args, cached_model, task_plan.loaded, task_plan.seeds, result, str(task_plan.signature.task_part()),
+                         signature, samples_file, dict(plan.settings), started,
                          time.perf_counter() - clock + task_plan.load_seconds)
         if folder is not None:
             append_record(folder, record)
@@ -347,9 +348,9 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
 _SERVED_BY: weakref.WeakKeyDictionary[Task, dict[str, str]] = weakref.WeakKeyDictionary()  # task -> its results' ``plugins``
 
 
-def served_by(registry: Registry, task: Task, models: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def served_by(registry: Registry, task: Task, source: DataSource, models: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Distribution -> version of every plugin package serving a task: the task's, its dataset loader's, its models' adapters'."""
-    found = registry.distributions([("task", task.name), ("dataset", task.dataset)], [m.get("adapter", "") for m in models])
+    found = registry.distributions([("task", task.name), ("dataset", source.loader)], [m.get("adapter", "") for m in models])
     for model in models:  # an adapter no registration points to directly (a subclass): its own distribution
         if model.get("distribution") and model.get("distribution_version"):
             found.setdefault(model["distribution"], model["distribution_version"])

@@ -111,9 +111,16 @@ class Task:
         """The arguments handed to the dataset loader (by default: those it declares)."""
         return dict(self.args)
 
-    def use_dataset(self, name: str) -> None:
-        """Load ``name`` instead of ``dataset`` (the runner's call when the loader's fallback applies)."""
-        self.dataset = name
+    def recorded_args(self, loader: str) -> dict[str, Any]:
+        """The arguments recorded (signature, results line) for a run whose data ``loader`` loaded.
+
+        A ``dataset`` argument that chose the task's loader records the loader that actually
+        loaded: a run on the ``xling-shapes`` fallback of ``dataset=ikea`` signs as
+        ``dataset=xling-shapes`` does. The task itself is never changed.
+        """
+        if "dataset" in self.params and self.args.get("dataset") == self.dataset != loader:
+            return {**self.args, "dataset": loader}
+        return dict(self.args)
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Compute the metrics of ``model`` on ``data`` (whatever the dataset loader returned)."""

@@ -7,7 +7,8 @@ import datasets
 import pytest
 
 from harness.errors import HarnessError
-from harness.runner import apply_fallback
+from harness.plan import DataSource
+from harness.runner import resolve_data_source
 from harness_tasks.default_benchmark.benchmark import revision
 from harness_tasks.default_benchmark.features import FEATURE_SIZE
 from harness_tasks.default_benchmark.loader import XlingShapesLoader
@@ -64,6 +65,22 @@ def test_without_the_plugin_the_runner_asks_for_data_dir():
 
     registry, task = WithoutTheDefaultBenchmark(), Xlr("xlr")
     with pytest.raises(HarnessError, match="dataset 'ikea' needs --data-dir.*'xling-shapes', is not available"):
-        apply_fallback(registry, task, None)
-    apply_fallback(registry, task, "/some/ikea")  # with a --data-dir the fallback does not apply
-    assert task.dataset == "ikea"
+        resolve_data_source(registry, task, None)
+    # with a --data-dir the fallback does not apply
+    assert resolve_data_source(registry, task, "/some/ikea") == DataSource("ikea", "/some/ikea")
+
+
+def test_the_fallback_is_a_data_source_and_the_task_is_not_rewritten():
+    class WithTheDefaultBenchmark:
+        def load(self, kind, name):
+            return {"ikea": IkeaLoader, "xling-shapes": XlingShapesLoader}[name]
+
+        def names(self, kind):
+            return ["ikea", "xling-shapes"]
+
+    task = Xlr("xlr")
+    assert resolve_data_source(WithTheDefaultBenchmark(), task, None) == DataSource("xling-shapes", None)
+    assert task.dataset == task.args["dataset"] == "ikea"
+    # the results record the loader that loaded, as a run with dataset=xling-shapes does
+    assert task.recorded_args("xling-shapes") == {**task.args, "dataset": "xling-shapes"}
+    assert task.recorded_args("ikea") == task.args
