@@ -90,7 +90,8 @@ def ic_points(tables: Tables) -> Points:
 
 
 def _scales(axes: Any, spread: float) -> None:
-    """Log axes with plain tick labels (1, 2, 5, 10, ...) when the perplexities span a factor of 10 or more."""
+    """Log axes with plain tick labels (1, 2, 5, 10, ...; powers of 10 only over a wide range) when the
+    perplexities span a factor of 10 or more."""
     from matplotlib import ticker
 
     if spread >= 10:
@@ -98,7 +99,7 @@ def _scales(axes: Any, spread: float) -> None:
         axes.set_yscale("log")
     for axis in (axes.xaxis, axes.yaxis):
         if spread >= 10:
-            axis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_locator(ticker.LogLocator(subs=(1.0,) if spread >= 300 else (1.0, 2.0, 5.0)))
             axis.set_minor_formatter(ticker.NullFormatter())
         axis.set_major_formatter(ticker.FormatStrFormatter("%g"))
 
