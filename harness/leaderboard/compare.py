@@ -80,14 +80,10 @@ def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, An
     """The current results of A and B on ``task`` with one shared task signature."""
     first = {r.record.task_signature: r for r in _candidates(board, a, task, select)}
     second = {r.record.task_signature: r for r in _candidates(board, b, task, select)}
-    shared = sorted(first.keys() & second.keys())
-    if not shared:
-        raise HarnessError(f"{a} and {b} have no {task} results with the same task signature ({a}: {'; '.join(sorted(first))}; "
-                           f"{b}: {'; '.join(sorted(second))}): a paired comparison needs the same samples")
-    if len(shared) > 1:
-        raise HarnessError(f"{a} and {b} share {len(shared)} {task} configurations ({'; '.join(shared)}); "
-                           "choose one with --select k=v,...")
-    return first[shared[0]], second[shared[0]]
+    return _one_shared(first, second,
+                       f"{a} and {b} have no {task} results with the same task signature ({a}: {'; '.join(sorted(first))}; "
+                       f"{b}: {'; '.join(sorted(second))}): a paired comparison needs the same samples",
+                       f"{a} and {b} share several {task} configurations")
 
 
 def _configuration(signature: str) -> str:
@@ -99,13 +95,19 @@ def choose_versus(board: Board, a: str, task: str, versus: str, select: Mapping[
     """A's current results on ``task`` and ``versus`` with the same data, arguments and seeds."""
     first = {_configuration(r.record.task_signature): r for r in _candidates(board, a, task, select)}
     second = {_configuration(r.record.task_signature): r for r in _candidates(board, a, versus, select)}
+    return _one_shared(first, second,
+                       f"{a}'s {task} and {versus} results differ in data, arguments or seeds ({task}: "
+                       f"{'; '.join(sorted(first))}; {versus}: {'; '.join(sorted(second))}): pairing needs the same examples",
+                       f"{a} has several configurations of both {task} and {versus}")
+
+
+def _one_shared(first: dict[str, Result], second: dict[str, Result], none: str, several: str) -> tuple[Result, Result]:
+    """The pair under the one key both sides have; ``none`` and ``several`` say what is wrong otherwise."""
     shared = sorted(first.keys() & second.keys())
     if not shared:
-        raise HarnessError(f"{a}'s {task} and {versus} results differ in data, arguments or seeds ({task}: "
-                           f"{'; '.join(sorted(first))}; {versus}: {'; '.join(sorted(second))}): pairing needs the same examples")
+        raise HarnessError(none)
     if len(shared) > 1:
-        raise HarnessError(f"{a} has {len(shared)} configurations of both {task} and {versus} ({'; '.join(shared)}); "
-                           "choose one with --select k=v,...")
+        raise HarnessError(f"{several} ({'; '.join(shared)}); choose one with --select k=v,...")
     return first[shared[0]], second[shared[0]]
 
 

@@ -11,8 +11,9 @@ import pytest
 from leaderboard.builders import record, with_samples, write_results
 
 from harness.cli import main
-from harness.task import TaskOutput
 from harness.leaderboard.mcnemar import mcnemar
+from harness.results import full_signature, task_signature
+from harness.task import TaskOutput
 from harness_tasks.commute.tasks import CommuteIC, CommuteTC
 
 ARGS = {"lang": "fr", "ties": "wrong", "prefix_removal": False, "temperature": 1.0}
@@ -119,3 +120,13 @@ def test_mcnemar_is_refused_where_it_does_not_apply(tmp_path, capsys):
     assert "McNemar's test does not apply: each id has several samples (seeds)" in capsys.readouterr().err
     assert main(["compare", "x", "--task", "xlr", "--results", str(tmp_path)]) == 2
     assert "give two models (A B), or one model with --versus-task TASK" in capsys.readouterr().err
+
+
+def test_versus_needs_the_same_configuration_and_names_a_choice(tmp_path, capsys):
+    other = commute_line(tmp_path, CommuteIC, "commute_ic", "A", TC_A)
+    other.task_args = {**ARGS, "ties": "right"}
+    other.task_signature = task_signature("commute_ic", 2, other.task_args, other.dataset, None)
+    other.signature = full_signature(other.task_signature, other.model)
+    write_results(tmp_path, [commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A), other])
+    assert main(["compare", "A", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path)]) == 2
+    assert "A's commute_tc and commute_ic results differ in data, arguments or seeds" in capsys.readouterr().err
