@@ -104,9 +104,12 @@ def points_from_records(records: Sequence[ResultRecord]) -> list[Point]:
             values = (xlr.metrics.get(xlr.main_metric), bkr.metrics.get(bkr.main_metric))
             if any(v is None or not math.isfinite(v) for v in values):
                 raise HarnessError(f"{row.label} {direction}: xlr or backretrieval {xlr.main_metric} is undefined")
+            pools = (bkr.extra.get("n_used"), xlr.extra.get("n_used"))
+            if not all(isinstance(v, int) for v in pools):
+                raise HarnessError(f"{row.label} {direction}: the results hold no n_used (extra.n_used): rerun them with this harness")
             defined = [v for v in bkr.per_seed.get(bkr.main_metric, []) if v is not None]
             points.append(Point(row.label, direction, float(values[1]), float(bkr.metrics_std.get(bkr.main_metric) or 0.0),
-                                max(1, len(defined)), float(values[0]), int(bkr.extra["n_used"]), int(xlr.extra["n_used"])))
+                                max(1, len(defined)), float(values[0]), *pools))
     return points
 
 

@@ -97,6 +97,9 @@ def test_refuses_different_k_or_candidate_pools():
         calibrate.calibrate(mixed)
     with pytest.raises(HarnessError, match="n_used from 100 to 180"):
         calibrate.calibrate(records(MODELS) + records({"e": (0.5, 0.15)}, pairs=(("fr", "en"),), n_used=100))
+    no_pool = [dataclasses.replace(r, extra={}) if r.task == "xlr" else r for r in records(MODELS)]
+    with pytest.raises(HarnessError, match="a de-en: the results hold no n_used"):
+        calibrate.calibrate(no_pool)
     with pytest.raises(HarnessError, match="at least 3 models"):
         calibrate.calibrate(records({"a": (0.1, 0.05), "b": (0.4, 0.1)}))
 
