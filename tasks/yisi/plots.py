@@ -14,6 +14,7 @@ from typing import Any
 
 from harness.leaderboard.figures import Plot, colours, describe, figure, file_names, save, table_bar_plots
 from harness.leaderboard.merge import Board
+from harness_tasks.yisi.layers import best_layer
 
 SWEEPS = {"yisi2_filter_layers": ("roc_auc", "ROC AUC"), "yisi2_sts_layers": ("pearson", "Pearson r")}
 
@@ -31,21 +32,19 @@ def layer_values(metrics: Mapping[str, Any], metric: str) -> list[float | None]:
 
 def layer_axes(axes: Any, series: Mapping[str, Sequence[float | None]], ylabel: str,
                palette: Mapping[str, str] | None = None, reference: int | None = 9) -> None:
-    """One line per label of ``metric`` against the layer, its best layer circled; a dotted line at ``reference``."""
+    """One line per label of ``metric`` against the layer, its best layer circled and named in the legend;
+    a dotted line at ``reference``."""
     for index, (label, values) in enumerate(series.items()):
         points = [(layer, v) for layer, v in enumerate(values) if v is not None]
         if not points:
             continue
         colour = (palette or {}).get(label, f"C{index % 10}")
         layers, ys = zip(*points)
-        axes.plot(layers, ys, marker="o", markersize=4, color=colour, label=label)
-        best = max(points, key=lambda p: (p[1], -p[0]))
-        axes.scatter([best[0]], [best[1]], s=120, facecolors="none", edgecolors=colour, linewidths=1.5)
-        axes.annotate(f"best L{best[0]}: {best[1]:.3f}", best, textcoords="offset points", xytext=(0, 9),
-                      ha="center", fontsize=7, color=colour)
+        best = best_layer(values)
+        axes.plot(layers, ys, marker="o", markersize=4, color=colour, label=f"{label} (best: L{best}, {values[best]:.3f})")
+        axes.scatter([best], [values[best]], s=120, facecolors="none", edgecolors=colour, linewidths=1.5)
     if reference is not None:
         axes.axvline(reference, color="grey", linestyle=":", linewidth=1, label=f"layer {reference} (Lo and Simard 2019, mBERT)")
-    axes.margins(y=0.15)  # room for the best layer's label
     axes.set_xlabel("layer (hidden_states index; 0 = embedding output)")
     axes.set_ylabel(ylabel)
     axes.grid(alpha=0.3)

@@ -132,10 +132,20 @@ def test_sweep_equals_the_single_layer_task_at_every_layer_of_a_tiny_bert(tiny_e
 
 
 def test_layer_plot_on_the_leaderboard(tmp_path):
-    from harness_tasks.yisi.plots import layer_axes
-    from harness.leaderboard.figures import figure, save
+    from leaderboard.builders import record
 
-    with figure(6.0, 4.0) as fig:
-        layer_axes(fig.subplots(), {"m": [0.5, None, 0.9]}, "ROC AUC")
-        save(fig, tmp_path / "p.png")
-    assert (tmp_path / "p.png").stat().st_size > 0
+    from harness.leaderboard.load import Entry
+    from harness.leaderboard.merge import merge
+    from harness_tasks.yisi.plots import layer_plots
+
+    args = {"src": "en", "tgt": "de"}
+    swept = {"roc_auc@L0": 0.6, "roc_auc@L1": 0.8, "roc_auc@L2": None, "layers": 3.0}
+    board = merge([Entry(record("yisi2_filter_layers", "m", 0.8, args=args, extra_metrics=swept), tmp_path / "r.jsonl"),
+                   Entry(record("yisi2_filter", "m", 0.7, args=args), tmp_path / "r.jsonl")])
+    plots = layer_plots(board, tmp_path)
+    assert [p.file for p in plots] == ["yisi_layers_yisi2_filter_layers_ikea_en-de.png"]  # none for yisi2_filter
+    assert (tmp_path / plots[0].file).stat().st_size > 0
+    sweep = next(r.record for r in board.results if r.record.task == "yisi2_filter_layers")
+    assert layer_values(sweep.metrics, "roc_auc") == [0.6, 0.8, None]
+    empty = merge([Entry(record("yisi2_filter_layers", "m", 0.8, args=args), tmp_path / "r.jsonl")])
+    assert layer_plots(empty, tmp_path) == []  # a line without per-layer values draws nothing
