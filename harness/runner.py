@@ -317,16 +317,15 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
             continue
         started = datetime.now(timezone.utc)
         clock = time.perf_counter()
-        models = [cached_model, *ctx.loaded_models.values()]
-        for m in models:
+        for m in [cached_model, *ctx.loaded_models.values()]:
             m.placeholders = 0
         try:
             result = task.evaluate(task_plan.loaded.data, cached_model, ctx)
         except Exception:
-            if not any(m.placeholders for m in [cached_model, *ctx.loaded_models.values()]):
+            if not _blanks(cached_model, ctx):
                 raise
             result = None  # a shard's stand-in values may break a task: expected, nothing to report
-        blanks = sum(m.placeholders for m in [cached_model, *ctx.loaded_models.values()])
+        blanks = _blanks(cached_model, ctx)
         if blanks or result is None:
             outcomes.append(ShardDone(task.name, plan.shard or "", blanks))
             continue
@@ -343,6 +342,11 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
             append_record(folder, record)
         outcomes.append(record)
     return outcomes
+
+
+def _blanks(model: CachedModel, ctx: RunContext) -> int:
+    """The stand-in values the model and the auxiliary models (those loaded so far) gave for outputs of other shards."""
+    return sum(m.placeholders for m in [model, *ctx.loaded_models.values()])
 
 
 _SERVED_BY: weakref.WeakKeyDictionary[Task, dict[str, str]] = weakref.WeakKeyDictionary()  # task -> its results' ``plugins``
