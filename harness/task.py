@@ -12,6 +12,7 @@ from harness.params import Param, resolve_params
 from harness.statistic import Statistic
 
 if TYPE_CHECKING:
+    from harness.cached_model import CachedModel
     from harness.context import RunContext
 
 
@@ -122,8 +123,8 @@ class Task:
             return {**self.args, "dataset": loader}
         return dict(self.args)
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
-        """Compute the metrics of ``model`` on ``data`` (whatever the dataset loader returned)."""
+    def evaluate(self, data: Any, model: CachedModel, ctx: RunContext) -> TaskOutput:
+        """Compute the metrics of ``model`` on ``data`` (whatever the dataset loader returned, usually a ``datasets.Dataset``)."""
         raise NotImplementedError
 
     def metric_info(self, output: TaskOutput) -> dict[str, dict[str, Any]]:
