@@ -63,7 +63,7 @@ class PluginInfo:
     name: str
     package: str | None
     version: str | None
-    registered: dict[str, list[str]]
+    registered: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in KINDS})  # kind -> names
     error: str | None = None
 
 
@@ -162,7 +162,7 @@ def build_registry(entry_points: Iterable[metadata.EntryPoint] | None = None) ->
             if manager.has_plugin(ep.name):
                 manager.unregister(name=ep.name)
             continue
-        registry.plugins[ep.name] = PluginInfo(ep.name, package, version, {k: [] for k in KINDS})
+        registry.plugins[ep.name] = PluginInfo(ep.name, package, version)
     for kind, hook_name in HOOKS.items():
         for impl in getattr(manager.hook, hook_name).get_hookimpls():
             _collect(registry, manager, kind, impl)
@@ -202,7 +202,7 @@ def _plugin_failed(
     source = f" ({package} {version})" if package else ""
     message = f"plugin {name!r}{source} {what}: {type(exc).__name__}: {exc}"
     registry.warnings.append(message)
-    registry.plugins[name] = PluginInfo(name, package, version, {k: [] for k in KINDS}, message)
+    registry.plugins[name] = PluginInfo(name, package, version, error=message)
     print(f"harness: warning: {message}", file=sys.stderr)
 
 
