@@ -117,7 +117,7 @@ def info_of(task, **extra):
 
 def test_retrieval_display_names_carry_k_and_chance_is_k_over_the_candidates_used():
     xlr = info_of(Xlr("xlr", {"k": 5}), n_used=20)
-    assert [v["display"] for v in xlr.values()] == ["R@5", "MRR", "median rank"]
+    assert [v["display"] for v in xlr.values()] == ["R@5", "MRR", "median rank", "N5 skew", "anti-hubs"]
     assert xlr["recall@k"]["chance"] == 0.25 and xlr["recall@k"]["statistic"] == "mean:hit"
     assert xlr["mrr"]["chance"] == pytest.approx(sum(1 / r for r in range(1, 21)) / 20)
     assert xlr["median_rank"] == {**xlr["median_rank"], "chance": 10.5, "higher_is_better": False, "statistic": None}

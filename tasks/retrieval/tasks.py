@@ -41,7 +41,7 @@ RANKING_PARAMS: dict[str, Param] = {
     "ties": Param("expected", "how ties count: expected (random tie-breaking), optimistic or pessimistic", choices=metrics.TIE_RULES),
     "retrieval": Param("cosine", "how the model's texts are ranked: cosine, or csls (Lample et al. 2018, sect. 2.3)",
                        choices=metrics.RETRIEVALS),
-    "csls_k": Param(metrics.CSLS_NEIGHBOURS, "K of CSLS: the neighbourhood whose mean similarity is subtracted"),
+    "csls_k": Param(metrics.CSLS_NEIGHBOURS, "K of CSLS: the neighbourhood whose mean similarity is subtracted", min=1),
 }
 
 
@@ -115,13 +115,7 @@ class RetrievalTask(Task):
             raise HarnessError(f"task {name!r}: n must be at least 1, got {self.args['n']}")
         if "k" in self.args and self.args["k"] < 1:
             raise HarnessError(f"task {name!r}: k must be at least 1, got {self.args['k']}")
-        if "csls_k" in self.args and self.args["csls_k"] < 1:
-            raise HarnessError(f"task {name!r}: csls_k must be at least 1, got {self.args['csls_k']}")
         self.dataset = self.args["dataset"]  # the loader's own arguments (split, columns) reach it through --task-args
-
-    def use_dataset(self, name: str) -> None:
-        """Load ``name`` and say so in the ``dataset`` argument (the signature then equals ``dataset=name``'s)."""
-        self.dataset = self.args["dataset"] = name
 
     def texts(self, model: Any, data: Any, items: np.ndarray, lang: str) -> np.ndarray:
         """The text vectors of ``items`` in ``lang``."""

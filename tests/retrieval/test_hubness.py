@@ -136,3 +136,11 @@ def test_the_tasks_report_hubness_with_metric_info_and_take_csls_as_an_argument(
     info = cosine.metric_info(out_cos)
     assert info["hub_skew"]["display"] == "N5 skew" and info["hub_skew"]["higher_is_better"] is None
     assert info["antihubs"]["display"] == "anti-hubs" and info["antihubs"]["statistic"] is None
+
+
+def test_a_csls_neighbourhood_below_one_is_refused():
+    from harness.errors import HarnessError
+    from harness_tasks.retrieval.tasks import BackRetrieval
+
+    with pytest.raises(HarnessError, match="argument csls_k=0 must be at least 1"):
+        BackRetrieval("backretrieval", {"retrieval": "csls", "csls_k": 0})

@@ -12,6 +12,7 @@ from conftest import shared_data
 
 from harness.context import RunContext
 from harness.errors import HarnessError, UnknownNameError
+from harness.plan import DataSource
 from harness.registry import get_registry
 from harness.runner import build_tasks, loader_args
 from harness_tasks.retrieval.ikea import IkeaLoader
@@ -108,9 +109,9 @@ def test_arguments_reach_task_or_loader_and_are_checked():
     registry = get_registry()
     tasks = build_tasks(registry, ["xlr", "corr"], {"split": "test+val", "columns": "id:sku", "k": "5", "max_pairs": "9"})
     assert tasks[0].args["k"] == 5 and tasks[1].args["max_pairs"] == 9 and "split" not in tasks[0].args
-    assert loader_args(registry, tasks[0], {"split": "test+val"})["split"] == "test+val"
+    assert loader_args(registry, tasks[0], DataSource("ikea"), {"split": "test+val"})["split"] == "test+val"
     multi30k = build_tasks(registry, ["xlr"], {"dataset": "multi30k"})[0]
-    assert loader_args(registry, multi30k, {})["split"] == "test_2016_flickr"  # the loader's own default
+    assert loader_args(registry, multi30k, DataSource("multi30k"), {})["split"] == "test_2016_flickr"  # the loader's own default
     with pytest.raises(UnknownNameError, match="did you mean 'columns'"):
         build_tasks(registry, ["xlr"], {"column": "id:sku"})
     with pytest.raises(UnknownNameError, match="unknown task argument 'columns'"):
