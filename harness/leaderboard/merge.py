@@ -147,12 +147,17 @@ def model_labels(identities: dict[str, dict[str, Any]]) -> dict[str, str]:
                             if len({json.dumps(b.get(name), sort_keys=True, default=str) for b in args.values()}) > 1})
         if not differing:
             return {}
-        return {k: labels[k] + "(" + ",".join(f"{name}={args[k].get(name, 'default')}" for name in differing) + ")" for k in keys}
+        return {k: labels[k] + "(" + ",".join(f"{name}={_shown(args[k].get(name))}" for name in differing) + ")" for k in keys}
 
     _refine(labels, by_args)
     _refine(labels, lambda keys: {k: f"{labels[k]}@{str(identities[k].get('revision'))[:12]}" for k in keys})
     _refine(labels, lambda keys: {k: f"{labels[k]}#{index + 1}" for index, k in enumerate(keys)})
     return labels
+
+
+def _shown(value: Any) -> str:
+    """An adapter argument in a label; unset (absent or None) is the adapter's default."""
+    return "default" if value is None else str(value)
 
 
 def column_labels(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:

@@ -98,6 +98,11 @@ def test_models_that_differ_in_revision_or_arguments_are_separate_rows():
     assert len(board.current) == 3
 
 
+def test_an_argument_set_to_none_is_labelled_as_the_default():
+    board = merge(entries(record("xlr", "e5", 0.8, model_args={"pooling": None}), record("xlr", "e5", 0.7, model_args={"pooling": "cls"})))
+    assert sorted(board.labels.values()) == ["e5(pooling=cls)", "e5(pooling=default)"]
+
+
 def test_labels_shorten_local_folders_only():
     labels = model_labels({"a": {"name": "/models/labse"}, "b": {"name": "sentence-transformers/LaBSE"},
                            "c": {"name": "./x/mbert"}, "d": {"name": "/other/mbert"}})
