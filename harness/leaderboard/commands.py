@@ -39,7 +39,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", required=True, help="the task both were run on, with --log-samples")
     parser.add_argument("--versus-task", default=None, metavar="TASK",
                         help="compare A's --task result with A's result on TASK over the same examples "
-                             "(e.g. --task commute_tc --versus-task commute_ic)")
+                             "(two tasks that score the same examples: one model's decisions on both, paired by example)")
     parser.add_argument("--mcnemar", action="store_true",
                         help="require McNemar's exact test of the paired 0/1 decisions (added by default whenever they allow it)")
     parser.add_argument("--results", nargs="+", default=["results"], help="results files or folders (default ./results)")
