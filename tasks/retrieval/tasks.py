@@ -34,10 +34,10 @@ COMMON_PARAMS: dict[str, Param] = {
     "dataset": Param("ikea", "dataset loader: ikea, image-text, multi30k, or another loader with the retrieval schema"),
     "src": Param("en", "source language code"),
     "tgt": Param("de", "target language code"),
-    "n": Param(1000, "sample size per seed (capped by the data; see n_used in the results)"),
+    "n": Param(1000, "sample size per seed (capped by the data; see n_used in the results)", min=1),
 }
 RANKING_PARAMS: dict[str, Param] = {
-    "k": Param(10, "cut-off of Recall@k"),
+    "k": Param(10, "cut-off of Recall@k", min=1),
     "ties": Param("expected", "how ties count: expected (random tie-breaking), optimistic or pessimistic", choices=metrics.TIE_RULES),
     "retrieval": Param("cosine", "how the model's texts are ranked: cosine, or csls (Lample et al. 2018, sect. 2.3)",
                        choices=metrics.RETRIEVALS),
@@ -111,10 +111,6 @@ class RetrievalTask(Task):
 
     def __init__(self, name: str, args: dict[str, Any] | None = None):
         super().__init__(name, args)
-        if self.args["n"] < 1:
-            raise HarnessError(f"task {name!r}: n must be at least 1, got {self.args['n']}")
-        if "k" in self.args and self.args["k"] < 1:
-            raise HarnessError(f"task {name!r}: k must be at least 1, got {self.args['k']}")
         self.dataset = self.args["dataset"]  # the loader's own arguments (split, columns) reach it through --task-args
 
     def texts(self, model: Any, data: Any, items: np.ndarray, lang: str) -> np.ndarray:
@@ -224,15 +220,13 @@ class Corr(RetrievalTask):
     version = 1
     aux_roles = ("image",)  # --image-model computes g from the images
     main_metric = "spearman"
-    params = {**COMMON_PARAMS, "max_pairs": Param(1_000_000, "largest number of pairs per seed (beyond it: a random square sub-block)")}
+    params = {**COMMON_PARAMS, "max_pairs": Param(1_000_000, "largest number of pairs per seed (beyond it: a random square sub-block)", min=1)}
     metrics = (Metric("spearman", "Spearman ρ", True, 0.0, "moments:pairs,sx,sy,sxx,syy,sxy",
                       "Spearman's rho of text and image similarities over source x target pairs"),)
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Spearman's rho per seed, on the same samples as backretrieval."""
         src, tgt = self.args["src"], self.args["tgt"]
-        if self.args["max_pairs"] < 1:
-            raise HarnessError(f"task {self.name!r}: max_pairs must be at least 1, got {self.args['max_pairs']}")
         used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
         side = metrics.corr_side(used, self.args["max_pairs"])
         sources, targets = [s[:side] for s in sources], [t[:side] for t in targets]

@@ -22,7 +22,7 @@ from harness_tasks.yisi.ranking import error_mean_f_beta, pearson, roc_auc, spea
 from harness_tasks.yisi.sts_data import StsLoader
 
 YISI_PARAMS = {
-    "alpha": Param(0.5, "YiSi-2 = PR / (alpha P + (1 - alpha) R); 0.5 is the harmonic mean"),
+    "alpha": Param(0.5, "YiSi-2 = PR / (alpha P + (1 - alpha) R); 0.5 is the harmonic mean", min=0.0, max=1.0),
     "idf": Param("corpus", "unit weights: idf from each side of the evaluated corpus, from reference files, or none",
                  choices=("corpus", "reference", "none")),
     "idf_src_file": Param(None, "with idf=reference: text file, one src sentence per line", str),
@@ -60,8 +60,6 @@ class YisiScoring(Task):
 
     def __init__(self, name: str, args: dict[str, Any] | None = None):
         super().__init__(name, args)
-        if not 0.0 <= self.args["alpha"] <= 1.0:
-            raise HarnessError(f"task {name!r}: alpha must be between 0 and 1, got {self.args['alpha']}")
         files = (self.args["idf_src_file"], self.args["idf_tgt_file"])
         if self.args["idf"] == "reference" and None in files:
             raise HarnessError(f"task {name!r}: idf=reference needs idf_src_file and idf_tgt_file")

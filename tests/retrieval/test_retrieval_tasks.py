@@ -118,9 +118,9 @@ def test_arguments_reach_task_or_loader_and_are_checked():
         build_tasks(registry, ["xlr"], {"dataset": "multi30k", "columns": "id:sku"})  # multi30k has no column mapping
     with pytest.raises(UnknownNameError, match="did you mean 'ikea'"):
         build_tasks(registry, ["xlr"], {"dataset": "ikeaa"})
-    with pytest.raises(HarnessError, match="n must be at least 1"):
+    with pytest.raises(HarnessError, match="argument n=0 must be at least 1"):
         Corr("corr", {"n": 0})
-    with pytest.raises(HarnessError, match="k must be at least 1"):
+    with pytest.raises(HarnessError, match="argument k=0 must be at least 1"):
         Xlr("xlr", {"k": 0})
     with pytest.raises(HarnessError, match="must be one of"):
         BackRetrieval("backretrieval", {"ties": "random"})

@@ -74,7 +74,7 @@ def test_reference_idf_equals_corpus_idf_on_the_same_sentences(tmp_path):
 
 
 def test_argument_checks():
-    with pytest.raises(HarnessError, match="alpha must be between 0 and 1"):
+    with pytest.raises(HarnessError, match="argument alpha=1.5 must be at most 1.0"):
         Yisi2Filter("yisi2_filter", {"alpha": 1.5})
     with pytest.raises(HarnessError, match="needs idf_src_file and idf_tgt_file"):
         Yisi2Sts("yisi2_sts", {"idf": "reference", "idf_src_file": "a.txt"})

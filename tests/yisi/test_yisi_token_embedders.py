@@ -70,7 +70,7 @@ def test_empty_text_has_no_tokens(tiny_encoder):
 def test_bad_layers_and_sources_are_clear_errors(tiny_encoder, monkeypatch):
     with pytest.raises(HarnessError, match="layer 13 does not exist.*has 12 layers"):
         HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": 13}).embed_tokens(["x"])
-    with pytest.raises(HarnessError, match="layer must be 0 or more"):
+    with pytest.raises(HarnessError, match="argument layer=-1 must be at least 0"):
         HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": -1})
     with pytest.raises(HarnessError, match="give a Hub id or folder"):
         HFTokenEmbedder("nothing", {})
