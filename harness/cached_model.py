@@ -14,6 +14,8 @@ A key is ``make_key(model identity digest, capability.value, options, content)``
 
 from __future__ import annotations
 
+import sys
+
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -69,7 +71,7 @@ class CachedModel:
         key_options = {**options, "corpus": make_key(*sorted(set(contents)))} if transductive else options
         cache_keys = [make_key(self._identity_digest, capability.value, key_options, c) for c in contents]
         stored = self.cache.get_many(cache_keys) if self.cache is not None else {}
-        values: dict[str, Any] = {key: codec.decode(data) for key, data in stored.items()}
+        values = _decoded(stored, codec, capability.value)
         by_key = dict(zip(cache_keys, items))
         missing = sorted(key for key in by_key if key not in values)
         if self.partition is None:
@@ -139,3 +141,17 @@ def _stack(rows: list[np.ndarray]) -> np.ndarray:
     if not rows:
         return np.zeros((0, 0), dtype=np.float32)
     return np.stack(rows).astype(np.float32, copy=False)
+
+
+def _decoded(stored: dict[str, bytes], codec: Codec, what: str) -> dict[str, Any]:
+    """The cached values that decode; one that does not (e.g. written by an older codec) is a miss, said once."""
+    values: dict[str, Any] = {}
+    for key, data in stored.items():
+        try:
+            values[key] = codec.decode(data)
+        except Exception:  # any failure of a codec on stored bytes means: compute it again
+            continue
+    if len(values) < len(stored):
+        print(f"harness: warning: {len(stored) - len(values)} cached {what} value(s) could not be decoded; they are computed again",
+              file=sys.stderr)
+    return values

@@ -8,7 +8,7 @@ from pathlib import Path
 from faults.conftest import results_lines, run_cli
 from fixtures.plugins.fake import CountingEncoder
 
-from harness.cache import TABLE
+from harness.cache import TABLE, checksum
 
 PAGE = 4096
 
@@ -68,6 +68,19 @@ def test_a_damaged_value_is_a_miss_and_is_computed_again(data_dir, tmp_path, cap
     code, _, err = _run(capsys, data_dir, tmp_path / "again")
     assert code == 0, err
     assert "1 damaged value(s) ignored" in err and sum(CountingEncoder.calls) == 1
+    assert results_lines(tmp_path / "out")[0]["metrics"] == results_lines(tmp_path / "again")[0]["metrics"]
+
+
+def test_an_intact_value_that_does_not_decode_is_a_miss_and_is_computed_again(data_dir, tmp_path, capsys, fresh_cache):
+    assert _run(capsys, data_dir, tmp_path / "out")[0] == 0
+    with sqlite3.connect(fresh_cache / "cache.sqlite3") as connection:  # checksum right, bytes no codec reads
+        (key,) = connection.execute(f"SELECT key FROM {TABLE} LIMIT 1").fetchone()
+        value = b"not an array"
+        connection.execute(f"UPDATE {TABLE} SET value = ?, checksum = ? WHERE key = ?", (value, checksum(key, value), key))
+    CountingEncoder.calls.clear()
+    code, _, err = _run(capsys, data_dir, tmp_path / "again")
+    assert code == 0, err
+    assert "1 cached text_encoder value(s) could not be decoded" in err and sum(CountingEncoder.calls) == 1
     assert results_lines(tmp_path / "out")[0]["metrics"] == results_lines(tmp_path / "again")[0]["metrics"]
 
 
