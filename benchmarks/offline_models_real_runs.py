@@ -7,7 +7,8 @@ IKEA, ``harness meta`` per direction into ``<output>/ikea/meta-<src>-<tgt>/``.
 
 - ikea: xlr, backretrieval and corr on IKEA test (en-de and en-fr, both directions), ten text
   encoders, the dataset's image features as g, ``--seeds`` seeds (default 25); then meta.
-- commute: commute_tc and commute_gtc with gemma-270m on en-fr, en-de and en-cs, with
+- commute: commute_tc, commute_gtc, commute_ic and commute_gic with gemma-270m on en-fr, en-de and en-cs (IC and GIC
+  are undefined for this image-blind scorer: the lines say why), with
   stand-in images (one solid colour per image name, written to ``<output>/commute/stand-in-images``);
   then the per-language perplexity statistics in ``<output>/commute/perplexity-statistics.md``.
 - yisi: yisi2_filter and its baseline bert_sum_filter with e5-small-hf (layer 9) on Multi30K test_2016_flickr,
@@ -84,7 +85,7 @@ def commute(data: Path, out: Path) -> None:
     folder = out / "commute"
     images = stand_in_images(data, folder / "stand-in-images")
     for lang in COMMUTE_LANGS:
-        run([HARNESS, "run", "--tasks", "commute_tc,commute_gtc", "--model", "gemma-270m", "--data-dir", str(data / "commute"),
+        run([HARNESS, "run", "--tasks", "commute_tc,commute_gtc,commute_ic,commute_gic", "--model", "gemma-270m", "--data-dir", str(data / "commute"),
              "--images", str(images), "--task-args", f"lang={lang}", "--output", str(folder), "--log-samples", "--resume"],
             folder / "runs.jsonl")
     table = commute_statistics(folder)
