@@ -82,7 +82,7 @@ def test_lexical_overlap_follows_gold_on_the_small_sts_set(sts_dir, tmp_path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--tasks", "yisi2_filter", "--model", "lexical-ngrams", "--task-args", "alpha=2"], "alpha must be between 0 and 1"),
+        (["--tasks", "yisi2_filter", "--model", "lexical-ngrams", "--task-args", "alpha=2"], "argument alpha=2.0 must be at most 1.0"),
         (["--tasks", "yisi2_filter", "--model", "tfidf-char"], "cannot serve task 'yisi2_filter': it is not a token embedder"),
         (["--tasks", "yisi2_sts", "--model", "lexical-ngrams"], "dataset 'sts_crosslingual' needs --data-dir"),
         (["--tasks", "yisi2_sts", "--model", "lexical-ngrams", "--task-args", "idf=reference"], "needs idf_src_file and idf_tgt_file"),
