@@ -22,6 +22,7 @@ import argparse
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -44,10 +45,20 @@ def tuples() -> tuple[list[tuple[str, str, str, str, str]], str]:
     """(source, t^a, t^b, image a, image b) per tuple, and where they come from."""
     folder = DATA / "en-fr"
     if folder.is_dir():
-        lines = {name: (folder / name).read_text(encoding="utf-8").split("\n")
-                 for name in ("src.en", "correct.fr", "img.order")}
-        rows = [(lines["src.en"][i], lines["correct.fr"][i], lines["correct.fr"][i + 1], lines["img.order"][i],
-                 lines["img.order"][i + 1]) for i in range(0, len(lines["src.en"]) - 1, 2)]
+        lines = {
+            name: (folder / name).read_text(encoding="utf-8").split("\n")
+            for name in ("src.en", "correct.fr", "img.order")
+        }
+        rows = [
+            (
+                lines["src.en"][i],
+                lines["correct.fr"][i],
+                lines["correct.fr"][i + 1],
+                lines["img.order"][i],
+                lines["img.order"][i + 1],
+            )
+            for i in range(0, len(lines["src.en"]) - 1, 2)
+        ]
         return rows, "CoMMuTE en-fr (154 tuples)"
     rng = np.random.default_rng(0)
     words = " ".join(build.CORPUS).split()
@@ -61,8 +72,12 @@ def tuples() -> tuple[list[tuple[str, str, str, str, str]], str]:
 def triples(rows, images) -> list[ScoreRequest]:
     """The TC triples: each image with both translations."""
     keys = {name: image_content_key(image) for name, image in images.items()}
-    return [ScoreRequest(source, target, images[name], keys[name], "en", "fr")
-            for source, t_a, t_b, image_a, image_b in rows for name in (image_a, image_b) for target in (t_a, t_b)]
+    return [
+        ScoreRequest(source, target, images[name], keys[name], "en", "fr")
+        for source, t_a, t_b, image_a, image_b in rows
+        for name in (image_a, image_b)
+        for target in (t_a, t_b)
+    ]
 
 
 def reference_loop(scorer, requests, multimodal: bool) -> list[float]:
@@ -77,8 +92,9 @@ def reference_loop(scorer, requests, multimodal: bool) -> list[float]:
             if multimodal:  # VGAMT: image token in the encoder; decoder inputs [lang] x, labels x </s>
                 features = scorer.vision_features(scorer.image_spec.batch([request.image]))
                 hidden = vgamt_modules.encode(model, source.input_ids, source.attention_mask, features)
-                logits = model(encoder_outputs=(hidden,), attention_mask=source.attention_mask,
-                               decoder_input_ids=target[:, :-1]).logits
+                logits = model(
+                    encoder_outputs=(hidden,), attention_mask=source.attention_mask, decoder_input_ids=target[:, :-1]
+                ).logits
                 labels = target[:, 1:]
             else:  # mBART-50 text-only: labels [lang] x </s>, the model shifts them
                 logits = model(**source, labels=target).logits
@@ -109,9 +125,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "vgamt"
         texts = [text for row in rows for text in row[:3]] + build.CORPUS
-        sizes = {"d_model": args.d_model, "encoder_layers": args.layers, "decoder_layers": args.layers,
-                 "encoder_attention_heads": 4, "decoder_attention_heads": 4,
-                 "encoder_ffn_dim": 4 * args.d_model, "decoder_ffn_dim": 4 * args.d_model, "init_std": args.d_model ** -0.5}
+        sizes = {
+            "d_model": args.d_model,
+            "encoder_layers": args.layers,
+            "decoder_layers": args.layers,
+            "encoder_attention_heads": 4,
+            "decoder_attention_heads": 4,
+            "encoder_ffn_dim": 4 * args.d_model,
+            "decoder_ffn_dim": 4 * args.d_model,
+            "init_std": args.d_model**-0.5,
+        }
         build.tiny_mbart50(folder / "mbart", texts, vocab_size=4000, **sizes)
         build.tiny_vgamt(folder)
         names = sorted({name for row in rows for name in row[3:]})
@@ -122,18 +145,30 @@ def main() -> None:
         requests = triples(rows, images)
         table = []
         for label, scorer, multimodal in (
-            ("mBART-like, text-only (seq2seq)", Seq2SeqScorer("m", {"pretrained": str(folder / "mbart")}, batch_size=args.batch_size), False),
-            ("VGAMT (image token + adapters)", VgamtScorer("v", {"pretrained": str(folder)}, batch_size=args.batch_size), True),
+            (
+                "mBART-like, text-only (seq2seq)",
+                Seq2SeqScorer("m", {"pretrained": str(folder / "mbart")}, batch_size=args.batch_size),
+                False,
+            ),
+            (
+                "VGAMT (image token + adapters)",
+                VgamtScorer("v", {"pretrained": str(folder)}, batch_size=args.batch_size),
+                True,
+            ),
         ):
             scorer.ensure_loaded()
-            ours_time, ours = best_time(lambda: scorer.score_translations(requests), args.repeats)
-            peer_time, peer = best_time(lambda: reference_loop(scorer, requests, multimodal), args.repeats)
+            ours_time, ours = best_time(partial(scorer.score_translations, requests), args.repeats)
+            peer_time, peer = best_time(partial(reference_loop, scorer, requests, multimodal), args.repeats)
             gap = max(abs(float(-np.mean(o)) - p) for o, p in zip(ours, peer))
             table.append((label, len(requests) / ours_time, len(requests) / peer_time, peer_time / ours_time, gap))
-    print(f"CoMMuTE scoring throughput, {len(requests)} TC triples from {source}; mBART-like d_model={args.d_model}, "
-          f"{args.layers}+{args.layers} layers, vocabulary {scorer.vocab_size}; CPU threads {torch.get_num_threads()}; "
-          f"batch size {args.batch_size}; best of {args.repeats}\n")
-    print("| model | batched (triples/s) | one at a time, as VGAMT's evaluation (triples/s) | speed-up | max |mean log-prob gap| |")
+    print(
+        f"CoMMuTE scoring throughput, {len(requests)} TC triples from {source}; mBART-like d_model={args.d_model}, "
+        f"{args.layers}+{args.layers} layers, vocabulary {scorer.vocab_size}; CPU threads {torch.get_num_threads()}; "
+        f"batch size {args.batch_size}; best of {args.repeats}\n"
+    )
+    print(
+        "| model | batched (triples/s) | one at a time, as VGAMT's evaluation (triples/s) | speed-up | max |mean log-prob gap| |"
+    )
     print("|---|---:|---:|---:|---:|")
     for label, ours, peer, ratio, gap in table:
         print(f"| {label} | {ours:.1f} | {peer:.1f} | {ratio:.1f}x | {gap:.1e} |")

@@ -58,7 +58,9 @@ def timed_run(command: list[str], threads: int, cache: Path, output: Path) -> fl
 
 def gather_bytes_per_rank(n: int = 10_000, dim: int = 768, ranks: int = 2) -> int:
     rng = np.random.default_rng(0)
-    share = {make_key("bench", i): array_to_bytes(rng.standard_normal(dim).astype(np.float32)) for i in range(n // ranks)}
+    share = {
+        make_key("bench", i): array_to_bytes(rng.standard_normal(dim).astype(np.float32)) for i in range(n // ranks)
+    }
     return len(pickle.dumps(share))
 
 
@@ -84,10 +86,31 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as temp:
         folder = Path(temp)
         model = text_model(folder)
-        run = ["run", "--tasks", "xlr", "--model", model, "--task-args", f"dataset=xling-shapes,size={args.size},n={args.size}", "--seeds", "1"]
-        launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "harness"]
+        run = [
+            "run",
+            "--tasks",
+            "xlr",
+            "--model",
+            model,
+            "--task-args",
+            f"dataset=xling-shapes,size={args.size},n={args.size}",
+            "--seeds",
+            "1",
+        ]
+        launcher = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            "-m",
+            "harness",
+        ]
         for repeat in range(args.repeats):  # alternate the two forms so that drifting load hits both alike
-            for command, threads, times, fixed in (([HARNESS, *run], 2, ones, fixed_ones), ([*launcher, *run], 1, twos, fixed_twos)):
+            for command, threads, times, fixed in (
+                ([HARNESS, *run], 2, ones, fixed_ones),
+                ([*launcher, *run], 1, twos, fixed_twos),
+            ):
                 cache = folder / f"cache-{threads}-{repeat}"
                 times.append(timed_run(command, threads, cache, folder / f"out-{threads}-{repeat}"))
                 # the same run again over the filled cache: start-up, data generation and metrics, no encoding
@@ -103,20 +126,26 @@ def main() -> None:
     run_encode = 2 * n * per_item  # one (model, dataset) run encodes every text once: the seeds reuse the cache
     run_metrics = seeds * per_seed
     waves = -(-models * datasets // gpus)  # the 30 independent runs, 8 at a time, one GPU each
-    print(f"| measurement | value |\n|---|---|")
+    print("| measurement | value |\n|---|---|")
     print(f"| text encoder | {Path(model).name if os.sep in model else model} |")
     print(f"| 1 process, 2 threads, {texts} texts (median of {len(ones)}) | {one:.1f} s |")
     print(f"| torchrun 2 ranks x 1 thread (median of {len(twos)}) | {two:.1f} s |")
     print(f"| speed-up (1 process / 2 ranks) | {one / two:.2f}x |")
     print(f"| speed-up of each pair | {', '.join(f'{a / b:.2f}x' for a, b in zip(ones, twos))} |")
-    print(f"| encoding alone (run minus its rerun over the filled cache): 1 process / 2 ranks | "
-          f"{encode_one:.1f} s / {encode_two:.1f} s = {encode_one / encode_two:.2f}x |")
+    print(
+        f"| encoding alone (run minus its rerun over the filled cache): 1 process / 2 ranks | "
+        f"{encode_one:.1f} s / {encode_two:.1f} s = {encode_one / encode_two:.2f}x |"
+    )
     print(f"| bytes each rank sends to gather 10,000 x 768 float32 (2 ranks) | {volume / 1e6:.1f} MB |")
     print(f"| measured CPU cost per text (encoding alone / texts, 1 process) | {per_item * 1e3:.2f} ms |")
     print(f"| measured metric cost per seed, N = 10,000 (xlr + backretrieval + corr) | {per_seed:.2f} s |")
-    print(f"| SIGIR protocol on this CPU, one run after another | {models * datasets * (run_encode + run_metrics) / 3600:.1f} h |")
-    print(f"| SIGIR protocol on {gpus} GPUs: {waves} waves of runs, encoding {GPU_SPEEDUP:.0f}x faster (assumed) | "
-          f"{waves * (run_encode / GPU_SPEEDUP + run_metrics) / 60:.1f} min |")
+    print(
+        f"| SIGIR protocol on this CPU, one run after another | {models * datasets * (run_encode + run_metrics) / 3600:.1f} h |"
+    )
+    print(
+        f"| SIGIR protocol on {gpus} GPUs: {waves} waves of runs, encoding {GPU_SPEEDUP:.0f}x faster (assumed) | "
+        f"{waves * (run_encode / GPU_SPEEDUP + run_metrics) / 60:.1f} min |"
+    )
 
 
 if __name__ == "__main__":

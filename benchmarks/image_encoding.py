@@ -46,8 +46,11 @@ def photographs(count: int) -> list[bytes]:
 
     from PIL import Image
 
-    sources = [("matplotlib", "mpl-data/sample_data/grace_hopper.jpg"), ("sklearn", "datasets/images/china.jpg"),
-               ("sklearn", "datasets/images/flower.jpg")]
+    sources = [
+        ("matplotlib", "mpl-data/sample_data/grace_hopper.jpg"),
+        ("sklearn", "datasets/images/china.jpg"),
+        ("sklearn", "datasets/images/flower.jpg"),
+    ]
     images = []
     for module, relative in sources:
         with Image.open(Path(importlib.util.find_spec(module).origin).parent / relative) as image:
@@ -90,9 +93,10 @@ def rounds(variants: dict[str, Callable[[], object]], count: int, reference: str
             variants[name]()
             seconds[name].append(time.perf_counter() - start)
         print(f"  round {r + 1}: " + ", ".join(f"{name} {seconds[name][-1]:.2f}s" for name in variants), flush=True)
-    return {name: (statistics.median(values),
-                   statistics.median(ref / own for ref, own in zip(seconds[reference], values)))
-            for name, values in seconds.items()}
+    return {
+        name: (statistics.median(values), statistics.median(ref / own for ref, own in zip(seconds[reference], values)))
+        for name, values in seconds.items()
+    }
 
 
 def table(results: dict[str, tuple[float, float]], images: int, reference: str, errors: dict[str, float]) -> None:
@@ -139,11 +143,16 @@ def efficientnet_forward(args: argparse.Namespace) -> None:
 
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(Pooled(copy.deepcopy(net)).eval(), chunks[0][:2])))
+        frozen = torch.jit.optimize_for_inference(
+            torch.jit.freeze(torch.jit.trace(Pooled(copy.deepcopy(net)).eval(), chunks[0][:2]))
+        )
     functions = {
         "plain (package forward, no_grad)": (torch.no_grad, plain),
         "inference_mode": (torch.inference_mode, plain),
-        "channels-last": (torch.inference_mode, lambda x: channels_last.extract_features(x.contiguous(memory_format=torch.channels_last)).mean(dim=(2, 3))),
+        "channels-last": (
+            torch.inference_mode,
+            lambda x: channels_last.extract_features(x.contiguous(memory_format=torch.channels_last)).mean(dim=(2, 3)),
+        ),
         "jit.freeze + optimize_for_inference": (torch.no_grad, frozen),
         f"plain, slices of {SLICE}": (torch.inference_mode, lambda x: sliced(plain, x, SLICE)),
         "fused: folded BN + padding, channels-last, in-place ReLU6 (backend=torch)": (torch.inference_mode, fast),
@@ -152,9 +161,12 @@ def efficientnet_forward(args: argparse.Namespace) -> None:
     try:
         ort = EfficientNetLite0("efficientnet-lite0", {"backend": "onnxruntime"}, batch_size=BATCH)
         ort.ensure_loaded()
-        functions["onnxruntime (backend=onnxruntime, the default where installed)"] = (torch.inference_mode, ort.forward)
+        functions["onnxruntime (backend=onnxruntime, the default where installed)"] = (
+            torch.inference_mode,
+            ort.forward,
+        )
         functions[f"onnxruntime, slices of {SLICE}"] = (torch.inference_mode, lambda x: sliced(ort.forward, x, SLICE))
-    except Exception as exc:  # noqa: BLE001 (optional backend: report and go on)
+    except Exception as exc:
         print(f"onnxruntime not measured: {exc}")
 
     reference = functions["plain (package forward, no_grad)"]
@@ -170,11 +182,16 @@ def efficientnet_forward(args: argparse.Namespace) -> None:
             with mode():
                 for chunk in chunks:
                     function(chunk)
+
         return run
 
-    print(f"Part 1: EfficientNet-Lite0 forward, {args.images} images in batches of {BATCH}, "
-          f"{torch.get_num_threads()} threads")
-    results = rounds({name: runner(*pair) for name, pair in functions.items()}, args.rounds, "plain (package forward, no_grad)")
+    print(
+        f"Part 1: EfficientNet-Lite0 forward, {args.images} images in batches of {BATCH}, "
+        f"{torch.get_num_threads()} threads"
+    )
+    results = rounds(
+        {name: runner(*pair) for name, pair in functions.items()}, args.rounds, "plain (package forward, no_grad)"
+    )
     del reference
     table(results, args.images, "plain", errors)
 
@@ -196,31 +213,50 @@ def efficientnet_end_to_end(args: argparse.Namespace) -> None:
 
     def plain():
         batches = length_sorted_batches([0] * len(images), BATCH)
-        return run_batches(len(images), batches,
-                           lambda idx: adapter.net.extract_features(SPEC.batch([images[i] for i in idx])).mean(dim=(2, 3)))
+        return run_batches(
+            len(images),
+            batches,
+            lambda idx: adapter.net.extract_features(SPEC.batch([images[i] for i in idx])).mean(dim=(2, 3)),
+        )
 
     def preparation_only():
         for start in range(0, len(images), BATCH):
             SPEC.batch([images[i] for i in range(start, min(len(images), start + BATCH))])
 
     expected = plain()
-    errors = {"encode_images (prepare next batch in a thread)": float(np.abs(adapter.encode_images(images) - expected).max()),
-              "the same steps one after the other": float(np.abs(sequential() - expected).max())}
-    print(f"Part 2: efficientnet-lite0 end to end, {args.images} JPEG photographs, batch {BATCH}, "
-          f"{torch.get_num_threads()} threads")
-    results = rounds({"plain (package forward, sequential)": plain,
-                      "the same steps one after the other": sequential,
-                      "encode_images (prepare next batch in a thread)": lambda: adapter.encode_images(images),
-                      "decoding + preprocessing alone": preparation_only},
-                     args.rounds, "plain (package forward, sequential)")
+    errors = {
+        "encode_images (prepare next batch in a thread)": float(np.abs(adapter.encode_images(images) - expected).max()),
+        "the same steps one after the other": float(np.abs(sequential() - expected).max()),
+    }
+    print(
+        f"Part 2: efficientnet-lite0 end to end, {args.images} JPEG photographs, batch {BATCH}, "
+        f"{torch.get_num_threads()} threads"
+    )
+    results = rounds(
+        {
+            "plain (package forward, sequential)": plain,
+            "the same steps one after the other": sequential,
+            "encode_images (prepare next batch in a thread)": lambda: adapter.encode_images(images),
+            "decoding + preprocessing alone": preparation_only,
+        },
+        args.rounds,
+        "plain (package forward, sequential)",
+    )
     table(results, args.images, "plain", errors)
 
 
 def hf_image_encoders(args: argparse.Namespace) -> None:
     """Part 3: hf-image-encoder on a real-architecture ResNet-50 and CLIP ViT-B/32 vision tower (random weights)."""
     import torch
-    from transformers import (AutoModel, CLIPImageProcessorPil, CLIPVisionConfig, CLIPVisionModelWithProjection,
-                              ConvNextImageProcessorPil, ResNetConfig, ResNetModel)
+    from transformers import (
+        AutoModel,
+        CLIPImageProcessorPil,
+        CLIPVisionConfig,
+        CLIPVisionModelWithProjection,
+        ConvNextImageProcessorPil,
+        ResNetConfig,
+        ResNetModel,
+    )
 
     from harness_models.encoders.image import HFImageEncoder, image_vectors
 
@@ -244,7 +280,9 @@ def hf_image_encoders(args: argparse.Namespace) -> None:
             adapter = HFImageEncoder(name, {"pretrained": str(source)}, batch_size=BATCH)
             adapter.ensure_loaded()
             plain_model = AutoModel.from_pretrained(source).eval()
-            pixels_for[name] = adapter.processor(images=[images[i] for i in range(len(images))], return_tensors="pt")["pixel_values"]
+            pixels_for[name] = adapter.processor(images=[images[i] for i in range(len(images))], return_tensors="pt")[
+                "pixel_values"
+            ]
             pixels = pixels_for[name]
             chunks = [pixels[i : i + BATCH] for i in range(0, len(pixels), BATCH)]
 
@@ -258,8 +296,11 @@ def hf_image_encoders(args: argparse.Namespace) -> None:
 
             errors = {"hf-image-encoder forward": float((ours() - plain()).abs().max())}
             print(f"Part 3: {name}, forward, {args.images} images, batch {BATCH}")
-            results = rounds({"plain AutoModel forward (inference_mode)": plain, "hf-image-encoder forward": ours},
-                             args.rounds, "plain AutoModel forward (inference_mode)")
+            results = rounds(
+                {"plain AutoModel forward (inference_mode)": plain, "hf-image-encoder forward": ours},
+                args.rounds,
+                "plain AutoModel forward (inference_mode)",
+            )
             table(results, args.images, "plain", errors)
             print(f"Part 3: {name}, end to end (processor + forward), {args.images} JPEG photographs")
 
@@ -269,9 +310,14 @@ def hf_image_encoders(args: argparse.Namespace) -> None:
                         batch = [images[i] for i in range(start, min(len(images), start + BATCH))]
                         image_vectors(model, adapter.processor(images=batch, return_tensors="pt")["pixel_values"])
 
-            results = rounds({"plain (processor, then AutoModel forward)": plain_end_to_end,
-                              "hf-image-encoder encode_images": lambda adapter=adapter: adapter.encode_images(images)},
-                             args.rounds, "plain (processor, then AutoModel forward)")
+            results = rounds(
+                {
+                    "plain (processor, then AutoModel forward)": plain_end_to_end,
+                    "hf-image-encoder encode_images": lambda adapter=adapter: adapter.encode_images(images),
+                },
+                args.rounds,
+                "plain (processor, then AutoModel forward)",
+            )
             table(results, args.images, "plain", {})
 
 

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,20 @@ def configurations() -> list[tuple[str, str, dict[str, Any], int]]:
         for task, metric in (("xlr", "recall@k"), ("backretrieval", "recall@k"), ("corr", "spearman")):
             found.append((task, metric, {"dataset": "ikea", "src": "en", "tgt": tgt, "n": 1000, "k": 10}, 25))
     for temperature in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0):
-        for task, metric in (("commute_tc", "tc"), ("commute_ic", "ic"), ("commute_gtc", "gtc"), ("commute_gic", "gic")):
-            found.append((task, metric, {"lang": "fr", "ties": "wrong", "prefix_removal": False, "temperature": temperature}, 1))
-    found += [("yisi2_sts", "pearson", {"src": "en", "tgt": "de", "alpha": 0.5}, 1),
-              ("yisi2_filter", "roc_auc", {"src": "en", "tgt": "de", "alpha": 0.5}, 1),
-              ("bitext_mining", "accuracy", {"src": "en", "tgt": "fr", "k": 4}, 1)]
+        for task, metric in (
+            ("commute_tc", "tc"),
+            ("commute_ic", "ic"),
+            ("commute_gtc", "gtc"),
+            ("commute_gic", "gic"),
+        ):
+            found.append(
+                (task, metric, {"lang": "fr", "ties": "wrong", "prefix_removal": False, "temperature": temperature}, 1)
+            )
+    found += [
+        ("yisi2_sts", "pearson", {"src": "en", "tgt": "de", "alpha": 0.5}, 1),
+        ("yisi2_filter", "roc_auc", {"src": "en", "tgt": "de", "alpha": 0.5}, 1),
+        ("bitext_mining", "accuracy", {"src": "en", "tgt": "fr", "k": 4}, 1),
+    ]
     return found
 
 
@@ -66,38 +76,63 @@ def lines(count: int, rng: random.Random) -> Iterator[str]:
         values = [rng.random() for _ in range(seeds)]
         mean = sum(values) / seeds
         std = (sum((v - mean) ** 2 for v in values) / (seeds - 1)) ** 0.5 if seeds > 1 else 0.0
-        dataset = {"loader": "ikea", "source": "/data/ikea", "revision": "sha256:0123456789abcdef", "split": "test", "size": 1000}
-        model = {"name": f"model-{model_index:03d}", "adapter": "hf-text", "source": f"org/model-{model_index:03d}",
-                 "revision": "a1b2c3d4e5f6", "args": {"pooling": "mean"}, "dtype": "float32"}
+        dataset = {
+            "loader": "ikea",
+            "source": "/data/ikea",
+            "revision": "sha256:0123456789abcdef",
+            "split": "test",
+            "size": 1000,
+        }
+        model = {
+            "name": f"model-{model_index:03d}",
+            "adapter": "hf-text",
+            "source": f"org/model-{model_index:03d}",
+            "revision": "a1b2c3d4e5f6",
+            "args": {"pooling": "mean"},
+            "dtype": "float32",
+        }
         task_sig = task_signature(task, 1, args, dataset, list(range(seeds)) if seeds > 1 else None)
-        yield json.dumps({
-            "task": task, "task_version": 1, "task_args": args, "main_metric": metric,
-            "metrics": {metric: mean, "extra": mean / 2}, "metrics_std": {metric: std, "extra": std / 2},
-            "per_seed": {metric: values, "extra": [v / 2 for v in values]}, "seeds": list(range(seeds)),
-            "model": model, "dataset": dataset, "run": {"limit": None, "batch_size": 32, "device": "cpu"},
-            "signature": full_signature(task_sig, model), "task_signature": task_sig,
-            "harness": {"version": "0.1.0", "git": "0123456789abcdef0123456789abcdef01234567"},
-            "environment": {"python": "3.11.7", "torch": "2.13.0+cpu", "transformers": "5.23.0", "numpy": "2.4.6"},
-            "hardware": {"device": "cpu", "machine": "x86_64", "cpu": "generic"},
-            "started": f"2026-{1 + run:02d}-01T00:00:00+00:00", "wall_seconds": 1.5, "samples_file": None, "extra": {},
-            "schema_version": 1,
-        })
+        yield json.dumps(
+            {
+                "task": task,
+                "task_version": 1,
+                "task_args": args,
+                "main_metric": metric,
+                "metrics": {metric: mean, "extra": mean / 2},
+                "metrics_std": {metric: std, "extra": std / 2},
+                "per_seed": {metric: values, "extra": [v / 2 for v in values]},
+                "seeds": list(range(seeds)),
+                "model": model,
+                "dataset": dataset,
+                "run": {"limit": None, "batch_size": 32, "device": "cpu"},
+                "signature": full_signature(task_sig, model),
+                "task_signature": task_sig,
+                "harness": {"version": "0.1.0", "git": "0123456789abcdef0123456789abcdef01234567"},
+                "environment": {"python": "3.11.7", "torch": "2.13.0+cpu", "transformers": "5.23.0", "numpy": "2.4.6"},
+                "hardware": {"device": "cpu", "machine": "x86_64", "cpu": "generic"},
+                "started": f"2026-{1 + run:02d}-01T00:00:00+00:00",
+                "wall_seconds": 1.5,
+                "samples_file": None,
+                "extra": {},
+                "schema_version": 1,
+            }
+        )
 
 
 def generate(folder: Path, count: int) -> list[Path]:
     """Write the lines over ``FILES`` results files (one folder each), plus two corrupt lines."""
     rng = random.Random(0)
-    handles = []
-    for index in range(FILES):
-        (folder / f"machine{index}").mkdir(parents=True)
-        handles.append(open(folder / f"machine{index}" / "results.jsonl", "w", encoding="utf-8"))
-    for number, line in enumerate(lines(count, rng)):
-        handles[number % FILES].write(line + "\n")
-    handles[0].write("{not json\n")
-    handles[1].write('{"task": "xlr"}\n')
-    for handle in handles:
-        handle.close()
-    return [Path(h.name) for h in handles]
+    paths = [folder / f"machine{index}" / "results.jsonl" for index in range(FILES)]
+    with ExitStack() as stack:
+        handles = []
+        for path in paths:
+            path.parent.mkdir(parents=True)
+            handles.append(stack.enter_context(path.open("w", encoding="utf-8")))
+        for number, line in enumerate(lines(count, rng)):
+            handles[number % FILES].write(line + "\n")
+        handles[0].write("{not json\n")
+        handles[1].write('{"task": "xlr"}\n')
+    return paths
 
 
 def timed(function: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
@@ -137,13 +172,18 @@ def main() -> None:
         stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results"))
         stage("index.html", lambda: page(board, tables, plots))
         wall, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-m", "harness", "leaderboard", str(root / "results"), "-o", str(root / "out")],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "harness", "leaderboard", str(root / "results"), "-o", str(root / "out")],
+            check=True,
+            capture_output=True,
+        )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         command = (time.perf_counter() - wall, after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime)
     superseded = sum(r.superseded for r in board.results)
-    print(f"{len(entries)} valid lines ({size / 1e6:.0f} MB in {FILES} files, {len(problems)} corrupt lines reported), "
-          f"{superseded} superseded, {len(board.labels)} models, {len(board.columns)} columns, {len(plots)} plots\n")
+    print(
+        f"{len(entries)} valid lines ({size / 1e6:.0f} MB in {FILES} files, {len(problems)} corrupt lines reported), "
+        f"{superseded} superseded, {len(board.labels)} models, {len(board.columns)} columns, {len(plots)} plots\n"
+    )
     print("| stage | wall seconds | CPU seconds |\n|---|---:|---:|")
     for name, wall, cpu in rows:
         print(f"| {name} | {wall:.2f} | {cpu:.2f} |")

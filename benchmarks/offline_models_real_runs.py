@@ -31,9 +31,18 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS = str(Path(sys.executable).with_name("harness"))
-IKEA_MODELS = [("e5-small", None), ("e5-small-trunc48", None), ("e5-small-trunc12", None), ("e5-small-noise0.04", None),
-               ("e5-small-noise0.08", None), ("tfidf-char", None), ("random-encoder", None), ("minilm", None),
-               ("e5-small-hf", "pooling=cls"), ("e5-small-hf", None)]
+IKEA_MODELS = [
+    ("e5-small", None),
+    ("e5-small-trunc48", None),
+    ("e5-small-trunc12", None),
+    ("e5-small-noise0.04", None),
+    ("e5-small-noise0.08", None),
+    ("tfidf-char", None),
+    ("random-encoder", None),
+    ("minilm", None),
+    ("e5-small-hf", "pooling=cls"),
+    ("e5-small-hf", None),
+]
 IKEA_DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en")]
 COMMUTE_LANGS = ("fr", "de", "cs")
 YISI_TARGETS = ("de", "fr", "cs")
@@ -45,9 +54,13 @@ def run(command: list[str], log: Path) -> dict:
     start = time.perf_counter()
     process = subprocess.Popen(command)
     _, status, usage = os.wait4(process.pid, 0)
-    record = {"command": " ".join(command), "wall_s": round(time.perf_counter() - start, 1),
-              "peak_rss_mib": round(usage.ru_maxrss / 1024, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
-              "exit": os.waitstatus_to_exitcode(status)}
+    record = {
+        "command": " ".join(command),
+        "wall_s": round(time.perf_counter() - start, 1),
+        "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "exit": os.waitstatus_to_exitcode(status),
+    }
     with log.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
     if record["exit"] != 0:
@@ -60,12 +73,38 @@ def ikea(data: Path, out: Path, seeds: int) -> None:
     folder = out / "ikea"
     for model, args in IKEA_MODELS:
         for src, tgt in IKEA_DIRECTIONS:
-            command = [HARNESS, "run", "--tasks", "xlr,backretrieval,corr", "--model", model, "--data-dir", str(data / "ikea"),
-                       "--task-args", f"src={src},tgt={tgt}", "--seeds", str(seeds), "--output", str(folder), "--log-samples", "--resume"]
+            command = [
+                HARNESS,
+                "run",
+                "--tasks",
+                "xlr,backretrieval,corr",
+                "--model",
+                model,
+                "--data-dir",
+                str(data / "ikea"),
+                "--task-args",
+                f"src={src},tgt={tgt}",
+                "--seeds",
+                str(seeds),
+                "--output",
+                str(folder),
+                "--log-samples",
+                "--resume",
+            ]
             run(command + (["--model-args", args] if args else []), folder / "runs.jsonl")
     for src, tgt in IKEA_DIRECTIONS:
-        run([HARNESS, "meta", str(folder), "--select", f"src={src},tgt={tgt}", "--output", str(folder / f"meta-{src}-{tgt}")],
-            folder / "runs.jsonl")
+        run(
+            [
+                HARNESS,
+                "meta",
+                str(folder),
+                "--select",
+                f"src={src},tgt={tgt}",
+                "--output",
+                str(folder / f"meta-{src}-{tgt}"),
+            ],
+            folder / "runs.jsonl",
+        )
 
 
 def stand_in_images(data: Path, folder: Path) -> Path:
@@ -85,9 +124,27 @@ def commute(data: Path, out: Path) -> None:
     folder = out / "commute"
     images = stand_in_images(data, folder / "stand-in-images")
     for lang in COMMUTE_LANGS:
-        run([HARNESS, "run", "--tasks", "commute_tc,commute_gtc,commute_ic,commute_gic", "--model", "gemma-270m", "--data-dir", str(data / "commute"),
-             "--images", str(images), "--task-args", f"lang={lang}", "--output", str(folder), "--log-samples", "--resume"],
-            folder / "runs.jsonl")
+        run(
+            [
+                HARNESS,
+                "run",
+                "--tasks",
+                "commute_tc,commute_gtc,commute_ic,commute_gic",
+                "--model",
+                "gemma-270m",
+                "--data-dir",
+                str(data / "commute"),
+                "--images",
+                str(images),
+                "--task-args",
+                f"lang={lang}",
+                "--output",
+                str(folder),
+                "--log-samples",
+                "--resume",
+            ],
+            folder / "runs.jsonl",
+        )
     table = commute_statistics(folder)
     (folder / "perplexity-statistics.md").write_text(table, encoding="utf-8")
     print(table)
@@ -97,10 +154,17 @@ def commute_statistics(folder: Path) -> str:
     """Per language: TC, GTC, ties, the perplexity of each line's reference translation and the gap within a tuple."""
     import numpy as np
 
-    rows = ["| pair | tuples | TC | GTC | ties | lines | ppl median | ppl geometric mean | ppl 5th-95th percentile "
-            "| median abs log-ppl gap within a tuple | wall (s) | peak RSS (MiB) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    records = [json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    runs = [json.loads(line) for line in (folder / "runs.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        "| pair | tuples | TC | GTC | ties | lines | ppl median | ppl geometric mean | ppl 5th-95th percentile "
+        "| median abs log-ppl gap within a tuple | wall (s) | peak RSS (MiB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    records = [
+        json.loads(line) for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    runs = [
+        json.loads(line) for line in (folder / "runs.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     for lang in COMMUTE_LANGS:
         by_task = {r["task"]: r for r in records if r["task_args"].get("lang") == lang}
         tc, gtc = by_task["commute_tc"], by_task["commute_gtc"]
@@ -109,10 +173,12 @@ def commute_statistics(folder: Path) -> str:
         ppl = np.array([s["ppl"][slot] for s in samples for slot in ("a|a", "b|b") if s["ppl"][slot] is not None])
         gaps = [abs(np.log(s["ppl"]["a|a"]) - np.log(s["ppl"]["a|inc_a"])) for s in samples]
         run = next(r for r in reversed(runs) if f"lang={lang}" in r["command"])
-        rows.append(f"| en-{lang} | {len(samples)} | {tc['metrics']['tc']:.4f} | {gtc['metrics']['gtc']:.4f} | {tc['metrics']['ties']:.4f} "
-                    f"| {len(ppl)} | {np.median(ppl):.1f} | {np.exp(np.log(ppl).mean()):.1f} "
-                    f"| {np.percentile(ppl, 5):.1f}-{np.percentile(ppl, 95):.1f} | {np.median(gaps):.3f} "
-                    f"| {run['wall_s']:.0f} | {run['peak_rss_mib']:.0f} |")
+        rows.append(
+            f"| en-{lang} | {len(samples)} | {tc['metrics']['tc']:.4f} | {gtc['metrics']['gtc']:.4f} | {tc['metrics']['ties']:.4f} "
+            f"| {len(ppl)} | {np.median(ppl):.1f} | {np.exp(np.log(ppl).mean()):.1f} "
+            f"| {np.percentile(ppl, 5):.1f}-{np.percentile(ppl, 95):.1f} | {np.median(gaps):.3f} "
+            f"| {run['wall_s']:.0f} | {run['peak_rss_mib']:.0f} |"
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -120,10 +186,27 @@ def yisi(data: Path, out: Path) -> None:
     """YiSi-2 filtering with e5-small-hf layer 9, three pairs."""
     folder = out / "yisi"
     for tgt in YISI_TARGETS:
-        run([HARNESS, "run", "--tasks", "yisi2_filter,bert_sum_filter", "--model", "e5-small-hf", "--model-args", "layer=9",
-             "--data-dir", str(data / "multi30k"), "--task-args", f"src=en,tgt={tgt}", "--output", str(folder), "--log-samples",
-             "--resume"],
-            folder / "runs.jsonl")
+        run(
+            [
+                HARNESS,
+                "run",
+                "--tasks",
+                "yisi2_filter,bert_sum_filter",
+                "--model",
+                "e5-small-hf",
+                "--model-args",
+                "layer=9",
+                "--data-dir",
+                str(data / "multi30k"),
+                "--task-args",
+                f"src=en,tgt={tgt}",
+                "--output",
+                str(folder),
+                "--log-samples",
+                "--resume",
+            ],
+            folder / "runs.jsonl",
+        )
 
 
 def main() -> int:
@@ -139,7 +222,11 @@ def main() -> int:
         if args.fresh:
             shutil.rmtree(out / family, ignore_errors=True)
         (out / family).mkdir(parents=True, exist_ok=True)
-        {"ikea": lambda: ikea(data, out, args.seeds), "commute": lambda: commute(data, out), "yisi": lambda: yisi(data, out)}[family]()
+        {
+            "ikea": lambda: ikea(data, out, args.seeds),
+            "commute": lambda: commute(data, out),
+            "yisi": lambda: yisi(data, out),
+        }[family]()
     return 0
 
 

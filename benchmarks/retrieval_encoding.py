@@ -25,11 +25,36 @@ DATA = REPO.parent / "shared" / "data"
 
 
 def texts() -> tuple[list[str], str]:
-    files = [DATA / "ikea" / "en.de" / "test.en", DATA / "ikea" / "en.de" / "val.en", DATA / "multi30k" / "test_2016_flickr.en"]
+    files = [
+        DATA / "ikea" / "en.de" / "test.en",
+        DATA / "ikea" / "en.de" / "val.en",
+        DATA / "multi30k" / "test_2016_flickr.en",
+    ]
     if all(f.is_file() for f in files):
-        return [line for f in files for line in f.read_text(encoding="utf-8").splitlines()], "IKEA en test+val and Multi30K en test"
+        return [
+            line for f in files for line in f.read_text(encoding="utf-8").splitlines()
+        ], "IKEA en test+val and Multi30K en test"
     rng = np.random.default_rng(0)
-    words = "the a chair table lamp red blue green with wooden legs and soft cushions for your living room".split()
+    words = [
+        "the",
+        "a",
+        "chair",
+        "table",
+        "lamp",
+        "red",
+        "blue",
+        "green",
+        "with",
+        "wooden",
+        "legs",
+        "and",
+        "soft",
+        "cushions",
+        "for",
+        "your",
+        "living",
+        "room",
+    ]
     return [" ".join(rng.choice(words, rng.integers(3, 120))) for _ in range(2000)], "generated sentences"
 
 
@@ -41,8 +66,14 @@ def build_model(folder: Path, corpus: list[str]) -> Path:
     from transformers import BertConfig, BertModel
 
     tokenizer = train_wordpiece(corpus, vocab_size=8000)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
-                        intermediate_size=1536, max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=384,
+        num_hidden_layers=6,
+        num_attention_heads=12,
+        intermediate_size=1536,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     BertModel(config).eval().save_pretrained(folder / "hf", safe_serialization=True)
     tokenizer.save_pretrained(folder / "hf")
@@ -81,14 +112,19 @@ def main() -> None:
         ours = HFTextEncoder("bench", {"pretrained": str(folder)}, batch_size=args.batch_size)
         ours.encode_texts(corpus[:64])  # load and warm up both
         reference.encode(corpus[:64], batch_size=args.batch_size)
-        times, vectors = best_times({
-            "theirs": lambda: reference.encode(corpus, batch_size=args.batch_size, convert_to_numpy=True),
-            "ours": lambda: ours.encode_texts(corpus),
-        }, args.repeats)
+        times, vectors = best_times(
+            {
+                "theirs": lambda: reference.encode(corpus, batch_size=args.batch_size, convert_to_numpy=True),
+                "ours": lambda: ours.encode_texts(corpus),
+            },
+            args.repeats,
+        )
     np.testing.assert_allclose(vectors["ours"], vectors["theirs"], atol=1e-4)
     theirs_time, ours_time = times["theirs"], times["ours"]
-    print(f"\n{len(corpus)} texts ({source}), 6-layer 384-d BERT, mean pooling, max length 256, batch size "
-          f"{args.batch_size}, {torch.get_num_threads()} threads, best of {args.repeats} alternating rounds\n")
+    print(
+        f"\n{len(corpus)} texts ({source}), 6-layer 384-d BERT, mean pooling, max length 256, batch size "
+        f"{args.batch_size}, {torch.get_num_threads()} threads, best of {args.repeats} alternating rounds\n"
+    )
     print("| encoder | seconds | texts/s |")
     print("|---|---:|---:|")
     print(f"| sentence-transformers `encode` | {theirs_time:.2f} | {len(corpus) / theirs_time:,.0f} |")

@@ -61,8 +61,13 @@ def ours(src, tgt, images, sources, targets) -> dict[str, list[float]]:
     xlr = metrics.xlr(src, tgt, sources, K).metrics
     bkr = metrics.backretrieval(src, tgt, images, sources, targets, K).metrics
     corr = metrics.corr(src, tgt, images, sources, targets)
-    return {"xlr": [m["recall@k"] for m in xlr], "mrr": [m["mrr"] for m in xlr], "median_rank": [m["median_rank"] for m in xlr],
-            "bkr": [m["recall@k"] for m in bkr], "corr": [m["spearman"] for m in corr]}
+    return {
+        "xlr": [m["recall@k"] for m in xlr],
+        "mrr": [m["mrr"] for m in xlr],
+        "median_rank": [m["median_rank"] for m in xlr],
+        "bkr": [m["recall@k"] for m in bkr],
+        "corr": [m["spearman"] for m in corr],
+    }
 
 
 def unit(vectors: np.ndarray) -> np.ndarray:
@@ -161,10 +166,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,5000,10000,20000", help="sample sizes n (N = 2n items)")
     parser.add_argument("--seeds", type=int, default=25)
-    parser.add_argument("--plain-max-n", type=int, default=5000, help="largest n at which the plain version runs every seed")
+    parser.add_argument(
+        "--plain-max-n", type=int, default=5000, help="largest n at which the plain version runs every seed"
+    )
     parser.add_argument("--plain-seeds", type=int, default=3, help="seeds of the plain version above --plain-max-n")
-    parser.add_argument("--plain-up-to", type=int, default=10000, help="largest n at which the plain version runs at all")
-    parser.add_argument("--floor-only", action="store_true", help="compare ours with the BLAS floor only (no plain peer)")
+    parser.add_argument(
+        "--plain-up-to", type=int, default=10000, help="largest n at which the plain version runs at all"
+    )
+    parser.add_argument(
+        "--floor-only", action="store_true", help="compare ours with the BLAS floor only (no plain peer)"
+    )
     parser.add_argument("--repeats", type=int, default=1, help="alternating repetitions of ours and the floor")
     parser.add_argument("--profile", action="store_true", help="profile ours at the first size")
     parser.add_argument("--worker", choices=tuple(IMPLEMENTATIONS), help=argparse.SUPPRESS)
@@ -184,25 +195,40 @@ def main() -> None:
         if n <= args.plain_up_to:
             reference = run_worker("plain", n, plain_seeds)
             for name, values in reference["result"].items():
-                np.testing.assert_allclose(mine["result"][name][:plain_seeds], values, atol=1e-6, err_msg=f"{name} differs at n={n}")
+                np.testing.assert_allclose(
+                    mine["result"][name][:plain_seeds], values, atol=1e-6, err_msg=f"{name} differs at n={n}"
+                )
             scale = args.seeds / plain_seeds
             reference["wall"], reference["cpu"] = reference["wall"] * scale, reference["cpu"] * scale
-            print(f"n={n}: plain ({plain_seeds} seeds, agrees) {reference['wall']:.1f}s wall, {reference['cpu']:.1f}s CPU, "
-                  f"{reference['peak']:.0f} MiB", flush=True)
+            print(
+                f"n={n}: plain ({plain_seeds} seeds, agrees) {reference['wall']:.1f}s wall, {reference['cpu']:.1f}s CPU, "
+                f"{reference['peak']:.0f} MiB",
+                flush=True,
+            )
         rows.append((n, mine, reference, plain_seeds < args.seeds))
-    print(f"\nxlr + backretrieval + corr, {args.seeds} seeds, k={K}, text {D_TEXT}-d, image {D_IMAGE}-d, N = 2n items\n")
-    print("| n | ours wall (s) | ours CPU (s) | plain wall (s) | plain CPU (s) | speed-up wall / CPU | ours peak (MiB) | plain peak (MiB) | memory ratio |")
+    print(
+        f"\nxlr + backretrieval + corr, {args.seeds} seeds, k={K}, text {D_TEXT}-d, image {D_IMAGE}-d, N = 2n items\n"
+    )
+    print(
+        "| n | ours wall (s) | ours CPU (s) | plain wall (s) | plain CPU (s) | speed-up wall / CPU | ours peak (MiB) | plain peak (MiB) | memory ratio |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, mine, reference, extrapolated in rows:
         if reference is None:
-            print(f"| {n:,} | {mine['wall']:.1f} | {mine['cpu']:.1f} | not run | not run | - | {mine['peak']:.0f} | - | - |")
+            print(
+                f"| {n:,} | {mine['wall']:.1f} | {mine['cpu']:.1f} | not run | not run | - | {mine['peak']:.0f} | - | - |"
+            )
             continue
         mark = "*" if extrapolated else ""
-        print(f"| {n:,} | {mine['wall']:.1f} | {mine['cpu']:.1f} | {reference['wall']:.1f}{mark} | {reference['cpu']:.1f}{mark} | "
-              f"{reference['wall'] / mine['wall']:.1f}x / {reference['cpu'] / mine['cpu']:.1f}x | {mine['peak']:.0f} | "
-              f"{reference['peak']:.0f} | {mine['peak'] / reference['peak']:.2f} |")
+        print(
+            f"| {n:,} | {mine['wall']:.1f} | {mine['cpu']:.1f} | {reference['wall']:.1f}{mark} | {reference['cpu']:.1f}{mark} | "
+            f"{reference['wall'] / mine['wall']:.1f}x / {reference['cpu'] / mine['cpu']:.1f}x | {mine['peak']:.0f} | "
+            f"{reference['peak']:.0f} | {mine['peak'] / reference['peak']:.2f} |"
+        )
     if any(extrapolated for *_, extrapolated in rows):
-        print(f"\n* the plain version ran {args.plain_seeds} seeds; its time is scaled to {args.seeds} (every seed is the same work)")
+        print(
+            f"\n* the plain version ran {args.plain_seeds} seeds; its time is scaled to {args.seeds} (every seed is the same work)"
+        )
 
 
 def floor_table(sizes: list[int], seeds: int, repeats: int) -> None:
@@ -218,24 +244,35 @@ def floor_table(sizes: list[int], seeds: int, repeats: int) -> None:
             order = ["ours", "floor", "floor2"] if r % 2 == 0 else ["floor2", "floor", "ours"]
             for name in order:
                 runs[name].append(run_worker(name, n, seeds))
-                print(f"n={n} round {r + 1}: {name} {runs[name][-1]['wall']:.1f}s wall, {runs[name][-1]['cpu']:.1f}s CPU, "
-                      f"{runs[name][-1]['peak']:.0f} MiB", flush=True)
+                print(
+                    f"n={n} round {r + 1}: {name} {runs[name][-1]['wall']:.1f}s wall, {runs[name][-1]['cpu']:.1f}s CPU, "
+                    f"{runs[name][-1]['peak']:.0f} MiB",
+                    flush=True,
+                )
         rows.append((n, runs))
     print(f"load average at end: {os.getloadavg()[0]:.1f}\n")
-    print(f"xlr + backretrieval + corr against the similarity products alone, {seeds} seeds, N = 2n items, "
-          f"medians of {repeats} alternating runs\n")
-    print("| n | ours wall / CPU (s) | floor wall / CPU (s) | ours / floor wall (CPU) | floor, text twice: wall / CPU (s) | "
-          "ours / that (wall) | peak MiB ours / floor |")
+    print(
+        f"xlr + backretrieval + corr against the similarity products alone, {seeds} seeds, N = 2n items, "
+        f"medians of {repeats} alternating runs\n"
+    )
+    print(
+        "| n | ours wall / CPU (s) | floor wall / CPU (s) | ours / floor wall (CPU) | floor, text twice: wall / CPU (s) | "
+        "ours / that (wall) | peak MiB ours / floor |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for n, runs in rows:
-        med = {name: {key: statistics.median(run[key] for run in values) for key in ("wall", "cpu", "peak")}
-               for name, values in runs.items()}
+        med = {
+            name: {key: statistics.median(run[key] for run in values) for key in ("wall", "cpu", "peak")}
+            for name, values in runs.items()
+        }
         ratio = statistics.median(o["wall"] / f["wall"] for o, f in zip(runs["ours"], runs["floor"]))
         ratio_cpu = statistics.median(o["cpu"] / f["cpu"] for o, f in zip(runs["ours"], runs["floor"]))
         ratio2 = statistics.median(o["wall"] / f["wall"] for o, f in zip(runs["ours"], runs["floor2"]))
-        print(f"| {n:,} | {med['ours']['wall']:.1f} / {med['ours']['cpu']:.1f} | {med['floor']['wall']:.1f} / "
-              f"{med['floor']['cpu']:.1f} | {ratio:.2f}x ({ratio_cpu:.2f}x) | {med['floor2']['wall']:.1f} / "
-              f"{med['floor2']['cpu']:.1f} | {ratio2:.2f}x | {med['ours']['peak']:.0f} / {med['floor']['peak']:.0f} |")
+        print(
+            f"| {n:,} | {med['ours']['wall']:.1f} / {med['ours']['cpu']:.1f} | {med['floor']['wall']:.1f} / "
+            f"{med['floor']['cpu']:.1f} | {ratio:.2f}x ({ratio_cpu:.2f}x) | {med['floor2']['wall']:.1f} / "
+            f"{med['floor2']['cpu']:.1f} | {ratio2:.2f}x | {med['ours']['peak']:.0f} / {med['floor']['peak']:.0f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -35,14 +35,17 @@ def main() -> None:
     from harness_models.packaged.hf_folder import MiniLM
 
     texts = sentences(args.sentences)
-    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores); {torch.get_num_threads()} threads; "
-          f"{len(texts)} sentences")
+    print(
+        f"load average at start: {os.getloadavg()[0]:.1f} (2 cores); {torch.get_num_threads()} threads; "
+        f"{len(texts)} sentences"
+    )
     pairs = {}
     for adapter in (MiniLM("minilm", batch_size=BATCH), E5SmallHF("e5-small-hf", batch_size=BATCH)):
         prefix = adapter.text_prefix()
         reference = SentenceTransformer(str(adapter.folder()), device="cpu")
         theirs = lambda reference=reference, prefix=prefix: reference.encode(  # noqa: E731
-            [prefix + t for t in texts], batch_size=BATCH, normalize_embeddings=True)
+            [prefix + t for t in texts], batch_size=BATCH, normalize_embeddings=True
+        )
         ours = lambda adapter=adapter: adapter.encode_texts(texts)  # noqa: E731
         difference = float(np.abs(ours() - theirs()).max())  # also the warm-up
         assert difference < 1e-4, f"{adapter.name}: vectors differ by {difference}"
@@ -57,14 +60,18 @@ def main() -> None:
             seconds[name, side].append(time.perf_counter() - start)
         print(f"  round {r + 1}: " + ", ".join(f"{n} {s} {v[-1]:.2f}s" for (n, s), v in seconds.items()), flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}\n")
-    print("| model | hf-text-encoder (texts/s, median) | sentence-transformers encode (texts/s, median) | ratio ours / ST (median of per-round ratios) | max abs diff |")
+    print(
+        "| model | hf-text-encoder (texts/s, median) | sentence-transformers encode (texts/s, median) | ratio ours / ST (median of per-round ratios) | max abs diff |"
+    )
     print("|---|---:|---:|---:|---:|")
     for name, (_, _, difference) in pairs.items():
         own, theirs = seconds[name, "ours"], seconds[name, "st"]
         ratio = statistics.median(t / o for o, t in zip(own, theirs))
-        print(f"| {name} | {len(texts) / statistics.median(own):.0f} | {len(texts) / statistics.median(theirs):.0f} | "
-              f"{ratio:.2f}x (range {min(t / o for o, t in zip(own, theirs)):.2f}-{max(t / o for o, t in zip(own, theirs)):.2f}) | "
-              f"{difference:.1e} |")
+        print(
+            f"| {name} | {len(texts) / statistics.median(own):.0f} | {len(texts) / statistics.median(theirs):.0f} | "
+            f"{ratio:.2f}x (range {min(t / o for o, t in zip(own, theirs)):.2f}-{max(t / o for o, t in zip(own, theirs)):.2f}) | "
+            f"{difference:.1e} |"
+        )
 
 
 if __name__ == "__main__":

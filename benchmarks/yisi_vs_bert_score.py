@@ -47,8 +47,16 @@ def build_model(folder: Path, texts: list[str]) -> Path:
 
     raw = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
     raw.train_from_iterator(texts, vocab_size=30000, min_frequency=1, show_progress=False)
-    tokenizer = BertTokenizerFast(tokenizer_object=raw._tokenizer, do_lower_case=False, model_max_length=512,
-                                  unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]")
+    tokenizer = BertTokenizerFast(
+        tokenizer_object=raw._tokenizer,
+        do_lower_case=False,
+        model_max_length=512,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+    )
     torch.manual_seed(0)
     BertModel(BertConfig(vocab_size=119547)).eval().save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
@@ -65,7 +73,9 @@ def run_yisi(model: str, en: list[str], de: list[str], layer: int, batch_size: i
 
     adapter = HFTokenEmbedder("bench", {"pretrained": model, "layer": layer}, batch_size=batch_size)
     data = datasets.Dataset.from_dict({"sentence1": en, "sentence2": de})
-    scores, _ = Yisi2Sts("yisi2_sts", {"src": "en", "tgt": "de", "idf": "none"}).score_pairs(data, CachedModel(adapter, None))
+    scores, _ = Yisi2Sts("yisi2_sts", {"src": "en", "tgt": "de", "idf": "none"}).score_pairs(
+        data, CachedModel(adapter, None)
+    )
     return [f for _, _, f in scores]
 
 
@@ -73,7 +83,9 @@ def run_bert_score(model: str, en: list[str], de: list[str], layer: int, batch_s
     """BERTScore F of each pair."""
     import bert_score
 
-    _, _, f = bert_score.score(en, de, model_type=model, num_layers=layer, idf=False, batch_size=batch_size, device="cpu")
+    _, _, f = bert_score.score(
+        en, de, model_type=model, num_layers=layer, idf=False, batch_size=batch_size, device="cpu"
+    )
     return f.tolist()
 
 
@@ -104,14 +116,37 @@ def worker(args: argparse.Namespace) -> None:
     scores = RUNNERS[args.worker](args.model, en, de, args.layer, args.batch_size)
     seconds = time.perf_counter() - start
     peak = memory_mib("VmHWM")
-    print(json.dumps({"seconds": seconds, "peak_mib": peak, "added_mib": peak - baseline,
-                      "mean_f": sum(scores) / len(scores), "threads": torch.get_num_threads()}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_mib": peak,
+                "added_mib": peak - baseline,
+                "mean_f": sum(scores) / len(scores),
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
 
 
 def measure(name: str, args: argparse.Namespace, model: str, pairs: int) -> dict:
     """Run one worker subprocess and return what it measured."""
-    command = [sys.executable, __file__, "--worker", name, "--model", model, "--data", str(args.data),
-               "--pairs", str(pairs), "--layer", str(args.layer), "--batch-size", str(args.batch_size)]
+    command = [
+        sys.executable,
+        __file__,
+        "--worker",
+        name,
+        "--model",
+        model,
+        "--data",
+        str(args.data),
+        "--pairs",
+        str(pairs),
+        "--layer",
+        str(args.layer),
+        "--batch-size",
+        str(args.batch_size),
+    ]
     out = subprocess.run(command, check=True, capture_output=True, text=True, env=os.environ | {"HF_HUB_OFFLINE": "1"})
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -139,9 +174,11 @@ def main() -> None:
         for _ in range(args.repeats):
             for name in RUNNERS:
                 runs[name].append(measure(name, args, model, args.pairs))
-    print(f"{len(en)} Multi30K en-de pairs, layer {args.layer}, batch size {args.batch_size}, "
-          f"CPU ({os.cpu_count()} cores, {runs['bert_score.score'][0]['threads']} torch threads), "
-          f"median of {args.repeats} runs, model loading included, imports excluded\n")
+    print(
+        f"{len(en)} Multi30K en-de pairs, layer {args.layer}, batch size {args.batch_size}, "
+        f"CPU ({os.cpu_count()} cores, {runs['bert_score.score'][0]['threads']} torch threads), "
+        f"median of {args.repeats} runs, model loading included, imports excluded\n"
+    )
     print("| implementation | seconds | pairs/s | peak RSS (MiB) | RSS added by loading and scoring (MiB) | mean F |")
     print("|---|---:|---:|---:|---:|---:|")
     speed = {}

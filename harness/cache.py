@@ -103,7 +103,9 @@ class Cache:
         return self.folder / "cache.sqlite3"
 
     def _unusable(self, exc: BaseException) -> HarnessError:
-        return HarnessError(f"cache folder {self.folder} is not usable: {exc} (set HARNESS_CACHE_DIR, or pass --no-cache)")
+        return HarnessError(
+            f"cache folder {self.folder} is not usable: {exc} (set HARNESS_CACHE_DIR, or pass --no-cache)"
+        )
 
     def _raise_unusable(self, exc: sqlite3.Error | OSError) -> Any:
         raise self._unusable(exc)
@@ -150,7 +152,9 @@ class Cache:
                 connection.close()
         self._local.connection = None
 
-    def _run(self, operation: Callable[[sqlite3.Connection], T], on_failure: Callable[[sqlite3.Error | OSError], T]) -> T:
+    def _run(
+        self, operation: Callable[[sqlite3.Connection], T], on_failure: Callable[[sqlite3.Error | OSError], T]
+    ) -> T:
         """Run one operation; a damaged file is moved aside and the operation retried once on a fresh file."""
         for attempt in range(2):
             try:
@@ -160,7 +164,9 @@ class Cache:
                     return on_failure(exc)
                 try:
                     self._move_aside(exc)
-                except OSError as move_failed:  # e.g. a read-only folder: the cache cannot heal, the run goes on without it
+                except (
+                    OSError
+                ) as move_failed:  # e.g. a read-only folder: the cache cannot heal, the run goes on without it
                     return on_failure(move_failed)
             except OSError as exc:
                 return on_failure(exc)
@@ -210,7 +216,9 @@ class Cache:
             else:
                 damaged += 1
         if damaged:
-            self._warn_once("damaged", f"cache file {self.path}: {damaged} damaged value(s) ignored; they are computed again")
+            self._warn_once(
+                "damaged", f"cache file {self.path}: {damaged} damaged value(s) ignored; they are computed again"
+            )
         return found
 
     def put_many(self, items: Mapping[str, bytes]) -> None:
@@ -232,8 +240,11 @@ class Cache:
                 raise
 
         def unwritable(exc: sqlite3.Error | OSError) -> None:
-            self._warn_once("write", f"cache file {self.path} could not be written ({exc}); results are unaffected, "
-                            "but these model outputs are not kept for the next run")
+            self._warn_once(
+                "write",
+                f"cache file {self.path} could not be written ({exc}); results are unaffected, "
+                "but these model outputs are not kept for the next run",
+            )
 
         self._run(insert, unwritable)
 
@@ -250,8 +261,9 @@ class Cache:
         self.put_many({key: value.encode()})
 
     def __len__(self) -> int:
-        return self._run(lambda connection: connection.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0],
-                         self._raise_unusable)
+        return self._run(
+            lambda connection: connection.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0], self._raise_unusable
+        )
 
 
 _DEFAULT: dict[Path, Cache] = {}

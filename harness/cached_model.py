@@ -15,15 +15,21 @@ A key is ``make_key(model identity digest, capability.value, options, content)``
 from __future__ import annotations
 
 import sys
-
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from harness.cache import Cache, make_key
-from harness.capabilities import _decode_tokens, _encode_tokens, image_content_key  # noqa: F401 - re-exported for callers
-from harness.capabilities import Capability, Codec, ScoreRequest, TokenEmbeddings
+from harness.capabilities import (  # noqa: F401 - re-exported for callers
+    Capability,
+    Codec,
+    ScoreRequest,
+    TokenEmbeddings,
+    _decode_tokens,
+    _encode_tokens,
+    image_content_key,
+)
 from harness.errors import CapabilityError
 from harness.model import ModelAdapter
 from harness.progress import Progress
@@ -32,7 +38,9 @@ from harness.progress import Progress
 class CachedModel:
     """Wraps a ``ModelAdapter`` and serves its capabilities through a ``Cache``."""
 
-    def __init__(self, adapter: ModelAdapter, cache: Cache | None, progress: Progress | None = None, partition: Any = None):
+    def __init__(
+        self, adapter: ModelAdapter, cache: Cache | None, progress: Progress | None = None, partition: Any = None
+    ):
         self.adapter = adapter
         self.cache = cache
         self.progress = progress or Progress(enabled=False)
@@ -50,8 +58,13 @@ class CachedModel:
         if capability not in self.adapter.capabilities:
             raise CapabilityError(f"model {self.adapter.name!r} is not {capability.noun}")
 
-    def call(self, capability: Capability, items: Sequence[Any], options: Mapping[str, Any] | None = None,
-             keys: Sequence[bytes | str] | None = None) -> list[Any]:
+    def call(
+        self,
+        capability: Capability,
+        items: Sequence[Any],
+        options: Mapping[str, Any] | None = None,
+        keys: Sequence[bytes | str] | None = None,
+    ) -> list[Any]:
         """One output of ``capability`` per item, in order: from the cache, or from the adapter's method.
 
         The adapter method is called as ``method(chunk, **options)``; ``options`` enter every
@@ -80,8 +93,16 @@ class CachedModel:
             self._compute_partitioned(missing, by_key, values, compute, codec, transductive, description)
         return [values[key] if key in values else codec.blank(values) for key in cache_keys]
 
-    def _compute(self, todo: list[str], by_key: dict[str, Any], values: dict[str, Any], compute: Callable[[list[Any]], list[Any]],
-                 codec: Codec, transductive: bool, description: str) -> dict[str, bytes]:
+    def _compute(
+        self,
+        todo: list[str],
+        by_key: dict[str, Any],
+        values: dict[str, Any],
+        compute: Callable[[list[Any]], list[Any]],
+        codec: Codec,
+        transductive: bool,
+        description: str,
+    ) -> dict[str, bytes]:
         """Compute ``todo`` in chunks, caching each chunk as soon as it is done; returns the encoded values."""
         encoded: dict[str, bytes] = {}
         if not todo:
@@ -93,7 +114,9 @@ class CachedModel:
                 chunk = todo[start : start + chunk_size]
                 results = compute([by_key[key] for key in chunk])
                 if len(results) != len(chunk):
-                    raise RuntimeError(f"{self.adapter.adapter_name} returned {len(results)} results for {len(chunk)} inputs")
+                    raise RuntimeError(
+                        f"{self.adapter.adapter_name} returned {len(results)} results for {len(chunk)} inputs"
+                    )
                 fresh = {key: codec.encode(value) for key, value in zip(chunk, results)}
                 if self.cache is not None:
                     self.cache.put_many(fresh)
@@ -102,13 +125,23 @@ class CachedModel:
                 advance(len(chunk))
         return encoded
 
-    def _compute_partitioned(self, missing: list[str], by_key: dict[str, Any], values: dict[str, Any],
-                             compute: Callable[[list[Any]], list[Any]], codec: Codec, transductive: bool, description: str) -> None:
+    def _compute_partitioned(
+        self,
+        missing: list[str],
+        by_key: dict[str, Any],
+        values: dict[str, Any],
+        compute: Callable[[list[Any]], list[Any]],
+        codec: Codec,
+        transductive: bool,
+        description: str,
+    ) -> None:
         """Compute this process's part of the missing keys, then share with the other ranks."""
         partition = self.partition
         union = partition.agree(missing, description)
         mine = (union if partition.mine(union[:1]) else []) if transductive else partition.mine(union)
-        encoded = self._compute([key for key in mine if key not in values], by_key, values, compute, codec, transductive, description)
+        encoded = self._compute(
+            [key for key in mine if key not in values], by_key, values, compute, codec, transductive, description
+        )
         encoded.update({key: codec.encode(values[key]) for key in mine if key not in encoded})
         merged = partition.exchange(encoded, description)
         received = {key: data for key, data in merged.items() if key not in values}
@@ -152,6 +185,8 @@ def _decoded(stored: dict[str, bytes], codec: Codec, what: str) -> dict[str, Any
         except Exception:  # any failure of a codec on stored bytes means: compute it again
             continue
     if len(values) < len(stored):
-        print(f"harness: warning: {len(stored) - len(values)} cached {what} value(s) could not be decoded; they are computed again",
-              file=sys.stderr)
+        print(
+            f"harness: warning: {len(stored) - len(values)} cached {what} value(s) could not be decoded; they are computed again",
+            file=sys.stderr,
+        )
     return values

@@ -169,8 +169,13 @@ def request_content(request: ScoreRequest, adapter: Any) -> bytes:
 
 def protocol_methods(protocol: type) -> list[str]:
     """The public methods a protocol (and the protocols it extends) requires, sorted."""
-    names = {name for cls in protocol.__mro__ if getattr(cls, "_is_protocol", False) and cls not in (Protocol, Generic)
-             for name, value in vars(cls).items() if callable(value) and not name.startswith("_")}
+    names = {
+        name
+        for cls in protocol.__mro__
+        if getattr(cls, "_is_protocol", False) and cls not in (Protocol, Generic)
+        for name, value in vars(cls).items()
+        if callable(value) and not name.startswith("_")
+    }
     return sorted(names)
 
 
@@ -199,7 +204,9 @@ class Capability:
 
     def __post_init__(self) -> None:
         if self.method not in protocol_methods(self.protocol):
-            raise TypeError(f"capability {self.value!r}: {self.method!r} is not a method of the protocol {self.protocol.__name__}")
+            raise TypeError(
+                f"capability {self.value!r}: {self.method!r} is not a method of the protocol {self.protocol.__name__}"
+            )
 
     def __repr__(self) -> str:
         return f"Capability({self.value!r})"
@@ -222,11 +229,20 @@ def _per_language(doing: str) -> Callable[[Mapping[str, Any]], str]:
     return lambda options: f"{doing} ({options.get('lang') or 'any'})"
 
 
-Capability.TEXT_ENCODER = Capability("text_encoder", TextEncoder, "encode_texts", ARRAYS, text_content,
-                                     _per_language("encoding texts"))
-Capability.IMAGE_ENCODER = Capability("image_encoder", ImageEncoder, "encode_images", ARRAYS, image_content,
-                                      lambda options: "encoding images")
-Capability.TOKEN_EMBEDDER = Capability("token_embedder", TokenEmbedder, "embed_tokens", TOKENS, text_content,
-                                       _per_language("embedding tokens"))
-Capability.TRANSLATION_SCORER = Capability("translation_scorer", TranslationScorer, "score_translations", ARRAYS,
-                                           request_content, lambda options: "scoring translations")
+Capability.TEXT_ENCODER = Capability(
+    "text_encoder", TextEncoder, "encode_texts", ARRAYS, text_content, _per_language("encoding texts")
+)
+Capability.IMAGE_ENCODER = Capability(
+    "image_encoder", ImageEncoder, "encode_images", ARRAYS, image_content, lambda options: "encoding images"
+)
+Capability.TOKEN_EMBEDDER = Capability(
+    "token_embedder", TokenEmbedder, "embed_tokens", TOKENS, text_content, _per_language("embedding tokens")
+)
+Capability.TRANSLATION_SCORER = Capability(
+    "translation_scorer",
+    TranslationScorer,
+    "score_translations",
+    ARRAYS,
+    request_content,
+    lambda options: "scoring translations",
+)

@@ -21,15 +21,25 @@ BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compar
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tasks", required=True, help="comma-separated task names (see `harness list tasks`)")
     parser.add_argument("--model", required=True, help="a registered model or preset, a Hub id, or a local folder")
-    parser.add_argument("--model-args", default=None, help="adapter arguments, k=v,k2=v2 (adapter=NAME picks the adapter)")
-    parser.add_argument("--task-args", default=None, help="task arguments, k=v,k2=v2 (each task takes those it declares)")
-    parser.add_argument("--data-dir", default=None, help="dataset folder (raw layout or save_to_disk) or Hub dataset id")
+    parser.add_argument(
+        "--model-args", default=None, help="adapter arguments, k=v,k2=v2 (adapter=NAME picks the adapter)"
+    )
+    parser.add_argument(
+        "--task-args", default=None, help="task arguments, k=v,k2=v2 (each task takes those it declares)"
+    )
+    parser.add_argument(
+        "--data-dir", default=None, help="dataset folder (raw layout or save_to_disk) or Hub dataset id"
+    )
     parser.add_argument("--images", default=None, help="folder of images for datasets that reference image files")
     parser.add_argument("--image-model", default=None, help="image encoder for tasks that compare images (g)")
     parser.add_argument("--image-model-args", default=None, help="arguments of --image-model, k=v,...")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N examples (for quick checks)")
-    parser.add_argument("--resamples", type=int, default=1000,
-                        help="bootstrap resamples of the items for each metric's 95%% interval (0: no intervals)")
+    parser.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples of the items for each metric's 95%% interval (0: no intervals)",
+    )
     seeds = parser.add_mutually_exclusive_group()
     seeds.add_argument("--seeds", type=int, default=None, help="number of seeds (0..N-1) for seeded tasks")
     seeds.add_argument("--seed", type=int, default=None, help="one seed")
@@ -39,15 +49,31 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-samples", action="store_true", help="write per-sample JSONL beside results.jsonl")
     parser.add_argument("--resume", action="store_true", help="skip tasks whose signature is already in the results")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding/score cache")
-    parser.add_argument("--shard", default=None, metavar="I/N",
-                        help="compute and cache only slice I of N of the model outputs (cluster job arrays); "
-                        "a final run without --shard writes the results")
-    parser.add_argument("--dist-timeout", type=float, default=None, metavar="SECONDS",
-                        help="timeout of collectives under torchrun/accelerate (default 1800, or HARNESS_DIST_TIMEOUT)")
-    parser.add_argument("--include-path", default=None, metavar="DIR",
-                        help="also register the YAML task presets of DIR (see docs/plugins.md)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="check everything and print the plan (tasks, arguments, data, models, cached outputs); compute nothing")
+    parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="compute and cache only slice I of N of the model outputs (cluster job arrays); "
+        "a final run without --shard writes the results",
+    )
+    parser.add_argument(
+        "--dist-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="timeout of collectives under torchrun/accelerate (default 1800, or HARNESS_DIST_TIMEOUT)",
+    )
+    parser.add_argument(
+        "--include-path",
+        default=None,
+        metavar="DIR",
+        help="also register the YAML task presets of DIR (see docs/plugins.md)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check everything and print the plan (tasks, arguments, data, models, cached outputs); compute nothing",
+    )
 
 
 def _command_run(args: argparse.Namespace) -> int:
@@ -58,11 +84,26 @@ def _command_run(args: argparse.Namespace) -> int:
     from harness.summary import print_summary
 
     config = RunConfig(
-        model_args=args.model_args, task_args=args.task_args, data_dir=args.data_dir,
-        images=args.images, image_model=args.image_model, image_model_args=args.image_model_args,
-        limit=args.limit, resamples=args.resamples, seeds=args.seeds, seed=args.seed, batch_size=args.batch_size, device=args.device,
-        output=args.output, log_samples=args.log_samples, resume=args.resume, use_cache=not args.no_cache,
-        shard=args.shard, dist_timeout=args.dist_timeout, progress=Progress(enabled=True), include_path=args.include_path,
+        model_args=args.model_args,
+        task_args=args.task_args,
+        data_dir=args.data_dir,
+        images=args.images,
+        image_model=args.image_model,
+        image_model_args=args.image_model_args,
+        limit=args.limit,
+        resamples=args.resamples,
+        seeds=args.seeds,
+        seed=args.seed,
+        batch_size=args.batch_size,
+        device=args.device,
+        output=args.output,
+        log_samples=args.log_samples,
+        resume=args.resume,
+        use_cache=not args.no_cache,
+        shard=args.shard,
+        dist_timeout=args.dist_timeout,
+        progress=Progress(enabled=True),
+        include_path=args.include_path,
     )
     try:
         if args.dry_run:
@@ -74,8 +115,11 @@ def _command_run(args: argparse.Namespace) -> int:
         if isinstance(outcome, Skipped):
             print(f"skipped {outcome.task}: already in the results ({outcome.signature})", file=sys.stderr)
         elif isinstance(outcome, ShardDone) and args.shard:
-            print(f"shard {outcome.shard}: {outcome.task}: this shard's model outputs are cached "
-                  f"({outcome.missing} belong to other shards); run again without --shard to write the results", file=sys.stderr)
+            print(
+                f"shard {outcome.shard}: {outcome.task}: this shard's model outputs are cached "
+                f"({outcome.missing} belong to other shards); run again without --shard to write the results",
+                file=sys.stderr,
+            )
     print_summary([o for o in outcomes if not isinstance(o, (Skipped, ShardDone))], args.output)
     return 0
 
@@ -95,7 +139,9 @@ def _command_list(args: argparse.Namespace) -> int:
     registry = get_registry()
     kind = next((k for k, plural in PLURALS.items() if args.kind in (k, plural)), None)
     if kind is None:
-        raise UnknownNameError("listing", args.kind, list(PLURALS.values()), listing=f"try {', '.join(PLURALS.values())}")
+        raise UnknownNameError(
+            "listing", args.kind, list(PLURALS.values()), listing=f"try {', '.join(PLURALS.values())}"
+        )
     if args.include_path:
         from harness.presets import include_presets
 
@@ -109,7 +155,10 @@ def _command_list(args: argparse.Namespace) -> int:
     elif kind == "model":
         rows = model_rows(registry)
     else:
-        rows = [{"name": n, "description": e.description, "plugin": e.plugin} for n, e in sorted(registry.entries[kind].items())]
+        rows = [
+            {"name": n, "description": e.description, "plugin": e.plugin}
+            for n, e in sorted(registry.entries[kind].items())
+        ]
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -118,8 +167,11 @@ def _command_list(args: argparse.Namespace) -> int:
         mark = f"[{row['availability']}] " if "availability" in row else ""
         print(f"{row['name']:<{width}}  {mark}{row['description']}")
     if kind == "model":
-        print("\n[offline]: weights ship in a Python package or none are needed; [hub]: downloads from the Hugging Face Hub "
-              "on first use; [source]: give a Hub id or folder as --model", file=sys.stderr)
+        print(
+            "\n[offline]: weights ship in a Python package or none are needed; [hub]: downloads from the Hugging Face Hub "
+            "on first use; [source]: give a Hub id or folder as --model",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -160,20 +212,28 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     run.set_defaults(handler=_command_run)
     listing = sub.add_parser("list", help="list tasks, models, datasets or commands")
     listing.add_argument("kind", nargs="?", default="tasks", help="tasks (default), models, datasets or commands")
-    listing.add_argument("--family", default=None, help="only tasks of this family (a leaderboard family or a preset's family)")
+    listing.add_argument(
+        "--family", default=None, help="only tasks of this family (a leaderboard family or a preset's family)"
+    )
     listing.add_argument("--lang", default=None, help="only tasks whose preset covers this language code")
     listing.add_argument("--json", action="store_true", help="JSON rows instead of text")
     listing.add_argument("--include-path", default=None, metavar="DIR", help="also list the YAML task presets of DIR")
     listing.set_defaults(handler=_command_list)
-    describing = sub.add_parser("describe", help="parameters, data set columns, capabilities and needs of a task, model or dataset")
+    describing = sub.add_parser(
+        "describe", help="parameters, data set columns, capabilities and needs of a task, model or dataset"
+    )
     describing.add_argument("name", help="a task, model or dataset name")
     describing.add_argument("--json", action="store_true", help="JSON instead of text")
-    describing.add_argument("--include-path", default=None, metavar="DIR", help="also know the YAML task presets of DIR")
+    describing.add_argument(
+        "--include-path", default=None, metavar="DIR", help="also know the YAML task presets of DIR"
+    )
     describing.set_defaults(handler=_command_describe)
     sub.add_parser("plugins", help="installed plugins as JSON").set_defaults(handler=_command_plugins)
     from harness.leaderboard import commands as board  # argparse only; the handlers import the rest
 
-    leaderboard = sub.add_parser("leaderboard", help="merge results into Markdown, CSV, JSON, a static HTML page and plots")
+    leaderboard = sub.add_parser(
+        "leaderboard", help="merge results into Markdown, CSV, JSON, a static HTML page and plots"
+    )
     board.add_leaderboard_arguments(leaderboard)
     leaderboard.set_defaults(handler=board.run_leaderboard)
     compare = sub.add_parser("compare", help="paired bootstrap of two models on a task, from their per-sample logs")
@@ -229,5 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # an unexpected failure: one line unless --debug
         if debug:
             traceback.print_exc()
-        print(f"harness: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", file=sys.stderr)
+        print(
+            f"harness: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return 1

@@ -54,7 +54,11 @@ class RunConfig:
     registry: Registry | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        for name, what in (("model_args", "--model-args"), ("task_args", "--task-args"), ("image_model_args", "--image-model-args")):
+        for name, what in (
+            ("model_args", "--model-args"),
+            ("task_args", "--task-args"),
+            ("image_model_args", "--image-model-args"),
+        ):
             object.__setattr__(self, name, parse_kv(getattr(self, name), what))
         _at_least("--batch-size", self.batch_size, 1)
         _at_least("--seeds", self.seeds, 1)

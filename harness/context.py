@@ -39,15 +39,23 @@ class RunContext:
         if role not in self.aux_models:
             return None
         if role not in self.roles:
-            raise HarnessError(f"task {task_name!r} loads the auxiliary model {role!r} but does not declare it in "
-                               "aux_roles, so that model would be missing from its signature")
+            raise HarnessError(
+                f"task {task_name!r} loads the auxiliary model {role!r} but does not declare it in "
+                "aux_roles, so that model would be missing from its signature"
+            )
         if role not in self.loaded_models:
             from harness.registry import get_registry
             from harness.resolve import build_adapter
 
             name, args = self.aux_models[role]
-            adapter = build_adapter(get_registry(), name, args, {task_name: [AUX_CAPABILITIES[role]]},
-                                    device=self.device, batch_size=self.batch_size)
+            adapter = build_adapter(
+                get_registry(),
+                name,
+                args,
+                {task_name: [AUX_CAPABILITIES[role]]},
+                device=self.device,
+                batch_size=self.batch_size,
+            )
             self.loaded_models[role] = CachedModel(adapter, self.cache, self.progress, self.partition)
         return self.loaded_models[role]
 

@@ -24,8 +24,13 @@ def to_dataframe(records: Iterable[Any]) -> Any:
         data = record if isinstance(record, dict) else getattr(record, "__dict__", None)
         if data is None or "metrics" not in data:
             continue
-        row: dict[str, Any] = {"task": data["task"], "model": data["model"].get("name"), "main_metric": data["main_metric"],
-                               "seeds": len(data["seeds"]), "signature": data["signature"]}
+        row: dict[str, Any] = {
+            "task": data["task"],
+            "model": data["model"].get("name"),
+            "main_metric": data["main_metric"],
+            "seeds": len(data["seeds"]),
+            "signature": data["signature"],
+        }
         row.update(data["metrics"])
         row.update({f"{name}_std": value for name, value in data["metrics_std"].items()})
         rows.append(row)

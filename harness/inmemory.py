@@ -43,19 +43,25 @@ class EncoderAdapter(ModelAdapter):
             vectors = vectors.detach().cpu().numpy()
         array = np.asarray(vectors, dtype=np.float32)
         if array.ndim != 2 or len(array) != len(texts):
-            raise HarnessError(f"model {self.name!r}: encode() returned shape {array.shape} for {len(texts)} texts; "
-                               "expected one vector per text")
+            raise HarnessError(
+                f"model {self.name!r}: encode() returned shape {array.shape} for {len(texts)} texts; "
+                "expected one vector per text"
+            )
         return array
 
 
-def in_memory_adapter(model: Any, needs: Mapping[str, Iterable[Capability]], *, device: str, batch_size: int) -> ModelAdapter:
+def in_memory_adapter(
+    model: Any, needs: Mapping[str, Iterable[Capability]], *, device: str, batch_size: int
+) -> ModelAdapter:
     """The adapter for a model object: an adapter instance as it is, or an encoder wrapped; capabilities checked."""
     if isinstance(model, ModelAdapter):
         adapter = model
     elif callable(getattr(model, "encode", None)):
         adapter = EncoderAdapter(model, device=device, batch_size=batch_size)
     else:
-        raise HarnessError(f"model must be a name, a ModelAdapter or an object with encode(texts); got {type(model).__name__}")
+        raise HarnessError(
+            f"model must be a name, a ModelAdapter or an object with encode(texts); got {type(model).__name__}"
+        )
     check_capabilities(adapter.name, type(adapter), needs)
     return adapter
 

@@ -19,9 +19,15 @@ SEED = 0
 TOLERANCE = 1e-6  # how far the statistic on all items may be from the recorded metric
 
 
-def item_intervals(task: str, samples: Sequence[Mapping[str, Any]], info: Mapping[str, Mapping[str, Any]],
-                   metrics: Mapping[str, float | None], resamples: int = DEFAULT_RESAMPLES, seed: int = SEED,
-                   confidence: float = CONFIDENCE) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def item_intervals(
+    task: str,
+    samples: Sequence[Mapping[str, Any]],
+    info: Mapping[str, Mapping[str, Any]],
+    metrics: Mapping[str, float | None],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The ``intervals`` of a results line, and warnings for metrics whose samples do not reproduce them.
 
     A metric gets no interval when its value is undefined, it has no statistic, fewer than two
@@ -51,9 +57,19 @@ def item_intervals(task: str, samples: Sequence[Mapping[str, Any]], info: Mappin
         except HarnessError:
             continue  # undefined on (almost) every resample: no interval
         if abs(found.value - recorded) > TOLERANCE * max(1.0, abs(recorded)):
-            warnings.append(f"{task}: no interval for {metric}: {statistic} of the samples is {found.value:.6f}, "
-                            f"not the recorded {recorded:.6f}")
+            warnings.append(
+                f"{task}: no interval for {metric}: {statistic} of the samples is {found.value:.6f}, "
+                f"not the recorded {recorded:.6f}"
+            )
             continue
-        intervals[metric] = {"low": found.low, "high": found.high, "confidence": confidence, "resamples": resamples,
-                             "seed": seed, "over": "items", "units": found.units, "statistic": str(statistic)}
+        intervals[metric] = {
+            "low": found.low,
+            "high": found.high,
+            "confidence": confidence,
+            "resamples": resamples,
+            "seed": seed,
+            "over": "items",
+            "units": found.units,
+            "statistic": str(statistic),
+        }
     return intervals, warnings

@@ -89,9 +89,11 @@ class ModelAdapter:
             try:
                 self.load()
             except pickle.UnpicklingError as exc:
-                raise HarnessError(f"model {self.name!r}: refused to load a pickled weights file ({unpickling_reason(exc)}); "
-                                   "weights are unpickled with weights_only=True, which never runs code: "
-                                   "use a safetensors copy of the model") from None
+                raise HarnessError(
+                    f"model {self.name!r}: refused to load a pickled weights file ({unpickling_reason(exc)}); "
+                    "weights are unpickled with weights_only=True, which never runs code: "
+                    "use a safetensors copy of the model"
+                ) from None
             self._loaded = True
 
     def load(self) -> None:
@@ -135,14 +137,20 @@ def memoised_sha256(file: Path, cache: Any) -> str:
     if cache is None:
         return file_sha256(file)
     before = file.stat()
-    memo_key = (f"filehash:v2:{file.resolve()}:{before.st_dev}:{before.st_ino}:{before.st_size}:"
-                f"{before.st_mtime_ns}:{before.st_ctime_ns}")
+    memo_key = (
+        f"filehash:v2:{file.resolve()}:{before.st_dev}:{before.st_ino}:{before.st_size}:"
+        f"{before.st_mtime_ns}:{before.st_ctime_ns}"
+    )
     digest = cache.get_text(memo_key)
     if digest is None:
         digest = file_sha256(file)
         after = file.stat()
         unchanged = (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
-            before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+            before.st_ino,
+            before.st_size,
+            before.st_mtime_ns,
+            before.st_ctime_ns,
+        )
         if unchanged and time.time() - after.st_ctime_ns / 1e9 > RACY_SECONDS:
             cache.put_text(memo_key, digest)
     return digest
@@ -186,11 +194,13 @@ def require_hub(what: str, kind: str, option: str) -> None:
         return
     problem = hub_unreachable(constants.ENDPOINT)
     if problem is not None:
-        raise HarnessError(f"{what}: the Hugging Face Hub ({constants.ENDPOINT}) is unreachable ({problem}); set "
-                           f"HF_HUB_OFFLINE=1 to use {kind} already in the local Hub cache, or give a local folder as {option}")
+        raise HarnessError(
+            f"{what}: the Hugging Face Hub ({constants.ENDPOINT}) is unreachable ({problem}); set "
+            f"HF_HUB_OFFLINE=1 to use {kind} already in the local Hub cache, or give a local folder as {option}"
+        )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def hub_unreachable(endpoint: str) -> str | None:
     """None when a TCP connection to the endpoint's host (or its proxy) opens within the timeout, else why not.
 

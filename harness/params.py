@@ -36,7 +36,7 @@ class Param:
         """Convert a CLI string (or a Python value) to this parameter's type, or fail clearly."""
         kind = self.value_type
         try:
-            if value is None or isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            if value is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool))):
                 result = value
             elif kind is bool:
                 text = str(value).strip().lower()

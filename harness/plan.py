@@ -8,6 +8,7 @@ computing anything and counts the model outputs already cached and those a run w
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,9 +56,14 @@ class TaskPlan:
     def describe(self) -> dict[str, Any]:
         """A JSON-ready summary: task, version, arguments, data set identity, seeds, signature, counts."""
         info: dict[str, Any] = {
-            "task": self.task.name, "version": self.task.version, "args": self.args, "dataset": dict(self.loaded.identity),
-            "seeds": self.seeds if self.task.uses_seeds else None, "signature": str(self.signature),
-            "aux_models": self.ctx.aux_identities(self.task.name), "already_in_results": self.done,
+            "task": self.task.name,
+            "version": self.task.version,
+            "args": self.args,
+            "dataset": dict(self.loaded.identity),
+            "seeds": self.seeds if self.task.uses_seeds else None,
+            "signature": str(self.signature),
+            "aux_models": self.ctx.aux_identities(self.task.name),
+            "already_in_results": self.done,
         }
         if self.cached is not None:
             info["model_outputs"] = {"cached": self.cached, "to_compute": self.to_compute}
@@ -80,8 +86,11 @@ class RunPlan:
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready summary of the plan (what ``--dry-run`` prints)."""
-        return {"model": self.model.identity.as_dict(), "output": str(self.folder) if self.folder else None,
-                "tasks": [plan.describe() for plan in self.tasks]}
+        return {
+            "model": self.model.identity.as_dict(),
+            "output": str(self.folder) if self.folder else None,
+            "tasks": [plan.describe() for plan in self.tasks],
+        }
 
 
 class _CountingCache:
@@ -133,13 +142,20 @@ def count_outputs(plan: RunPlan) -> list[TaskPlan]:
     seen: set[str] = set()
     for task_plan in plan.tasks:
         ctx = task_plan.ctx
-        dry_ctx = RunContext(ctx.seeds, ctx.batch_size, ctx.device, Progress(enabled=False), counter,  # type: ignore[arg-type]
-                             ctx.aux_models, partition, aux_loaded, ctx.roles)
+        dry_ctx = RunContext(
+            ctx.seeds,
+            ctx.batch_size,
+            ctx.device,
+            Progress(enabled=False),
+            counter,  # type: ignore[arg-type]
+            ctx.aux_models,
+            partition,
+            aux_loaded,
+            ctx.roles,
+        )
         counter.asked, counter.found = set(), set()
-        try:
+        with contextlib.suppress(Exception):
             task_plan.task.evaluate(task_plan.loaded.data, main, dry_ctx)
-        except Exception:  # noqa: BLE001 - blank stand-ins may break a task's arithmetic; the requests are counted
-            pass
         fresh = counter.asked - seen
         seen |= counter.asked
         task_plan.cached = len(fresh & counter.found)
@@ -150,19 +166,25 @@ def count_outputs(plan: RunPlan) -> list[TaskPlan]:
 def format_plan(plan: RunPlan) -> str:
     """The plan as plain text, one block per task."""
     model = plan.model.identity
-    lines = [f"model: {model.name} (adapter {model.adapter}, source {model.source or '-'}, revision {model.revision or '-'})",
-             f"output: {plan.folder if plan.folder else '(none)'}"]
+    lines = [
+        f"model: {model.name} (adapter {model.adapter}, source {model.source or '-'}, revision {model.revision or '-'})",
+        f"output: {plan.folder if plan.folder else '(none)'}",
+    ]
     for task_plan in plan.tasks:
         info = task_plan.describe()
         data = info["dataset"]
         lines += [
-            f"task {info['task']} v{info['version']}" + ("  (already in the results: --resume skips it)" if info["already_in_results"] else ""),
+            f"task {info['task']} v{info['version']}"
+            + ("  (already in the results: --resume skips it)" if info["already_in_results"] else ""),
             "  args: " + (", ".join(f"{k}={v}" for k, v in sorted(info["args"].items())) or "none"),
             f"  data: {data.get('loader')} from {data.get('source')} split {data.get('split')}, "
             f"{data.get('size')} examples, revision {data.get('revision')}",
             f"  seeds: {info['seeds'] if info['seeds'] is not None else 'none (deterministic)'}",
         ]
-        lines += [f"  {role} model: {aux['name']} (revision {aux.get('revision') or '-'})" for role, aux in info["aux_models"].items()]
+        lines += [
+            f"  {role} model: {aux['name']} (revision {aux.get('revision') or '-'})"
+            for role, aux in info["aux_models"].items()
+        ]
         if "model_outputs" in info:
             counts = info["model_outputs"]
             lines.append(f"  model outputs: {counts['cached']} cached, {counts['to_compute']} to compute")

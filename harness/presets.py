@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +75,10 @@ class Preset:
         def expand(match: re.Match[str]) -> str:
             value = os.environ.get(match[1])
             if not value:
-                raise HarnessError(f"task {self.name!r} reads its data from {self.source} ({self.file}): set {match[1]} "
-                                   "to the folder that holds that data, or pass --data-dir")
+                raise HarnessError(
+                    f"task {self.name!r} reads its data from {self.source} ({self.file}): set {match[1]} "
+                    "to the folder that holds that data, or pass --data-dir"
+                )
             return value
 
         return os.path.expanduser(_VARIABLE.sub(expand, self.source))
@@ -128,12 +131,14 @@ def read_presets(path: str | os.PathLike[str]) -> list[Preset]:
 
     text = _read_text(path)
     try:
-        document = yaml.load(text, Loader=_loader_class())  # noqa: S506 - a SafeLoader subclass
+        document = yaml.load(text, Loader=_loader_class())
     except _Duplicate as dup:
         raise PresetError(path, dup.line, dup.key, "this key is given twice") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise PresetError(path, mark.line + 1 if mark else None, None, f"not valid YAML: {exc.problem or exc}") from None
+        raise PresetError(
+            path, mark.line + 1 if mark else None, None, f"not valid YAML: {exc.problem or exc}"
+        ) from None
     except yaml.YAMLError as exc:
         raise PresetError(path, None, None, f"not valid YAML: {exc}") from None
     if not isinstance(document, _Mapping):
@@ -185,9 +190,17 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
     dataset_lines = {f"dataset.{k}": line for k, line in dataset.lines.items()}
     bad = sorted(set(dataset) - DATASET_KEYS)
     if bad:
-        raise fail(f"dataset.{bad[0]}", f"unknown key (dataset takes: {', '.join(sorted(DATASET_KEYS))})", dataset_lines[f"dataset.{bad[0]}"])
+        raise fail(
+            f"dataset.{bad[0]}",
+            f"unknown key (dataset takes: {', '.join(sorted(DATASET_KEYS))})",
+            dataset_lines[f"dataset.{bad[0]}"],
+        )
     if not isinstance(dataset.get("loader"), str):
-        raise fail("dataset.loader", "is required: the name of a registered dataset loader", dataset_lines.get("dataset.loader"))
+        raise fail(
+            "dataset.loader",
+            "is required: the name of a registered dataset loader",
+            dataset_lines.get("dataset.loader"),
+        )
     for key in ("source", "split"):
         if key in dataset and not isinstance(dataset[key], str):
             raise fail(f"dataset.{key}", "must be a string", dataset_lines[f"dataset.{key}"])
@@ -196,8 +209,14 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
         loader_args["split"] = dataset["split"]
     if "columns" in dataset:
         columns = dataset["columns"]
-        if not isinstance(columns, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in columns.items()):
-            raise fail("dataset.columns", "must map schema column names to data set column names (strings)", dataset_lines["dataset.columns"])
+        if not isinstance(columns, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in columns.items()
+        ):
+            raise fail(
+                "dataset.columns",
+                "must map schema column names to data set column names (strings)",
+                dataset_lines["dataset.columns"],
+            )
         loader_args["columns"] = ";".join(f"{k}:{v}" for k, v in columns.items())
     args = merged.get("args") or {}
     if not isinstance(args, Mapping) or any(isinstance(v, (Mapping, list)) for v in args.values()):
@@ -210,9 +229,16 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
         if key in merged and not isinstance(merged[key], str):
             raise fail(key, "must be a string")
     return Preset(
-        name=merged["name"].strip(), base=merged["base"].strip(), loader=dataset["loader"], file=where,
-        description=merged.get("description", ""), family=merged.get("family"), languages=tuple(languages),
-        source=dataset.get("source"), loader_args=loader_args, args=dict(args),
+        name=merged["name"].strip(),
+        base=merged["base"].strip(),
+        loader=dataset["loader"],
+        file=where,
+        description=merged.get("description", ""),
+        family=merged.get("family"),
+        languages=tuple(languages),
+        source=dataset.get("source"),
+        loader_args=loader_args,
+        args=dict(args),
         lines={**lines, **dataset_lines, **args_lines},
     )
 
@@ -232,24 +258,30 @@ def register_yaml(register: Callable[..., None], folder: str | os.PathLike[str])
     """Register every preset of ``folder`` through a ``register_tasks`` hook's callback (for plugins)."""
     for path in preset_files(folder):
         for preset in read_presets(path):
-            register(preset.name, "harness.presets:preset_class", preset.description or f"{preset.base} on {preset.loader}",
-                     yaml_preset=preset, family=preset.family, languages=preset.languages)
+            register(
+                preset.name,
+                "harness.presets:preset_class",
+                preset.description or f"{preset.base} on {preset.loader}",
+                yaml_preset=preset,
+                family=preset.family,
+                languages=preset.languages,
+            )
 
 
 def include_presets(registry: Registry, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> Registry:
     """Add the presets of ``--include-path`` folders to ``registry`` (a preset already added from the same file is kept)."""
     folders = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     for folder in folders:
-        plugin = f"include-path:{folder}"
-
-        def register(name: str, ref: str, description: str = "", **info: Any) -> None:
-            existing = registry.entries["task"].get(name)
-            if existing is not None and existing.info.get("yaml_preset") == info["yaml_preset"]:
-                return
-            registry.add(Registration("task", name, ref, description, plugin, info))
-
-        register_yaml(register, folder)
+        register_yaml(partial(_register_included, registry, f"include-path:{folder}"), folder)
     return registry
+
+
+def _register_included(registry: Registry, plugin: str, name: str, ref: str, description: str, **info: Any) -> None:
+    """Register one ``--include-path`` preset unless the same preset is already registered."""
+    existing = registry.entries["task"].get(name)
+    if existing is not None and existing.info.get("yaml_preset") == info["yaml_preset"]:
+        return
+    registry.add(Registration("task", name, ref, description, plugin, info))
 
 
 # --- building the task class -----------------------------------------------------------------
@@ -276,7 +308,9 @@ def preset_class(registry: Registry, registration: Registration) -> type:
         spec = base.params.get(key) or loader.params.get(key)
         if spec is None:
             known = ", ".join(sorted({*base.params, *loader.params}))
-            raise preset.error(line_key, f"neither task {preset.base!r} nor loader {preset.loader!r} takes it (they take: {known})")
+            raise preset.error(
+                line_key, f"neither task {preset.base!r} nor loader {preset.loader!r} takes it (they take: {known})"
+            )
         try:
             params[key] = replace(spec, default=spec.convert(key, value, f"preset {preset.name!r}"))
         except HarnessError as exc:
@@ -286,7 +320,11 @@ def preset_class(registry: Registry, registration: Registration) -> type:
     for key, spec in loader.params.items():
         params.setdefault(key, spec)  # the loader's other arguments (split, lang) are the preset's too
     attributes = {
-        "__doc__": preset.description or base.__doc__, "__module__": __name__, "params": params,
-        "dataset": preset.loader, "preset": preset, "data_source": staticmethod(preset.resolved_source),
+        "__doc__": preset.description or base.__doc__,
+        "__module__": __name__,
+        "params": params,
+        "dataset": preset.loader,
+        "preset": preset,
+        "data_source": staticmethod(preset.resolved_source),
     }
     return type(f"Preset_{preset.name}", (base,), attributes)

@@ -59,8 +59,11 @@ class Progress:
         owner = self._bars is None
         if owner:
             columns = (
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
             )
             self._bars = RichProgress(*columns, console=Console(file=self.stream), transient=False)
             self._bars.start()

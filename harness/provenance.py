@@ -35,7 +35,10 @@ def harness_git() -> str | None:
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=10, check=True,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
@@ -66,7 +69,12 @@ def cpu_name() -> str | None:
 
 def hardware(device: str) -> dict[str, Any]:
     """The device used, the CPU, and the GPU name when on CUDA."""
-    info: dict[str, Any] = {"device": device, "machine": platform.machine(), "cpu": cpu_name(), "cpu_count": os.cpu_count()}
+    info: dict[str, Any] = {
+        "device": device,
+        "machine": platform.machine(),
+        "cpu": cpu_name(),
+        "cpu_count": os.cpu_count(),
+    }
     if device.startswith("cuda"):
         import torch
 

@@ -27,7 +27,9 @@ def _config_model_type(source: str) -> str | None:
         return None
 
 
-def find_adapter(registry: Registry, name: str, args: dict[str, Any], needs: Iterable[Capability]) -> tuple[Registration, dict[str, Any]]:
+def find_adapter(
+    registry: Registry, name: str, args: dict[str, Any], needs: Iterable[Capability]
+) -> tuple[Registration, dict[str, Any]]:
     """The registration serving ``name`` and the adapter arguments to build it with.
 
     A registered name is a preset or adapter (its ``preset`` arguments are overlaid with the
@@ -44,7 +46,9 @@ def find_adapter(registry: Registry, name: str, args: dict[str, Any], needs: Ite
         registration = registry.get("model", args.pop("adapter"))
         return registration, {**registration.info.get("preset", {}), "pretrained": name, **args}
     if not _looks_like_source(name):
-        raise UnknownNameError("model", name, registry.entries["model"], listing="run `harness list models`, or give a Hub id or a folder")
+        raise UnknownNameError(
+            "model", name, registry.entries["model"], listing="run `harness list models`, or give a Hub id or a folder"
+        )
     models = registry.entries["model"].values()
     model_type = _config_model_type(name)
     if model_type is not None:
@@ -55,7 +59,9 @@ def find_adapter(registry: Registry, name: str, args: dict[str, Any], needs: Ite
         for registration in models:
             if capability.value in registration.info.get("default_for", ()):
                 return registration, {"pretrained": name, **args}
-    raise HarnessError(f"no adapter found for model {name!r}: pass --model-args adapter=NAME (see `harness list models`)")
+    raise HarnessError(
+        f"no adapter found for model {name!r}: pass --model-args adapter=NAME (see `harness list models`)"
+    )
 
 
 def check_protocols(model_name: str, adapter_class: type[ModelAdapter]) -> None:
@@ -64,30 +70,48 @@ def check_protocols(model_name: str, adapter_class: type[ModelAdapter]) -> None:
     adapter = f"{adapter_class.__module__}:{adapter_class.__qualname__}"
     for capability in adapter_class.capabilities:
         if not isinstance(capability, Capability):
-            raise HarnessError(f"model {model_name!r}: adapter {adapter} declares the capability {capability!r}, which is "
-                               "not a harness.capabilities.Capability (write Capability.TEXT_ENCODER, not 'text_encoder')")
+            raise HarnessError(
+                f"model {model_name!r}: adapter {adapter} declares the capability {capability!r}, which is "
+                "not a harness.capabilities.Capability (write Capability.TEXT_ENCODER, not 'text_encoder')"
+            )
         missing = capability.missing_methods(adapter_class)
         if missing:
-            raise HarnessError(f"model {model_name!r}: adapter {adapter} declares {capability.value} but does not implement "
-                               f"{', '.join(missing)} (the {capability.protocol.__name__} protocol)")
+            raise HarnessError(
+                f"model {model_name!r}: adapter {adapter} declares {capability.value} but does not implement "
+                f"{', '.join(missing)} (the {capability.protocol.__name__} protocol)"
+            )
 
 
-def check_capabilities(model_name: str, adapter_class: type[ModelAdapter], tasks: Mapping[str, Iterable[Capability]]) -> None:
+def check_capabilities(
+    model_name: str, adapter_class: type[ModelAdapter], tasks: Mapping[str, Iterable[Capability]]
+) -> None:
     """Fail before loading anything when the adapter breaks a protocol it declares, or cannot serve one of the tasks."""
     check_protocols(model_name, adapter_class)
     provided = adapter_class.capabilities
     for task_name, needs in tasks.items():
         for capability in needs:
             if capability not in provided:
-                raise CapabilityError(f"model {model_name!r} cannot serve task {task_name!r}: it is not {capability.noun}")
+                raise CapabilityError(
+                    f"model {model_name!r} cannot serve task {task_name!r}: it is not {capability.noun}"
+                )
 
 
-def build_adapter(registry: Registry, name: str, args: Mapping[str, Any], needs: Mapping[str, Iterable[Capability]], *, device: str, batch_size: int) -> ModelAdapter:
+def build_adapter(
+    registry: Registry,
+    name: str,
+    args: Mapping[str, Any],
+    needs: Mapping[str, Iterable[Capability]],
+    *,
+    device: str,
+    batch_size: int,
+) -> ModelAdapter:
     """Resolve, check capabilities, and construct the adapter (weights are loaded later, lazily)."""
     all_needs = [c for caps in needs.values() for c in caps]
     registration, adapter_args = find_adapter(registry, name, dict(args), all_needs)
     adapter_class = registration.load()
     if not (isinstance(adapter_class, type) and issubclass(adapter_class, ModelAdapter)):
-        raise HarnessError(f"model {registration.name!r} from plugin {registration.plugin!r} is not a ModelAdapter subclass")
+        raise HarnessError(
+            f"model {registration.name!r} from plugin {registration.plugin!r} is not a ModelAdapter subclass"
+        )
     check_capabilities(name, adapter_class, needs)
     return adapter_class(name, adapter_args, device=device, batch_size=batch_size)

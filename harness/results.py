@@ -81,8 +81,10 @@ def validate(data: Any) -> None:
     global _FIELDS
     if _FIELDS is None:
         hints = typing.get_type_hints(ResultRecord)
-        _FIELDS = [(f.name, _checker(hints[f.name]), f.default is MISSING and f.default_factory is MISSING)
-                   for f in fields(ResultRecord)]
+        _FIELDS = [
+            (f.name, _checker(hints[f.name]), f.default is MISSING and f.default_factory is MISSING)
+            for f in fields(ResultRecord)
+        ]
     if not isinstance(data, dict):
         raise SchemaError(f"expected a JSON object, got {type(data).__name__}")
     unknown = sorted(set(data) - {name for name, _, _ in _FIELDS})
@@ -177,7 +179,9 @@ def _whole_list_check(hint: Any) -> Callable[[list[Any]], bool] | None:
     if hint is float:
         return lambda values: set(map(type, values)) <= {int, float} and all(map(math.isfinite, values))
     if set(typing.get_args(hint)) == {float, type(None)}:
-        return lambda values: set(map(type, values)) <= {int, float, type(None)} and all(map(math.isfinite, filter(None, values)))
+        return lambda values: (
+            set(map(type, values)) <= {int, float, type(None)} and all(map(math.isfinite, filter(None, values)))
+        )
     return None
 
 
@@ -208,8 +212,14 @@ def _check_integer(value: Any, where: str) -> None:
         raise SchemaError(f"field {where!r}: expected an integer, got {value!r}")
 
 
-def task_signature(task: str, version: int, args: dict[str, Any], dataset: dict[str, Any], seeds: list[int] | None,
-                   aux_models: dict[str, dict[str, Any]] | None = None) -> str:
+def task_signature(
+    task: str,
+    version: int,
+    args: dict[str, Any],
+    dataset: dict[str, Any],
+    seeds: list[int] | None,
+    aux_models: dict[str, dict[str, Any]] | None = None,
+) -> str:
     """The formatted task signature (``harness.signature.Signature``) of these inputs.
 
     The task's arguments, the dataset's size (``items``), the seeds, the dataset's loader and

@@ -22,16 +22,16 @@ from harness.context import RunContext
 from harness.data import DatasetLoader, LoadedData
 from harness.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
 from harness.errors import HarnessError, UnknownNameError
+from harness.inmemory import adapter_is_cacheable, in_memory_adapter
+from harness.intervals import DEFAULT_RESAMPLES, item_intervals
 from harness.jsonl import write_json_lines_atomic
 from harness.params import resolve_params
 from harness.plan import DataSource, RunPlan, TaskPlan, count_outputs
 from harness.progress import Progress
 from harness.registry import Registry, get_registry
-from harness.inmemory import adapter_is_cacheable, in_memory_adapter
-from harness.intervals import DEFAULT_RESAMPLES, item_intervals
-from harness.seedstats import mean_and_std
 from harness.resolve import build_adapter
 from harness.results import RESULTS_FILE, ResultRecord, append_record, read_records
+from harness.seedstats import mean_and_std
 from harness.signature import Signature
 from harness.task import Task, TaskOutput
 
@@ -71,7 +71,9 @@ def check_device(device: str) -> str:
 
         if not torch.cuda.is_available():
             why = "it is a CPU-only build" if torch.version.cuda is None else "no CUDA GPU is visible"
-            raise HarnessError(f"--device {device}: this PyTorch ({torch.__version__}) cannot use CUDA ({why}); use --device cpu")
+            raise HarnessError(
+                f"--device {device}: this PyTorch ({torch.__version__}) cannot use CUDA ({why}); use --device cpu"
+            )
         index, count = int(device.partition(":")[2] or 0), torch.cuda.device_count()
         if index >= count:
             raise HarnessError(f"--device {device}: there are {count} CUDA device(s), numbered from 0")
@@ -87,7 +89,9 @@ def split_names(value: str | Sequence[str]) -> list[str]:
     return names
 
 
-def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, Any], data_dir: str | None = None) -> list[Task]:
+def build_tasks(
+    registry: Registry, names: list[str], task_args: Mapping[str, Any], data_dir: str | None = None
+) -> list[Task]:
     """Instantiate the tasks; each receives the arguments it declares.
 
     Every argument must be declared by one of the tasks or by the dataset loader of one of
@@ -101,12 +105,21 @@ def build_tasks(registry: Registry, names: list[str], task_args: Mapping[str, An
     tasks = [cls(name, {k: v for k, v in task_args.items() if k in cls.params}) for name, cls in classes.items()]
     loaders = [registry.load("dataset", task.dataset) for task in tasks]
     if data_dir is None:
-        loaders += [registry.load("dataset", loader.fallback) for loader in loaders if loader.fallback in registry.names("dataset")]
-    declared = {param for task in tasks for param in task.params} | {param for loader in loaders for param in loader.params}
+        loaders += [
+            registry.load("dataset", loader.fallback)
+            for loader in loaders
+            if loader.fallback in registry.names("dataset")
+        ]
+    declared = {param for task in tasks for param in task.params} | {
+        param for loader in loaders for param in loader.params
+    }
     for key in task_args:
         if key not in declared:
             raise UnknownNameError(
-                "task argument", key, declared, listing=f"the tasks {', '.join(names)} take: {', '.join(sorted(declared)) or 'none'}"
+                "task argument",
+                key,
+                declared,
+                listing=f"the tasks {', '.join(names)} take: {', '.join(sorted(declared)) or 'none'}",
             )
     return tasks
 
@@ -120,20 +133,26 @@ def resolve_data_source(registry: Registry, task: Task, data_dir: str | None) ->
     if location is not None or not fallback:
         return DataSource(task.dataset, location)
     if fallback not in registry.names("dataset"):
-        raise HarnessError(f"dataset {task.dataset!r} needs --data-dir (its built-in default, {fallback!r}, is not available: "
-                           "the plugin that registers it is not loaded)")
+        raise HarnessError(
+            f"dataset {task.dataset!r} needs --data-dir (its built-in default, {fallback!r}, is not available: "
+            "the plugin that registers it is not loaded)"
+        )
     return DataSource(fallback, None)
 
 
 def loader_args(registry: Registry, task: Task, source: DataSource, task_args: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments the source's loader declares: the task's values, else the user's, else the loader's defaults."""
     spec = registry.load("dataset", source.loader).params
-    given = {**{k: v for k, v in task_args.items() if k in spec}, **{k: v for k, v in task.dataset_args().items() if k in spec}}
+    given = {
+        **{k: v for k, v in task_args.items() if k in spec},
+        **{k: v for k, v in task.dataset_args().items() if k in spec},
+    }
     return resolve_params(spec, given, f"dataset {source.loader!r}")
 
 
-def load_task_data(registry: Registry, source: DataSource, args: Mapping[str, Any], images: str | None,
-                   limit: int | None) -> LoadedData:
+def load_task_data(
+    registry: Registry, source: DataSource, args: Mapping[str, Any], images: str | None, limit: int | None
+) -> LoadedData:
     """Load the data through the source's registered loader, then apply ``--limit``."""
     loader: DatasetLoader = registry.load("dataset", source.loader)(source.loader)
     loaded = loader.load(source.location, args, images_dir=images)
@@ -160,7 +179,9 @@ def choose_seeds(task: Task, seeds: int | None, seed: int | None, size: int | No
     return list(range(count))
 
 
-def aggregate(per_seed: list[dict[str, float]]) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, list[float | None]]]:
+def aggregate(
+    per_seed: list[dict[str, float]],
+) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, list[float | None]]]:
     """Mean and sample standard deviation (ddof=1; 0 for one seed) of each metric over seeds.
 
     A metric undefined for a seed (None or NaN) is recorded as None there and left out of the
@@ -199,8 +220,9 @@ def check_output_folder(output: str | os.PathLike[str]) -> Path:
     return folder
 
 
-def evaluate(tasks: str | Sequence[str], model: Any, config: RunConfig | None = None, *, dry_run: bool = False,
-             **options: Any) -> list[Any]:
+def evaluate(
+    tasks: str | Sequence[str], model: Any, config: RunConfig | None = None, *, dry_run: bool = False, **options: Any
+) -> list[Any]:
     """Run tasks on one model and append one results line per task to ``<output>/results.jsonl``.
 
     ``model`` is a registered name, a Hub id or folder, a ``ModelAdapter`` instance, or any object
@@ -250,7 +272,9 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
     launched = init_from_launcher(device, config.dist_timeout)
     if launched is not None:
         if partition is not None:
-            raise HarnessError("--shard is for runs without a launcher; under torchrun each rank already takes its share")
+            raise HarnessError(
+                "--shard is for runs without a launcher; under torchrun each rank already takes its share"
+            )
         partition, device = launched
     is_main = not isinstance(partition, RankPartition) or partition.rank == 0
     if not is_main:
@@ -279,18 +303,51 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         loaded = load_task_data(registry, source, data_args, config.images, config.limit)
         check_task_ready(task, config.images)
         seed_list = choose_seeds(task, config.seeds, config.seed, len(loaded.data))
-        all_args = {**data_args, **task.recorded_args(source.loader)}  # the loader's own arguments count: they change the data
+        all_args = {
+            **data_args,
+            **task.recorded_args(source.loader),
+        }  # the loader's own arguments count: they change the data
         ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded, task.aux_roles)
         aux_identities = ctx.aux_identities(task.name)
-        signature = Signature.build(task.name, task.version, all_args, loaded.identity, seed_list if task.uses_seeds else None,
-                                    aux_identities, config.limit).with_model(cached_model.identity.as_dict())
-        _SERVED_BY[task] = served_by(registry, task, source, [cached_model.identity.as_dict(), *aux_identities.values()])
-        plans.append(TaskPlan(task, all_args, source, loaded, seed_list, ctx, signature, str(signature) in done,
-                              time.perf_counter() - clock))
-    settings = {"limit": config.limit, "resamples": config.resamples, "batch_size": batch_size, "device": device,
-                "data_dir": config.data_dir, "images": config.images, "image_model": config.image_model,
-                "use_cache": cache is not None, "world_size": world_size}
-    return RunPlan(plans, cached_model, folder, settings, partition, is_main, progress, config.shard, config.log_samples)
+        signature = Signature.build(
+            task.name,
+            task.version,
+            all_args,
+            loaded.identity,
+            seed_list if task.uses_seeds else None,
+            aux_identities,
+            config.limit,
+        ).with_model(cached_model.identity.as_dict())
+        _SERVED_BY[task] = served_by(
+            registry, task, source, [cached_model.identity.as_dict(), *aux_identities.values()]
+        )
+        plans.append(
+            TaskPlan(
+                task,
+                all_args,
+                source,
+                loaded,
+                seed_list,
+                ctx,
+                signature,
+                str(signature) in done,
+                time.perf_counter() - clock,
+            )
+        )
+    settings = {
+        "limit": config.limit,
+        "resamples": config.resamples,
+        "batch_size": batch_size,
+        "device": device,
+        "data_dir": config.data_dir,
+        "images": config.images,
+        "image_model": config.image_model,
+        "use_cache": cache is not None,
+        "world_size": world_size,
+    }
+    return RunPlan(
+        plans, cached_model, folder, settings, partition, is_main, progress, config.shard, config.log_samples
+    )
 
 
 def task_data_source(task: Task) -> str | None:
@@ -302,8 +359,10 @@ def task_data_source(task: Task) -> str | None:
 def check_task_ready(task: Task, images: str | None) -> None:
     """Task preconditions beyond its data: a task that compares images (``needs_images``) needs ``--images``."""
     if getattr(task, "needs_images", False) and images is None:
-        raise HarnessError(f"task {task.name!r} compares images: pass --images DIR (files named as in the dataset, "
-                           "e.g. CoMMuTE's img.order)")
+        raise HarnessError(
+            f"task {task.name!r} compares images: pass --images DIR (files named as in the dataset, "
+            "e.g. CoMMuTE's img.order)"
+        )
 
 
 def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
@@ -332,12 +391,25 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
         if not plan.is_main:
             continue
         if len(result.per_seed) != len(task_plan.seeds):
-            raise HarnessError(f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(task_plan.seeds)} seeds")
+            raise HarnessError(
+                f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(task_plan.seeds)} seeds"
+            )
         signature = str(task_plan.signature)
         samples_file = _write_samples(folder, task.name, signature, result) if plan.log_samples and folder else None
-        record = _record(task, task_plan.args, cached_model, task_plan.loaded, task_plan.seeds, result, str(task_plan.signature.task_part()),
-                         signature, samples_file, dict(plan.settings), started,
-                         time.perf_counter() - clock + task_plan.load_seconds)
+        record = _record(
+            task,
+            task_plan.args,
+            cached_model,
+            task_plan.loaded,
+            task_plan.seeds,
+            result,
+            str(task_plan.signature.task_part()),
+            signature,
+            samples_file,
+            dict(plan.settings),
+            started,
+            time.perf_counter() - clock + task_plan.load_seconds,
+        )
         if folder is not None:
             append_record(folder, record)
         outcomes.append(record)
@@ -349,35 +421,70 @@ def _blanks(model: CachedModel, ctx: RunContext) -> int:
     return sum(m.placeholders for m in [model, *ctx.loaded_models.values()])
 
 
-_SERVED_BY: weakref.WeakKeyDictionary[Task, dict[str, str]] = weakref.WeakKeyDictionary()  # task -> its results' ``plugins``
+_SERVED_BY: weakref.WeakKeyDictionary[Task, dict[str, str]] = (
+    weakref.WeakKeyDictionary()
+)  # task -> its results' ``plugins``
 
 
-def served_by(registry: Registry, task: Task, source: DataSource, models: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def served_by(
+    registry: Registry, task: Task, source: DataSource, models: Sequence[Mapping[str, Any]]
+) -> dict[str, str]:
     """Distribution -> version of every plugin package serving a task: the task's, its dataset loader's, its models' adapters'."""
-    found = registry.distributions([("task", task.name), ("dataset", source.loader)], [m.get("adapter", "") for m in models])
+    found = registry.distributions(
+        [("task", task.name), ("dataset", source.loader)], [m.get("adapter", "") for m in models]
+    )
     for model in models:  # an adapter no registration points to directly (a subclass): its own distribution
         if model.get("distribution") and model.get("distribution_version"):
             found.setdefault(model["distribution"], model["distribution_version"])
     return found
 
 
-def _record(task: Task, args: dict[str, Any], model: CachedModel, loaded: LoadedData, seeds: list[int], result: TaskOutput, task_sig: str,
-            signature: str, samples_file: str | None, run: dict[str, Any], started: datetime, wall: float) -> ResultRecord:
+def _record(
+    task: Task,
+    args: dict[str, Any],
+    model: CachedModel,
+    loaded: LoadedData,
+    seeds: list[int],
+    result: TaskOutput,
+    task_sig: str,
+    signature: str,
+    samples_file: str | None,
+    run: dict[str, Any],
+    started: datetime,
+    wall: float,
+) -> ResultRecord:
     means, stds, series = aggregate(result.per_seed)
     if task.main_metric not in means:
         raise HarnessError(f"task {task.name!r} did not report its main metric {task.main_metric!r}")
     info = task.metric_info(result)
-    intervals, interval_warnings = item_intervals(task.name, result.samples, info, means, run.get("resamples", DEFAULT_RESAMPLES))
+    intervals, interval_warnings = item_intervals(
+        task.name, result.samples, info, means, run.get("resamples", DEFAULT_RESAMPLES)
+    )
     return ResultRecord(
-        task=task.name, task_version=task.version, task_args=dict(args), main_metric=task.main_metric,
-        metrics=means, metrics_std=stds, per_seed=series, seeds=seeds,
-        model=model.identity.as_dict(), dataset=dict(loaded.identity), run=run,
-        signature=signature, task_signature=task_sig,
+        task=task.name,
+        task_version=task.version,
+        task_args=dict(args),
+        main_metric=task.main_metric,
+        metrics=means,
+        metrics_std=stds,
+        per_seed=series,
+        seeds=seeds,
+        model=model.identity.as_dict(),
+        dataset=dict(loaded.identity),
+        run=run,
+        signature=signature,
+        task_signature=task_sig,
         harness={"version": provenance.harness_version(), "git": provenance.harness_git()},
-        environment=provenance.library_versions(), hardware=provenance.hardware(run["device"]),
-        started=started.isoformat(timespec="seconds"), wall_seconds=round(wall, 3),
-        samples_file=samples_file, extra=result.extra, undefined=dict(result.undefined), plugins=_SERVED_BY.get(task, {}),
-        metric_info=info, intervals=intervals,
+        environment=provenance.library_versions(),
+        hardware=provenance.hardware(run["device"]),
+        started=started.isoformat(timespec="seconds"),
+        wall_seconds=round(wall, 3),
+        samples_file=samples_file,
+        extra=result.extra,
+        undefined=dict(result.undefined),
+        plugins=_SERVED_BY.get(task, {}),
+        metric_info=info,
+        intervals=intervals,
         warnings=run_warnings(task, result, loaded, seeds, run.get("limit")) + interval_warnings,
     )
 
@@ -387,11 +494,15 @@ def run_warnings(task: Task, result: TaskOutput, loaded: LoadedData, seeds: list
     found = [f"{task.name}: {text}" for text in task.check(result)]
     size = len(loaded.data)
     if limit is not None:
-        found.append(f"{task.name}: --limit {limit}: {size} items evaluated (not comparable with a run on the full data; "
-                     f"'limit:{limit}' is in the signature)")
+        found.append(
+            f"{task.name}: --limit {limit}: {size} items evaluated (not comparable with a run on the full data; "
+            f"'limit:{limit}' is in the signature)"
+        )
     if task.uses_seeds and len(seeds) == 1 and not task.seeds_differ(size):
-        found.append(f"{task.name}: every seed would evaluate the same {size} items, so it ran once (seed {seeds[0]}); "
-                     "the spread over seeds is not defined, the interval over items is")
+        found.append(
+            f"{task.name}: every seed would evaluate the same {size} items, so it ran once (seed {seeds[0]}); "
+            "the spread over seeds is not defined, the interval over items is"
+        )
     return found
 
 

@@ -46,8 +46,13 @@ class ModelPart:
     @classmethod
     def of(cls, role: str, identity: Mapping[str, Any]) -> ModelPart:
         """The part of a model with this identity (``ModelIdentity.as_dict()``)."""
-        return cls(role, identity["name"], identity.get("revision"), dict(identity.get("args") or {}),
-                   (identity.get("distribution"), identity.get("distribution_version"), identity.get("code")))
+        return cls(
+            role,
+            identity["name"],
+            identity.get("revision"),
+            dict(identity.get("args") or {}),
+            (identity.get("distribution"), identity.get("distribution_version"), identity.get("code")),
+        )
 
     def __str__(self) -> str:
         text = f"{self.role}:{self.name}@{_short(self.revision or 'none')}"
@@ -80,12 +85,28 @@ class Signature:
     model: ModelPart | None = None
 
     @classmethod
-    def build(cls, task: str, version: int, args: Mapping[str, Any], dataset: Mapping[str, Any], seeds: list[int] | None,
-              aux_models: Mapping[str, Mapping[str, Any]] | None = None, limit: int | None = None) -> Signature:
+    def build(
+        cls,
+        task: str,
+        version: int,
+        args: Mapping[str, Any],
+        dataset: Mapping[str, Any],
+        seeds: list[int] | None,
+        aux_models: Mapping[str, Mapping[str, Any]] | None = None,
+        limit: int | None = None,
+    ) -> Signature:
         """A task signature from a dataset identity (``loader``, ``revision``, ``size``) and model identities."""
-        return cls(task, version, dict(args), dataset.get("size"), dataset.get("loader"), dataset.get("revision"),
-                   None if seeds is None else tuple(seeds), limit,
-                   tuple(ModelPart.of(role, identity) for role, identity in sorted((aux_models or {}).items())))
+        return cls(
+            task,
+            version,
+            dict(args),
+            dataset.get("size"),
+            dataset.get("loader"),
+            dataset.get("revision"),
+            None if seeds is None else tuple(seeds),
+            limit,
+            tuple(ModelPart.of(role, identity) for role, identity in sorted((aux_models or {}).items())),
+        )
 
     def with_model(self, identity: Mapping[str, Any]) -> Signature:
         """The full signature: this task signature with the model of this identity."""
@@ -106,7 +127,7 @@ class Signature:
         parts += [str(model) for model in self.aux_models]
         if self.model is not None:
             parts.append(str(self.model))
-        return parts + [f"v:{self.version}"]
+        return [*parts, f"v:{self.version}"]
 
     def __str__(self) -> str:
         return "|".join(self.parts())

@@ -27,8 +27,11 @@ class Statistic:
             raise HarnessError(f"unknown statistic {self.kind!r}: use {', '.join(KINDS)}")
         arity = ARITY[self.kind]
         if not self.fields or (arity is not None and len(self.fields) != arity):
-            wanted = "one or more fields" if arity is None else (
-                "two fields: score,reference" if arity == 2 else "six fields: count,sx,sy,sxx,syy,sxy")
+            wanted = (
+                "one or more fields"
+                if arity is None
+                else ("two fields: score,reference" if arity == 2 else "six fields: count,sx,sy,sxx,syy,sxy")
+            )
             raise HarnessError(f"statistic {self.kind!r} takes {wanted}")
 
     @classmethod

@@ -44,9 +44,16 @@ def print_summary(records: Sequence[ResultRecord], output: str | Path) -> None:
     """One row per (task, metric): display name, mean ± std over seeds, the 95 % interval over items,
     the chance level, n, seeds and wall time; then each warning once."""
     rows = [
-        (r.task, info_of(r, metric).display + (" *" if metric == r.main_metric else ""),
-         _format(value, r.metrics_std.get(metric), len(r.seeds)), _interval(r, metric), _chance(r, metric),
-         str(r.dataset.get("size")), str(len(r.seeds)), f"{r.wall_seconds:.1f}s")
+        (
+            r.task,
+            info_of(r, metric).display + (" *" if metric == r.main_metric else ""),
+            _format(value, r.metrics_std.get(metric), len(r.seeds)),
+            _interval(r, metric),
+            _chance(r, metric),
+            str(r.dataset.get("size")),
+            str(len(r.seeds)),
+            f"{r.wall_seconds:.1f}s",
+        )
         for r in records
         for metric, value in r.metrics.items()
     ]

@@ -75,7 +75,9 @@ def _fill(template: str, values: Mapping[str, Any], metric: str) -> str:
     try:
         return template.format(**values)
     except (KeyError, IndexError, ValueError) as exc:
-        raise HarnessError(f"metric {metric!r}: cannot fill {template!r} from the task's arguments and extra ({exc})") from None
+        raise HarnessError(
+            f"metric {metric!r}: cannot fill {template!r} from the task's arguments and extra ({exc})"
+        ) from None
 
 
 def recall_chance(values: Mapping[str, Any]) -> float | None:

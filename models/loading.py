@@ -28,8 +28,11 @@ from harness.params import Param
 SHOWN = 5  # keys named in an error or warning
 LISTED = 50  # keys of each kind kept in the model identity (plus their count)
 
-STRICT_PARAM = Param(True, "fail on missing or unexpected checkpoint keys; false loads anyway, warns and records "
-                           "the keys in the model identity (see docs/checkpoints.md)")
+STRICT_PARAM = Param(
+    True,
+    "fail on missing or unexpected checkpoint keys; false loads anyway, warns and records "
+    "the keys in the model identity (see docs/checkpoints.md)",
+)
 
 
 @dataclass(frozen=True)
@@ -44,14 +47,21 @@ class KeyMismatch:
 
     def summary(self) -> str:
         """``missing N (e.g. a, b); unexpected M (e.g. c)`` with at most ``SHOWN`` keys of each kind."""
-        parts = [f"{kind} {len(keys)} (e.g. {', '.join(keys[:SHOWN])})"
-                 for kind, keys in (("missing", self.missing), ("unexpected", self.unexpected)) if keys]
+        parts = [
+            f"{kind} {len(keys)} (e.g. {', '.join(keys[:SHOWN])})"
+            for kind, keys in (("missing", self.missing), ("unexpected", self.unexpected))
+            if keys
+        ]
         return "; ".join(parts)
 
     def record(self) -> dict[str, Any]:
         """What the model identity keeps: counts and the first ``LISTED`` keys of each kind."""
-        return {"missing": len(self.missing), "unexpected": len(self.unexpected),
-                "missing_keys": list(self.missing[:LISTED]), "unexpected_keys": list(self.unexpected[:LISTED])}
+        return {
+            "missing": len(self.missing),
+            "unexpected": len(self.unexpected),
+            "missing_keys": list(self.missing[:LISTED]),
+            "unexpected_keys": list(self.unexpected[:LISTED]),
+        }
 
     def __add__(self, other: KeyMismatch) -> KeyMismatch:
         return KeyMismatch(self.missing + other.missing, self.unexpected + other.unexpected)
@@ -67,10 +77,15 @@ def enforce(found: KeyMismatch, what: str, strict: bool) -> KeyMismatch:
     if not found:
         return found
     if strict:
-        raise HarnessError(f"{what}: checkpoint does not match the model: {found.summary()} "
-                           "(pass --model-args strict=false to load it anyway)")
-    print(f"harness: warning: {what}: loaded with strict=false although the checkpoint does not match the model: "
-          f"{found.summary()}", file=sys.stderr)
+        raise HarnessError(
+            f"{what}: checkpoint does not match the model: {found.summary()} "
+            "(pass --model-args strict=false to load it anyway)"
+        )
+    print(
+        f"harness: warning: {what}: loaded with strict=false although the checkpoint does not match the model: "
+        f"{found.summary()}",
+        file=sys.stderr,
+    )
     return found
 
 
@@ -88,8 +103,14 @@ def discarded_head(model: Any, key: str) -> bool:
     return key.split(".", 1)[0] not in dict(model.named_children()) and key not in dict(model.named_parameters())
 
 
-def from_pretrained(load: Callable[..., Any], source: str, what: str, strict: bool = True,
-                    unused: Callable[[str], bool] = lambda key: False, **kwargs: Any) -> tuple[Any, KeyMismatch]:
+def from_pretrained(
+    load: Callable[..., Any],
+    source: str,
+    what: str,
+    strict: bool = True,
+    unused: Callable[[str], bool] = lambda key: False,
+    **kwargs: Any,
+) -> tuple[Any, KeyMismatch]:
     """``load(source, output_loading_info=True, **kwargs)`` checked by ``enforce``.
 
     ``load`` is a ``from_pretrained`` method. Unexpected keys of a discarded head are not counted, nor

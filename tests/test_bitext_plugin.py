@@ -18,8 +18,19 @@ HARNESS = str(Path(sys.executable).with_name("harness"))
 def installed_plugin():
     """pip install -e plugins/harness-bitext into this environment (idempotent)."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e", str(REPO / "plugins" / "harness-bitext")],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-e",
+            str(REPO / "plugins" / "harness-bitext"),
+        ],
+        check=True,
+        capture_output=True,
     )
     return True
 
@@ -40,8 +51,18 @@ def test_plugin_is_listed(installed_plugin):
 def test_the_plugins_own_test_suite_passes(installed_plugin):
     """The plugin's tests, run as its own package's CI would run them."""
     suite = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "plugins" / "harness-bitext" / "tests")],
-        capture_output=True, text=True, cwd=REPO / "plugins" / "harness-bitext",
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(REPO / "plugins" / "harness-bitext" / "tests"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO / "plugins" / "harness-bitext",
     )
     assert suite.returncode == 0, suite.stdout[-3000:]
     assert " passed" in suite.stdout.splitlines()[-1]
@@ -55,7 +76,17 @@ def test_disabling_the_plugin(installed_plugin):
 def test_real_multi30k_end_to_end_cache_and_resume(installed_plugin, tmp_path):
     data = shared_data("multi30k")
     env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache")}
-    args = ["run", "--tasks", "bitext_mining", "--model", "tfidf-char", "--data-dir", str(data), "--task-args", "src=en,tgt=fr"]
+    args = [
+        "run",
+        "--tasks",
+        "bitext_mining",
+        "--model",
+        "tfidf-char",
+        "--data-dir",
+        str(data),
+        "--task-args",
+        "src=en,tgt=fr",
+    ]
     first = cli(*args, "--output", str(tmp_path / "a"), env=env)
     assert first.returncode == 0, first.stderr
     record = json.loads((tmp_path / "a" / "results.jsonl").read_text())

@@ -175,4 +175,7 @@ def test_a_damaged_file_that_cannot_be_moved_aside_is_a_warning(tmp_path, capsys
     assert cache.get_many(["k1"]) == {}  # a miss: the run computes the value
     cache.put_many({"k1": b"v"})  # not kept, and no failure
     err = capsys.readouterr().err
-    assert "could not be read ([Errno 13] Permission denied)" in err and "could not be written ([Errno 13] Permission denied)" in err
+    assert (
+        "could not be read ([Errno 13] Permission denied)" in err
+        and "could not be written ([Errno 13] Permission denied)" in err
+    )

@@ -118,18 +118,40 @@ def test_the_flags_are_declared_once_and_text_only_scorers_say_so():
 def test_an_adapter_without_its_capability_method_fails_before_it_is_built(tmp_path):
     NoEncode.built.clear()
     data_dir = fake_data(tmp_path / "data", ["a", "b"], ["c", "d"])
-    message = ("model 'no-encode': adapter fixtures.plugins.contracts:NoEncode declares text_encoder "
-               "but does not implement encode_texts (the TextEncoder protocol)")
+    message = (
+        "model 'no-encode': adapter fixtures.plugins.contracts:NoEncode declares text_encoder "
+        "but does not implement encode_texts (the TextEncoder protocol)"
+    )
     with pytest.raises(HarnessError, match=re.escape(message)):
-        evaluate("mean_similarity", "no-encode", data_dir=str(data_dir), output=tmp_path / "out", registry=contracts_registry())
+        evaluate(
+            "mean_similarity",
+            "no-encode",
+            data_dir=str(data_dir),
+            output=tmp_path / "out",
+            registry=contracts_registry(),
+        )
     assert NoEncode.built == []  # neither constructed nor loaded
 
 
 def test_the_cli_exits_2_naming_the_adapter_and_the_method(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(harness.registry, "_REGISTRY", contracts_registry())
     data_dir = fake_data(tmp_path / "data", ["a", "b"], ["c", "d"])
-    assert main(["run", "--tasks", "mean_similarity", "--model", "no-encode", "--data-dir", str(data_dir),
-                 "--output", str(tmp_path / "out")]) == 2
+    assert (
+        main(
+            [
+                "run",
+                "--tasks",
+                "mean_similarity",
+                "--model",
+                "no-encode",
+                "--data-dir",
+                str(data_dir),
+                "--output",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "NoEncode declares text_encoder but does not implement encode_texts" in err and "Traceback" not in err
 
@@ -141,12 +163,16 @@ def test_a_capability_given_as_a_string_is_refused_by_name():
         def encode_texts(self, texts, lang=None):
             return np.zeros((len(texts), 1))
 
-    with pytest.raises(HarnessError, match=r"declares the capability 'text_encoder', which is not a harness.capabilities.Capability"):
+    with pytest.raises(
+        HarnessError, match=r"declares the capability 'text_encoder', which is not a harness.capabilities.Capability"
+    ):
         check_protocols("s", StringCapability)
 
 
 def test_every_built_in_adapter_and_the_example_plugin_keep_their_protocols():
-    pytest.importorskip("harness_bitext", reason="the example plugin is not installed (pip install -e plugins/harness-bitext)")
+    pytest.importorskip(
+        "harness_bitext", reason="the example plugin is not installed (pip install -e plugins/harness-bitext)"
+    )
     registry = get_registry()
     checked = set()
     for name, registration in registry.entries["model"].items():
@@ -155,7 +181,10 @@ def test_every_built_in_adapter_and_the_example_plugin_keep_their_protocols():
             check_protocols(name, adapter_class)
             checked.add(registration.ref)
     assert "harness_bitext.tfidf:CharTfidfEncoder" in checked
-    assert {"harness_models.translation.seq2seq:Seq2SeqScorer", "harness_models.encoders.image:HFImageEncoder"} <= checked
+    assert {
+        "harness_models.translation.seq2seq:Seq2SeqScorer",
+        "harness_models.encoders.image:HFImageEncoder",
+    } <= checked
 
 
 def test_a_capability_names_a_method_of_its_protocol():
@@ -173,14 +202,20 @@ def test_a_capability_names_a_method_of_its_protocol():
 def test_a_plugin_capability_runs_end_to_end_and_is_served_from_the_cache(tmp_path, fresh_cache):
     LengthClassifier.calls.clear()
     LengthClassifier.loads.clear()
-    data_dir = fake_data(tmp_path / "data", ["hi", "hello", "yo", "salut", "hi"], ["short", "long", "long", "long", "short"])
+    data_dir = fake_data(
+        tmp_path / "data", ["hi", "hello", "yo", "salut", "hi"], ["short", "long", "long", "long", "short"]
+    )
     registry = contracts_registry()
-    (first,) = evaluate("label_accuracy", "length-classifier", data_dir=str(data_dir), output=tmp_path / "a", registry=registry)
+    (first,) = evaluate(
+        "label_accuracy", "length-classifier", data_dir=str(data_dir), output=tmp_path / "a", registry=registry
+    )
     # predictions short, long, short, long, short: 4 of 5 right; "hi" is classified once
     assert first.metrics == {"accuracy": 0.8}
     assert [sorted(call) for call in LengthClassifier.calls] == [["hello", "hi", "salut", "yo"]]
     assert LengthClassifier.loads == ["length-classifier"]
-    (second,) = evaluate("label_accuracy", "length-classifier", data_dir=str(data_dir), output=tmp_path / "b", registry=registry)
+    (second,) = evaluate(
+        "label_accuracy", "length-classifier", data_dir=str(data_dir), output=tmp_path / "b", registry=registry
+    )
     assert second.metrics == {"accuracy": 0.8}
     assert len(LengthClassifier.calls) == 1 and LengthClassifier.loads == ["length-classifier"]  # no call, no load
     digest = LengthClassifier("length-classifier").identity().digest()
@@ -190,16 +225,26 @@ def test_a_plugin_capability_runs_end_to_end_and_is_served_from_the_cache(tmp_pa
 
 def test_a_plugin_capability_is_checked_like_a_built_in(tmp_path):
     data_dir = fake_data(tmp_path / "data", ["a"], ["short"])
-    with pytest.raises(CapabilityError, match="model 'counting-encoder' cannot serve task 'label_accuracy': it is not a text classifier"):
-        evaluate("label_accuracy", "counting-encoder", data_dir=str(data_dir), output=tmp_path / "out", registry=contracts_registry())
+    with pytest.raises(
+        CapabilityError,
+        match="model 'counting-encoder' cannot serve task 'label_accuracy': it is not a text classifier",
+    ):
+        evaluate(
+            "label_accuracy",
+            "counting-encoder",
+            data_dir=str(data_dir),
+            output=tmp_path / "out",
+            registry=contracts_registry(),
+        )
     assert repr(TEXT_CLASSIFIER) == "Capability('text_classifier')" and TEXT_CLASSIFIER.noun == "a text classifier"
 
 
 class PinnedModel(ModelAdapter):
     """All four built-in capabilities, with a fixed identity: its cache keys are pinned below."""
 
-    capabilities = frozenset({Capability.TEXT_ENCODER, Capability.IMAGE_ENCODER, Capability.TOKEN_EMBEDDER,
-                              Capability.TRANSLATION_SCORER})
+    capabilities = frozenset(
+        {Capability.TEXT_ENCODER, Capability.IMAGE_ENCODER, Capability.TOKEN_EMBEDDER, Capability.TRANSLATION_SCORER}
+    )
 
     def identity(self):
         return ModelIdentity("pinned", "tests:Pinned", "src", "rev1", {"dim": 2}, "float32", "pkg", "1.0", "abc")
@@ -240,15 +285,39 @@ class KeyRecorder:
 
 # keys computed with the scheme before capabilities became a table (harness/cached_model.py at f0192d6)
 PINNED = [
-    (PinnedModel, lambda m: m.encode_texts(["hello"], lang="en"), ["1c58887570573b8fbe1bcd5b9330d0cc679a56301dbae158955e3c819d1f87a8"]),
-    (PinnedModel, lambda m: m.encode_images([np.zeros((2, 2, 3), np.uint8)]), ["4766e69f623e97002be6159ed0337759456c6221551b00c0486264dbeb4ebc63"]),
-    (PinnedModel, lambda m: m.embed_tokens(["hello"], lang="de"), ["97db2a3dfd0e619b15b5385400384b3d6c53594dc0bb4a7bf445156378408e94"]),
-    (PinnedModel, lambda m: m.score_translations([ScoreRequest("s", "t", "img", "k1", "en", "fr")], temperature=1.0),
-     ["6ab4ef2eef63963e1c37dbe93acc93c5241db4e3c148b3c45713d72e256e5ae2"]),
-    (BlindPinned, lambda m: m.score_translations([ScoreRequest("s", "t", "img", "k1", "en", "fr")]),
-     ["fbb5ee0a89de462694e25139d45c4734db96da396b54f3ef0613d1d7f366dc4c"]),
-    (TransductivePinned, lambda m: m.encode_texts(["b", "a"], lang=None),
-     ["2b722346725b71e6d44cd16d6ccd8be4439e233524f171d0b16ff04c0f52d4e8", "9a1eee513b977eed17840ee5f9d323373839e0b452e1c9ef5b7fd448cd9fd5b7"]),
+    (
+        PinnedModel,
+        lambda m: m.encode_texts(["hello"], lang="en"),
+        ["1c58887570573b8fbe1bcd5b9330d0cc679a56301dbae158955e3c819d1f87a8"],
+    ),
+    (
+        PinnedModel,
+        lambda m: m.encode_images([np.zeros((2, 2, 3), np.uint8)]),
+        ["4766e69f623e97002be6159ed0337759456c6221551b00c0486264dbeb4ebc63"],
+    ),
+    (
+        PinnedModel,
+        lambda m: m.embed_tokens(["hello"], lang="de"),
+        ["97db2a3dfd0e619b15b5385400384b3d6c53594dc0bb4a7bf445156378408e94"],
+    ),
+    (
+        PinnedModel,
+        lambda m: m.score_translations([ScoreRequest("s", "t", "img", "k1", "en", "fr")], temperature=1.0),
+        ["6ab4ef2eef63963e1c37dbe93acc93c5241db4e3c148b3c45713d72e256e5ae2"],
+    ),
+    (
+        BlindPinned,
+        lambda m: m.score_translations([ScoreRequest("s", "t", "img", "k1", "en", "fr")]),
+        ["fbb5ee0a89de462694e25139d45c4734db96da396b54f3ef0613d1d7f366dc4c"],
+    ),
+    (
+        TransductivePinned,
+        lambda m: m.encode_texts(["b", "a"], lang=None),
+        [
+            "2b722346725b71e6d44cd16d6ccd8be4439e233524f171d0b16ff04c0f52d4e8",
+            "9a1eee513b977eed17840ee5f9d323373839e0b452e1c9ef5b7fd448cd9fd5b7",
+        ],
+    ),
 ]
 
 

@@ -27,8 +27,21 @@ def data_dir(tmp_path):
 
 
 def test_run_prints_a_plain_table_and_writes_results(data_dir, tmp_path, capsys):
-    code = main(["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", data_dir,
-                 "--output", str(tmp_path / "out"), "--seeds", "2"])
+    code = main(
+        [
+            "run",
+            "--tasks",
+            "mean_similarity",
+            "--model",
+            "counting-encoder",
+            "--data-dir",
+            data_dir,
+            "--output",
+            str(tmp_path / "out"),
+            "--seeds",
+            "2",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0
     lines = out.strip().splitlines()
@@ -39,21 +52,43 @@ def test_run_prints_a_plain_table_and_writes_results(data_dir, tmp_path, capsys)
 
 
 def test_resume_reports_skip(data_dir, tmp_path, capsys):
-    args = ["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", data_dir, "--output", str(tmp_path)]
+    args = [
+        "run",
+        "--tasks",
+        "mean_similarity",
+        "--model",
+        "counting-encoder",
+        "--data-dir",
+        data_dir,
+        "--output",
+        str(tmp_path),
+    ]
     assert main(args) == 0
     capsys.readouterr()
-    assert main(args + ["--resume"]) == 0
+    assert main([*args, "--resume"]) == 0
     assert "skipped mean_similarity: already in the results" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["run", "--tasks", "mean_similarty", "--model", "counting-encoder"], "unknown task 'mean_similarty'; did you mean 'mean_similarity'?"),
+        (
+            ["run", "--tasks", "mean_similarty", "--model", "counting-encoder"],
+            "unknown task 'mean_similarty'; did you mean 'mean_similarity'?",
+        ),
         (["run", "--tasks", "mean_similarity", "--model", "countingencoder"], "did you mean 'counting-encoder'"),
-        (["run", "--tasks", "needs_scorer", "--model", "counting-encoder"], "cannot serve task 'needs_scorer': it is not a translation scorer"),
-        (["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--model-args", "dim"], "malformed --model-args 'dim'"),
-        (["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", "/nonexistent/x"], "data folder '/nonexistent/x' does not exist"),
+        (
+            ["run", "--tasks", "needs_scorer", "--model", "counting-encoder"],
+            "cannot serve task 'needs_scorer': it is not a translation scorer",
+        ),
+        (
+            ["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--model-args", "dim"],
+            "malformed --model-args 'dim'",
+        ),
+        (
+            ["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", "/nonexistent/x"],
+            "data folder '/nonexistent/x' does not exist",
+        ),
         (["list", "gadgets"], "unknown listing 'gadgets'"),
     ],
 )
@@ -82,7 +117,13 @@ def test_plugins_is_json(capsys):
     assert main(["plugins"]) == 0
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["fake"]["tasks"] == ["mean_similarity", "needs_scorer"]
-    assert set(rows["fake"]) >= {"tasks", "models", "datasets", "commands", "families"}  # plurals as the CLI spells them
+    assert set(rows["fake"]) >= {
+        "tasks",
+        "models",
+        "datasets",
+        "commands",
+        "families",
+    }  # plurals as the CLI spells them
     assert rows["commands"]["commands"] == ["greet"]
 
 
@@ -95,7 +136,9 @@ def test_installed_console_script_and_module_entry():
     script = Path(sys.executable).with_name("harness")
     version = subprocess.run([str(script), "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.startswith("xling-harness ")
-    listing = subprocess.run([sys.executable, "-m", "harness", "list", "datasets"], capture_output=True, text=True, check=True)
+    listing = subprocess.run(
+        [sys.executable, "-m", "harness", "list", "datasets"], capture_output=True, text=True, check=True
+    )
     assert "multi30k" in listing.stdout
 
 
@@ -142,7 +185,10 @@ def test_describe_a_preset_task_shows_parameters_types_defaults_and_the_dataset(
     assert info["kind"] == "task" and info["requires"] == ["text_encoder"] and info["seeds"] == 3
     assert params["scale"]["type"] == "float" and params["scale"]["default"] == 2.5  # the preset's value
     assert params["side_a"]["default"] == "a"
-    assert info["dataset"]["loader"] == "line_pairs" and [p["name"] for p in info["dataset"]["params"]] == ["side_a", "skip"]
+    assert info["dataset"]["loader"] == "line_pairs" and [p["name"] for p in info["dataset"]["params"]] == [
+        "side_a",
+        "skip",
+    ]
     assert info["preset"]["base"] == "mean_similarity"
 
 

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from harness.data import check_nonempty, files_revision, is_hub_id, load_hf_dataset, read_aligned, read_lines, require_columns, uses_hf_dataset
+from harness.data import (
+    check_nonempty,
+    files_revision,
+    is_hub_id,
+    load_hf_dataset,
+    read_aligned,
+    read_lines,
+    require_columns,
+    uses_hf_dataset,
+)
 from harness.errors import DataError, HarnessError
 
 
@@ -29,7 +40,7 @@ def test_read_lines_drops_a_byte_order_mark(tmp_path):
 
 
 def test_read_lines_errors_name_file_and_row(tmp_path):
-    with pytest.raises(DataError, match="missing.en: file not found"):
+    with pytest.raises(DataError, match=re.escape("missing.en: file not found")):
         read_lines(tmp_path / "missing.en")
     bad = tmp_path / "bad.de"
     bad.write_bytes("gut\nschön\n".encode() + b"\xff\xfe\n")

@@ -33,21 +33,35 @@ def _reset(fresh_cache):
 
 
 def torchrun(*args: str, env: dict[str, str] | None = None, timeout: int = 240) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--max_restarts=0", *args]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        "--max_restarts=0",
+        *args,
+    ]
     environment = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment, cwd=HERE)
 
 
 def single(data_dir: str, output: Path):
-    return evaluate("mean_similarity", "counting-encoder", data_dir=data_dir, output=output, seeds=3, registry=fixture_registry())
+    return evaluate(
+        "mean_similarity", "counting-encoder", data_dir=data_dir, output=output, seeds=3, registry=fixture_registry()
+    )
 
 
 def test_two_ranks_equal_one_process_and_fill_the_shared_cache(data_dir, tmp_path):
     run = torchrun(str(HERE / "fixtures" / "dist_run.py"), data_dir, str(tmp_path / "dist"))
     assert run.returncode == 0, run.stderr[-3000:]
-    ranks = sorted((json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")), key=lambda r: r["rank"])
+    ranks = sorted(
+        (json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")), key=lambda r: r["rank"]
+    )
     assert [r["rank"] for r in ranks] == [0, 1]
-    assert ranks[0]["encoded"] + ranks[1]["encoded"] == 80 and min(r["encoded"] for r in ranks) > 0  # each rank did its share
+    assert (
+        ranks[0]["encoded"] + ranks[1]["encoded"] == 80 and min(r["encoded"] for r in ranks) > 0
+    )  # each rank did its share
     records, problems = read_records(tmp_path / "dist" / "results.jsonl")
     assert problems == [] and len(records) == 1  # rank 0 alone writes
     assert records[0].run["world_size"] == 2
@@ -58,7 +72,9 @@ def test_two_ranks_equal_one_process_and_fill_the_shared_cache(data_dir, tmp_pat
 
 
 def test_a_dying_rank_stops_the_run_and_the_rerun_resumes(data_dir, tmp_path):
-    run = torchrun(str(HERE / "fixtures" / "dist_run.py"), data_dir, str(tmp_path / "dist"), env={"FAKE_DIE_ON_RANK": "1"})
+    run = torchrun(
+        str(HERE / "fixtures" / "dist_run.py"), data_dir, str(tmp_path / "dist"), env={"FAKE_DIE_ON_RANK": "1"}
+    )
     assert run.returncode != 0
     assert not (tmp_path / "dist" / "results.jsonl").exists() or (tmp_path / "dist" / "results.jsonl").read_text() == ""
     (record,) = single(data_dir, tmp_path / "single")
@@ -68,17 +84,44 @@ def test_a_dying_rank_stops_the_run_and_the_rerun_resumes(data_dir, tmp_path):
 
 def test_shards_then_merge(data_dir, tmp_path):
     registry = fixture_registry()
-    (first,) = evaluate("mean_similarity", "counting-encoder", data_dir=data_dir, output=tmp_path, seeds=3, shard="0/2", registry=registry)
+    (first,) = evaluate(
+        "mean_similarity",
+        "counting-encoder",
+        data_dir=data_dir,
+        output=tmp_path,
+        seeds=3,
+        shard="0/2",
+        registry=registry,
+    )
     assert isinstance(first, ShardDone) and 0 < first.missing < 80
-    assert 0 < sum(CountingEncoder.calls) < 80 and not (tmp_path / "results.jsonl").read_text()  # only its slice, no results
+    assert (
+        0 < sum(CountingEncoder.calls) < 80 and not (tmp_path / "results.jsonl").read_text()
+    )  # only its slice, no results
     # the last shard finds the others' outputs in the cache, so it can write the results itself
-    (last,) = evaluate("mean_similarity", "counting-encoder", data_dir=data_dir, output=tmp_path, seeds=3, shard="1/2", registry=registry)
+    (last,) = evaluate(
+        "mean_similarity",
+        "counting-encoder",
+        data_dir=data_dir,
+        output=tmp_path,
+        seeds=3,
+        shard="1/2",
+        registry=registry,
+    )
     assert sum(CountingEncoder.calls) == 80
     CountingEncoder.calls.clear()
-    (merged,) = evaluate("mean_similarity", "counting-encoder", data_dir=data_dir, output=tmp_path / "merged", seeds=3, registry=registry)
+    (merged,) = evaluate(
+        "mean_similarity", "counting-encoder", data_dir=data_dir, output=tmp_path / "merged", seeds=3, registry=registry
+    )
     assert CountingEncoder.calls == []
-    (plain,) = evaluate("mean_similarity", "counting-encoder", data_dir=data_dir, output=tmp_path / "plain", seeds=3,
-                        registry=registry, use_cache=False)
+    (plain,) = evaluate(
+        "mean_similarity",
+        "counting-encoder",
+        data_dir=data_dir,
+        output=tmp_path / "plain",
+        seeds=3,
+        registry=registry,
+        use_cache=False,
+    )
     assert merged.metrics == plain.metrics == last.metrics
 
 

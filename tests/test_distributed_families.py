@@ -30,19 +30,59 @@ def run(command: list[str], cache: Path, output: Path) -> dict[str, dict]:
 def test_two_ranks_equal_one(family, tmp_path):
     if family == "retrieval":
         model = tiny_bert(tmp_path / "model")
-        args = ["--tasks", "xlr,backretrieval", "--model", str(model), "--task-args", "dataset=xling-shapes,size=60,n=25", "--seeds", "3"]
+        args = [
+            "--tasks",
+            "xlr,backretrieval",
+            "--model",
+            str(model),
+            "--task-args",
+            "dataset=xling-shapes,size=60,n=25",
+            "--seeds",
+            "3",
+        ]
     elif family == "commute":
         model = mmt_builders.tiny_marian(tmp_path / "model")
         data = mmt_builders.write_commute(tmp_path / "commute")
         images = mmt_builders.stand_in_images(tmp_path / "images", [line[3] for line in mmt_builders.MINI])
-        args = ["--tasks", "commute_tc", "--model", str(model), "--data-dir", str(data), "--images", str(images), "--task-args", "lang=fr"]
+        args = [
+            "--tasks",
+            "commute_tc",
+            "--model",
+            str(model),
+            "--data-dir",
+            str(data),
+            "--images",
+            str(images),
+            "--task-args",
+            "lang=fr",
+        ]
     else:
         model = tiny_bert(tmp_path / "model")
         data = write_multi30k(tmp_path / "multi30k")
-        args = ["--tasks", "yisi2_filter", "--model", str(model), "--data-dir", str(data), "--task-args", "src=en,tgt=de"]
+        args = [
+            "--tasks",
+            "yisi2_filter",
+            "--model",
+            str(model),
+            "--data-dir",
+            str(data),
+            "--task-args",
+            "src=en,tgt=de",
+        ]
     single = run([HARNESS, "run", *args, "--batch-size", "2"], tmp_path / "cache1", tmp_path / "single")
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "--max_restarts=0", "-m", "harness"]
-    dist = run([*launcher, "run", *args, "--batch-size", "2", "--dist-timeout", "120"], tmp_path / "cache2", tmp_path / "dist")
+    launcher = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        "--max_restarts=0",
+        "-m",
+        "harness",
+    ]
+    dist = run(
+        [*launcher, "run", *args, "--batch-size", "2", "--dist-timeout", "120"], tmp_path / "cache2", tmp_path / "dist"
+    )
     assert sorted(dist) == sorted(single)
     for task, expected in single.items():
         got = dist[task]
@@ -50,4 +90,7 @@ def test_two_ranks_equal_one(family, tmp_path):
         assert got["task_signature"] == expected["task_signature"]
         for name, value in expected["metrics"].items():
             exact = family == "commute"  # indicator metrics: exactly equal
-            assert got["metrics"][name] == (value if exact or value is None else pytest.approx(value, abs=1e-6)), (task, name)
+            assert got["metrics"][name] == (value if exact or value is None else pytest.approx(value, abs=1e-6)), (
+                task,
+                name,
+            )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from importlib import metadata
 from importlib.metadata import EntryPoint
 
 import pytest
+import tomllib
 from conftest import REPO
 
 import harness
@@ -43,15 +43,28 @@ def toy(tmp_path, monkeypatch, fresh_cache):
 
 
 def test_the_listing_has_every_file_of_the_package():
-    assert set(listing()) == {"pyproject.toml", "harness_toy/__init__.py", "harness_toy/plugin.py", "harness_toy/task.py",
-                              "harness_toy/adapter.py", "harness_toy/presets/nearest_en_fr.yaml"}
+    assert set(listing()) == {
+        "pyproject.toml",
+        "harness_toy/__init__.py",
+        "harness_toy/plugin.py",
+        "harness_toy/task.py",
+        "harness_toy/adapter.py",
+        "harness_toy/presets/nearest_en_fr.yaml",
+    }
 
 
 def test_the_listed_plugin_registers_and_runs(toy):
     registry, data = toy
     assert registry.plugins["toy"].registered["task"] == ["nearest_translation", "nearest_translation_en_fr"]
-    [record] = harness.evaluate("nearest_translation", "toy-bow", data_dir=str(data), task_args="tgt=fr,n=4,split=val", seeds=3,
-                                output=None, registry=registry)
+    [record] = harness.evaluate(
+        "nearest_translation",
+        "toy-bow",
+        data_dir=str(data),
+        task_args="tgt=fr,n=4,split=val",
+        seeds=3,
+        output=None,
+        registry=registry,
+    )
     assert record.per_seed["accuracy"] == [0.75, 0.75, 0.75]  # every seed samples all 4 sentences
     assert record.model["revision"] == "bow-1" and record.model["args"] == {"dim": 4096}
     [preset] = harness.evaluate("nearest_translation_en_fr", "toy-bow", seed=0, output=None, registry=registry)

@@ -15,11 +15,13 @@ from harness import hookspecs
 from harness.registry import HOOKS, build_registry
 
 REPO = Path(__file__).resolve().parent.parent
-HOOK_NAMES = sorted(name for name, obj in vars(hookspecs).items() if inspect.isfunction(obj) and hasattr(obj, "harness_spec"))
+HOOK_NAMES = sorted(
+    name for name, obj in vars(hookspecs).items() if inspect.isfunction(obj) and hasattr(obj, "harness_spec")
+)
 
 
 def test_hookspecs_are_the_registry_hooks():
-    assert HOOK_NAMES == sorted(HOOKS.values())
+    assert sorted(HOOKS.values()) == HOOK_NAMES
 
 
 @pytest.mark.parametrize("hook", HOOK_NAMES)
@@ -36,7 +38,9 @@ def test_hook_has_a_test(hook):
 
 def bitext_registry():
     """A registry of the example plugin alone, loaded from its entry point as an installed plugin would be."""
-    pytest.importorskip("harness_bitext", reason="the example plugin is not installed (pip install -e plugins/harness-bitext)")
+    pytest.importorskip(
+        "harness_bitext", reason="the example plugin is not installed (pip install -e plugins/harness-bitext)"
+    )
     return build_registry([metadata.EntryPoint("bitext", "harness_bitext.plugin", "harness")])
 
 
@@ -54,12 +58,23 @@ def test_hook_register_families(tmp_path):
     assert registry.plugins["bitext"].registered["family"] == ["bitext"]
     families = registered_families(registry)
     (family,) = families.families
-    assert (family.name, family.title, family.tasks, family.average) == ("bitext", "Bitext mining", ("bitext_mining",), False)
+    assert (family.name, family.title, family.tasks, family.average) == (
+        "bitext",
+        "Bitext mining",
+        ("bitext_mining",),
+        False,
+    )
     args = {"src": "en", "tgt": "fr"}
-    board = merge([Entry(record("bitext_mining", m, v, args=args), Path("results.jsonl")) for m, v in (("a", 0.4), ("b", 0.9))],
-                  families)
+    board = merge(
+        [Entry(record("bitext_mining", m, v, args=args), Path("results.jsonl")) for m, v in (("a", 0.4), ("b", 0.9))],
+        families,
+    )
     (table,) = family_tables(board)
-    assert (table.family.title, table.title, [r.label for r in table.rows]) == ("Bitext mining", "ikea test en→fr", ["b", "a"])
+    assert (table.family.title, table.title, [r.label for r in table.rows]) == (
+        "Bitext mining",
+        "ikea test en→fr",
+        ["b", "a"],
+    )
     (plot,) = write_plots(board, tmp_path)
     assert (plot.family, plot.file) == ("bitext", "bitext_accuracy_ikea_test_en_fr.png")
     assert (tmp_path / plot.file).read_bytes().startswith(b"\x89PNG")
@@ -68,9 +83,14 @@ def test_hook_register_families(tmp_path):
 def _code_strings_and_names(path: Path) -> list[str]:
     """Every identifier and string constant of a module, docstrings left out."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
-                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
@@ -86,16 +106,26 @@ def _code_strings_and_names(path: Path) -> list[str]:
 
 def built_in_names() -> set[str]:
     """The tasks and families that the harness's own distribution registers through its entry points."""
-    registry = build_registry([ep for ep in metadata.entry_points(group="harness")
-                               if ep.dist is not None and ep.dist.name == "xling-harness"])
+    registry = build_registry(
+        [ep for ep in metadata.entry_points(group="harness") if ep.dist is not None and ep.dist.name == "xling-harness"]
+    )
     names = set(registry.names("task")) | set(registry.names("family"))
     assert {"xlr", "commute_tc", "yisi2_sts", "retrieval", "commute", "yisi"} <= names  # the lookup itself works
     return names
 
 
 def test_no_file_under_harness_names_a_built_in_task_or_family():
-    pattern = re.compile(r"(?<![A-Za-z0-9_])(" + "|".join(sorted(map(re.escape, built_in_names()), key=len, reverse=True))
-                         + r")(?![A-Za-z0-9_])")
-    offenders = sorted({f"{path.relative_to(REPO)}: {match}" for path in (REPO / "harness").rglob("*.py")
-                        for text in _code_strings_and_names(path) for match in pattern.findall(text)})
+    pattern = re.compile(
+        r"(?<![A-Za-z0-9_])("
+        + "|".join(sorted(map(re.escape, built_in_names()), key=len, reverse=True))
+        + r")(?![A-Za-z0-9_])"
+    )
+    offenders = sorted(
+        {
+            f"{path.relative_to(REPO)}: {match}"
+            for path in (REPO / "harness").rglob("*.py")
+            for text in _code_strings_and_names(path)
+            for match in pattern.findall(text)
+        }
+    )
     assert offenders == [], "the engine must learn tasks and families from the hooks: " + "; ".join(offenders)

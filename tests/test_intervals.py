@@ -44,14 +44,21 @@ def test_all_equal_items_give_a_zero_width_interval():
 
 def test_interval_moves_all_samples_of_an_item_together():
     # item a: hits 1 (seed 0) and 1 (seed 1); b: 0, 1; c: 0 (seed 0 only)
-    samples = [{"seed": 0, "id": "a", "hit": 1.0}, {"seed": 1, "id": "a", "hit": 1.0}, {"seed": 0, "id": "b", "hit": 0.0},
-               {"seed": 1, "id": "b", "hit": 1.0}, {"seed": 0, "id": "c", "hit": 0.0}]
+    samples = [
+        {"seed": 0, "id": "a", "hit": 1.0},
+        {"seed": 1, "id": "a", "hit": 1.0},
+        {"seed": 0, "id": "b", "hit": 0.0},
+        {"seed": 1, "id": "b", "hit": 1.0},
+        {"seed": 0, "id": "c", "hit": 0.0},
+    ]
     units = to_units(sample_values(enumerate(samples), ("hit",), "sample"), Statistic("mean", ("hit",)))
     assert units.values.tolist() == [2.0, 1.0, 0.0] and units.reference.tolist() == [2.0, 2.0, 1.0]
     sums, counts = np.array([2.0, 1.0, 0.0]), np.array([2.0, 2.0, 1.0])
     found = interval(units, resamples=9, seed=1)
     assert found.value == pytest.approx(3 / 5)
-    assert (found.low, found.high) == pytest.approx(tuple(direct_quantiles(lambda r: sums[r].sum() / counts[r].sum(), 3, 9, 1)))
+    assert (found.low, found.high) == pytest.approx(
+        tuple(direct_quantiles(lambda r: sums[r].sum() / counts[r].sum(), 3, 9, 1))
+    )
 
 
 @pytest.mark.parametrize(
@@ -59,8 +66,14 @@ def test_interval_moves_all_samples_of_an_item_together():
     [
         ("pearson", lambda s, g: stats.pearsonr(s, g).statistic if np.ptp(s) and np.ptp(g) else np.nan),
         ("spearman", lambda s, g: stats.spearmanr(s, g).statistic if np.ptp(s) and np.ptp(g) else np.nan),
-        ("auc", lambda s, y: (stats.mannwhitneyu(s[y == 1], s[y == 0]).statistic / ((y == 1).sum() * (y == 0).sum())
-                              if 0 < y.sum() < len(y) else np.nan)),
+        (
+            "auc",
+            lambda s, y: (
+                stats.mannwhitneyu(s[y == 1], s[y == 0]).statistic / ((y == 1).sum() * (y == 0).sum())
+                if 0 < y.sum() < len(y)
+                else np.nan
+            ),
+        ),
     ],
 )
 def test_correlation_and_auc_intervals_match_scipy_resample_by_resample(kind, direct):
@@ -79,19 +92,26 @@ def test_rank_moments_give_spearman_of_the_block_and_of_resampled_rows():
     moments = rank_moments(text, image)
     assert moments[:, 0].tolist() == [3.0] * 4
     units = Units("moments", moments[:, None, :], np.zeros(4))
-    assert units.statistic(np.arange(4)[None, :])[0] == pytest.approx(stats.spearmanr(text.ravel(), image.ravel()).statistic)
+    assert units.statistic(np.arange(4)[None, :])[0] == pytest.approx(
+        stats.spearmanr(text.ravel(), image.ravel()).statistic
+    )
     # a resample keeps the block's ranks: rows 0, 0, 2, 3 -> Pearson of those rows' ranks
     x = stats.rankdata(text, axis=None).reshape(4, 3)
     y = stats.rankdata(image, axis=None).reshape(4, 3)
     rows = np.array([0, 0, 2, 3])
-    assert units.statistic(rows[None, :])[0] == pytest.approx(stats.pearsonr(x[rows].ravel(), y[rows].ravel()).statistic)
+    assert units.statistic(rows[None, :])[0] == pytest.approx(
+        stats.pearsonr(x[rows].ravel(), y[rows].ravel()).statistic
+    )
 
 
 def test_moments_average_the_per_seed_correlations():
     rng = np.random.default_rng(1)
     blocks = [(rng.normal(size=(3, 3)), rng.normal(size=(3, 3))) for _ in range(2)]
-    samples = [{"seed": seed, "id": f"i{seed * 2 + row}", **dict(zip(("n", "sx", "sy", "sxx", "syy", "sxy"), m))}
-               for seed, (t, i) in enumerate(blocks) for row, m in enumerate(rank_moments(t, i))]
+    samples = [
+        {"seed": seed, "id": f"i{seed * 2 + row}", **dict(zip(("n", "sx", "sy", "sxx", "syy", "sxy"), m))}
+        for seed, (t, i) in enumerate(blocks)
+        for row, m in enumerate(rank_moments(t, i))
+    ]
     statistic = Statistic.parse("moments:n,sx,sy,sxx,syy,sxy")
     units = to_units(sample_values(enumerate(samples), statistic.fields, "sample"), statistic)
     expected = np.mean([stats.spearmanr(t.ravel(), i.ravel()).statistic for t, i in blocks])
@@ -100,11 +120,19 @@ def test_moments_average_the_per_seed_correlations():
 
 def test_item_intervals_from_samples_skip_undefined_and_report_a_mismatch():
     samples = [{"id": i, "hit": h, "x": 1.0} for i, h in enumerate([1.0, 0.0, 1.0, 1.0])]
-    info = {"a": {"statistic": "mean:hit"}, "b": {"statistic": "mean:hit"}, "c": {"statistic": None}, "d": {"statistic": "mean:x"}}
-    found, warnings = item_intervals("t", samples, info, {"a": 0.75, "b": 0.5, "c": 1.0, "d": None}, resamples=7, seed=3)
+    info = {
+        "a": {"statistic": "mean:hit"},
+        "b": {"statistic": "mean:hit"},
+        "c": {"statistic": None},
+        "d": {"statistic": "mean:x"},
+    }
+    found, warnings = item_intervals(
+        "t", samples, info, {"a": 0.75, "b": 0.5, "c": 1.0, "d": None}, resamples=7, seed=3
+    )
     assert list(found) == ["a"] and found["a"]["units"] == 4 and found["a"]["over"] == "items"
     assert (found["a"]["low"], found["a"]["high"]) == pytest.approx(
-        tuple(direct_quantiles(lambda r: np.array([1.0, 0.0, 1.0, 1.0])[r].mean(), 4, 7, 3)))
+        tuple(direct_quantiles(lambda r: np.array([1.0, 0.0, 1.0, 1.0])[r].mean(), 4, 7, 3))
+    )
     assert warnings == ["t: no interval for b: mean:hit of the samples is 0.750000, not the recorded 0.500000"]
     assert item_intervals("t", samples, info, {"a": 0.75}, resamples=0) == ({}, [])
     with pytest.raises(HarnessError, match=r"task 't': a: sample 1: no field 'hit'"):
@@ -146,7 +174,11 @@ def test_retrieval_display_names_carry_k_and_chance_is_k_over_the_candidates_use
 )
 def test_main_metric_metadata_of_every_family(task, name, display, chance, statistic):
     info = info_of(task, items=100)
-    assert task.main_metric == name and (info[name]["display"], info[name]["chance"], info[name]["statistic"]) == (display, chance, statistic)
+    assert task.main_metric == name and (info[name]["display"], info[name]["chance"], info[name]["statistic"]) == (
+        display,
+        chance,
+        statistic,
+    )
     assert info[name]["higher_is_better"] is True
 
 
@@ -174,13 +206,17 @@ def test_xlr_keeps_one_seed_only_when_every_seed_takes_every_item():
 def test_commute_warns_when_every_comparison_is_a_tie():
     task = CommuteTC("commute_tc")
     assert task.check(TaskOutput([{"tc": 0.0, "ties": 1.0}])) == [
-        "every comparison is a tie: the values are fixed by ties=wrong (by construction), not by the model"]
+        "every comparison is a tie: the values are fixed by ties=wrong (by construction), not by the model"
+    ]
     assert task.check(TaskOutput([{"tc": 0.5, "ties": 0.5}])) == []
     one_way = [{"tc_ab": 1, "tc_ba": 0}, {"tc_ab": 0, "tc_ba": 1}]
     assert task.check(TaskOutput([{"tc": 0.5, "ties": 0.0}], one_way))[0].startswith(
-        "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0")
+        "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0"
+    )
     assert task.check(TaskOutput([{"tc": 0.75, "ties": 0.0}], [*one_way, {"tc_ab": 1, "tc_ba": 1}])) == []
-    assert CommuteIC("commute_ic").check(TaskOutput([{"ic": None, "ties": 1.0}], undefined={"ic": "image-blind"})) == []  # undefined: the reason says why
+    assert (
+        CommuteIC("commute_ic").check(TaskOutput([{"ic": None, "ties": 1.0}], undefined={"ic": "image-blind"})) == []
+    )  # undefined: the reason says why
 
 
 class Letters:
@@ -210,12 +246,17 @@ def xlr_runs():
 def test_xlr_with_n_at_least_the_items_runs_once_and_says_so(xlr_runs):
     full, small, _ = xlr_runs
     assert full.seeds == [0] and full.per_seed["recall@k"] == [full.metrics["recall@k"]] and full.task_version == 2
-    assert full.warnings == ["xlr: every seed would evaluate the same 24 items, so it ran once (seed 0); the spread over "
-                             "seeds is not defined, the interval over items is"]
+    assert full.warnings == [
+        "xlr: every seed would evaluate the same 24 items, so it ran once (seed 0); the spread over "
+        "seeds is not defined, the interval over items is"
+    ]
     interval_ = full.intervals["recall@k"]
     assert interval_["low"] <= full.metrics["recall@k"] <= interval_["high"] and interval_["units"] == 24
     assert interval_["resamples"] == 200 and full.metric_info["recall@k"]["chance"] == pytest.approx(10 / 24)
-    assert small.seeds == [0, 1, 2] and "xlr: k = 10 >= n = 8 candidates: R@10 is 1 for every model by construction" in small.warnings
+    assert (
+        small.seeds == [0, 1, 2]
+        and "xlr: k = 10 >= n = 8 candidates: R@10 is 1 for every model by construction" in small.warnings
+    )
     assert small.metrics["recall@k"] == 1.0 and small.metric_info["recall@k"]["chance"] == 1.0
 
 
@@ -223,7 +264,10 @@ def test_limit_is_in_the_signature_and_warned(xlr_runs):
     full, _, limited = xlr_runs
     assert "|limit:12|" in limited.task_signature and "limit:" not in full.task_signature
     assert limited.dataset["size"] == 12 and limited.intervals["recall@k"]["units"] == 12
-    assert limited.warnings[0] == "xlr: --limit 12: 12 items evaluated (not comparable with a run on the full data; 'limit:12' is in the signature)"
+    assert (
+        limited.warnings[0]
+        == "xlr: --limit 12: 12 items evaluated (not comparable with a run on the full data; 'limit:12' is in the signature)"
+    )
 
 
 def test_run_table_shows_display_names_interval_chance_and_each_warning_once(xlr_runs, capsys, tmp_path):
@@ -233,8 +277,15 @@ def test_run_table_shows_display_names_interval_chance_and_each_warning_once(xlr
     lines = out.splitlines()
     assert lines[0].split("\t") == ["task", "metric", "value", "95% CI (items)", "chance", "n", "seeds", "time"]
     low, high = full.intervals["recall@k"]["low"], full.intervals["recall@k"]["high"]
-    assert lines[1].split("\t")[:7] == ["xlr", "R@10 *", f"{full.metrics['recall@k']:.4f}", f"[{low:.4f}, {high:.4f}]",
-                                        f"{10 / 24:.4g}", "24", "1"]
+    assert lines[1].split("\t")[:7] == [
+        "xlr",
+        "R@10 *",
+        f"{full.metrics['recall@k']:.4f}",
+        f"[{low:.4f}, {high:.4f}]",
+        f"{10 / 24:.4g}",
+        "24",
+        "1",
+    ]
     assert lines[3].split("\t")[1] == "median rank" and lines[3].split("\t")[3] == ""  # no statistic: no interval
     assert err.count("warning: xlr: every seed would evaluate") == 1 and err.count("warning: xlr: k = 10 >= n = 8") == 1
 

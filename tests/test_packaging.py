@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -23,4 +24,6 @@ def test_every_builtin_entry_point_module_exists():
     for name, module in project["entry-points"]["harness"].items():
         top, *rest = module.split(".")
         folder = {"harness_tasks": "tasks", "harness_models": "models"}.get(top, top)
-        assert (REPO / folder / Path(*rest) / "__init__.py").is_file() or (REPO / folder / Path(*rest)).with_suffix(".py").is_file(), name
+        assert (REPO / folder / Path(*rest) / "__init__.py").is_file() or (REPO / folder / Path(*rest)).with_suffix(
+            ".py"
+        ).is_file(), name

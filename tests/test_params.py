@@ -9,8 +9,13 @@ from hypothesis import strategies as st
 from harness.errors import HarnessError
 from harness.params import Param, parse_kv, resolve_params
 
-SPEC = {"k": Param(10, "cut-off"), "alpha": Param(0.5, "weight"), "lang": Param("fr", "language", choices=("fr", "de")),
-        "clip": Param(True, "clip"), "path": Param(None, "a path", str)}
+SPEC = {
+    "k": Param(10, "cut-off"),
+    "alpha": Param(0.5, "weight"),
+    "lang": Param("fr", "language", choices=("fr", "de")),
+    "clip": Param(True, "clip"),
+    "path": Param(None, "a path", str),
+}
 
 
 def test_defaults_and_conversion():
@@ -21,8 +26,12 @@ def test_defaults_and_conversion():
 
 @pytest.mark.parametrize(
     ("given", "message"),
-    [({"k": "3.5"}, "k='3.5' is not a valid int"), ({"clip": "maybe"}, "expected true or false"),
-     ({"lang": "cs"}, "lang='cs' must be one of: fr, de"), ({"kk": "1"}, "did you mean 'k'")],
+    [
+        ({"k": "3.5"}, "k='3.5' is not a valid int"),
+        ({"clip": "maybe"}, "expected true or false"),
+        ({"lang": "cs"}, "lang='cs' must be one of: fr, de"),
+        ({"kk": "1"}, "did you mean 'k'"),
+    ],
 )
 def test_bad_values(given, message):
     with pytest.raises(HarnessError, match=message):
@@ -49,28 +58,37 @@ def test_kv_round_trip(mapping):
     assert parse_kv(text, "--x") == mapping
 
 
-BOUNDED = {"k": Param(10, "cut-off", min=1), "alpha": Param(0.5, "weight", min=0.0, max=1.0),
-           "cap": Param(None, "optional cap", int, min=2, max=5)}
+BOUNDED = {
+    "k": Param(10, "cut-off", min=1),
+    "alpha": Param(0.5, "weight", min=0.0, max=1.0),
+    "cap": Param(None, "optional cap", int, min=2, max=5),
+}
 
 
-@pytest.mark.parametrize(("given", "expected"), [
-    ({"k": "1"}, {"k": 1, "alpha": 0.5, "cap": None}),  # the lower edge is allowed
-    ({"alpha": "0"}, {"k": 10, "alpha": 0.0, "cap": None}),
-    ({"alpha": 1}, {"k": 10, "alpha": 1.0, "cap": None}),  # the upper edge too; an int becomes a float
-    ({"cap": "5", "k": 10**6}, {"k": 10**6, "alpha": 0.5, "cap": 5}),  # no max: no upper limit
-    ({"cap": None}, {"k": 10, "alpha": 0.5, "cap": None}),  # None is never out of bounds
-])
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ({"k": "1"}, {"k": 1, "alpha": 0.5, "cap": None}),  # the lower edge is allowed
+        ({"alpha": "0"}, {"k": 10, "alpha": 0.0, "cap": None}),
+        ({"alpha": 1}, {"k": 10, "alpha": 1.0, "cap": None}),  # the upper edge too; an int becomes a float
+        ({"cap": "5", "k": 10**6}, {"k": 10**6, "alpha": 0.5, "cap": 5}),  # no max: no upper limit
+        ({"cap": None}, {"k": 10, "alpha": 0.5, "cap": None}),  # None is never out of bounds
+    ],
+)
 def test_bounds_accept_inclusive_edges(given, expected):
     assert resolve_params(BOUNDED, given, "task 't'") == expected
 
 
-@pytest.mark.parametrize(("given", "message"), [
-    ({"k": "0"}, "task 't': argument k=0 must be at least 1"),
-    ({"alpha": "-0.001"}, "task 't': argument alpha=-0.001 must be at least 0.0"),
-    ({"alpha": "1.0001"}, "task 't': argument alpha=1.0001 must be at most 1.0"),
-    ({"cap": "1"}, "task 't': argument cap=1 must be at least 2"),
-    ({"cap": 6}, "task 't': argument cap=6 must be at most 5"),
-])
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"k": "0"}, "task 't': argument k=0 must be at least 1"),
+        ({"alpha": "-0.001"}, "task 't': argument alpha=-0.001 must be at least 0.0"),
+        ({"alpha": "1.0001"}, "task 't': argument alpha=1.0001 must be at most 1.0"),
+        ({"cap": "1"}, "task 't': argument cap=1 must be at least 2"),
+        ({"cap": 6}, "task 't': argument cap=6 must be at most 5"),
+    ],
+)
 def test_bounds_reject_outside_values(given, message):
     with pytest.raises(HarnessError) as info:
         resolve_params(BOUNDED, given, "task 't'")

@@ -32,9 +32,23 @@ def test_commute_ic_without_images_fails_before_any_scoring(tmp_path, monkeypatc
         raise AssertionError("weights loaded before the preflight refused the run")
 
     monkeypatch.setattr(Gemma270m, "load", never)
-    data = SHARED_DATA / "commute" if (SHARED_DATA / "commute" / "en-fr").is_dir() else tiny_commute(tmp_path / "commute")
+    data = (
+        SHARED_DATA / "commute" if (SHARED_DATA / "commute" / "en-fr").is_dir() else tiny_commute(tmp_path / "commute")
+    )
     out = tmp_path / "out"
-    code = main(["run", "--tasks", "commute_tc,commute_ic", "--model", "gemma-270m", "--data-dir", str(data), "--output", str(out)])
+    code = main(
+        [
+            "run",
+            "--tasks",
+            "commute_tc,commute_ic",
+            "--model",
+            "gemma-270m",
+            "--data-dir",
+            str(data),
+            "--output",
+            str(out),
+        ]
+    )
     assert code == 2
     assert "task 'commute_ic' compares images: pass --images DIR" in capsys.readouterr().err
     assert not (out / "results.jsonl").exists() or (out / "results.jsonl").read_text() == ""
@@ -55,8 +69,19 @@ def test_a_later_tasks_missing_data_stops_the_run_before_the_first_task_computes
         f"  - {{name: first, base: mean_similarity, dataset: {{loader: line_pairs, source: '{good}'}}}}\n"
         f"  - {{name: second, base: mean_similarity, dataset: {{loader: line_pairs, source: '{tmp_path / 'absent'}'}}}}\n"
     )
-    code = main(["run", "--tasks", "first,second", "--model", "counting-encoder", "--include-path", str(presets),
-                 "--output", str(tmp_path / "out")])
+    code = main(
+        [
+            "run",
+            "--tasks",
+            "first,second",
+            "--model",
+            "counting-encoder",
+            "--include-path",
+            str(presets),
+            "--output",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 2
     assert f"data folder '{tmp_path / 'absent'}' does not exist" in capsys.readouterr().err
     assert CountingEncoder.calls == []  # the first task did not run
@@ -65,8 +90,19 @@ def test_a_later_tasks_missing_data_stops_the_run_before_the_first_task_computes
 def test_dry_run_counts_cached_and_missing_outputs_and_computes_nothing(fake, tmp_path, capsys):
     # side a has a duplicate text: 2 distinct texts in language xx, 3 in yy -> 5 distinct model outputs
     data = fake_data(tmp_path / "data", ["a b", "a b", "e f"], ["x y", "z w", "u v"])
-    argv = ["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", str(data), "--seeds", "2",
-            "--output", str(tmp_path / "out")]
+    argv = [
+        "run",
+        "--tasks",
+        "mean_similarity",
+        "--model",
+        "counting-encoder",
+        "--data-dir",
+        str(data),
+        "--seeds",
+        "2",
+        "--output",
+        str(tmp_path / "out"),
+    ]
     assert main([*argv, "--dry-run"]) == 0
     plan = capsys.readouterr().out
     assert "task mean_similarity v1" in plan
@@ -85,9 +121,26 @@ def test_dry_run_counts_an_output_shared_by_two_tasks_once(fake, tmp_path, capsy
     data = fake_data(tmp_path / "data", ["a", "b"], ["c", "d"])
     presets = tmp_path / "p"
     presets.mkdir()
-    (presets / "twice.yaml").write_text("name: again\nbase: mean_similarity\ndataset: {loader: line_pairs}\nargs: {scale: 2}\n")
-    assert main(["run", "--tasks", "mean_similarity,again", "--model", "counting-encoder", "--data-dir", str(data),
-                 "--include-path", str(presets), "--dry-run"]) == 0
+    (presets / "twice.yaml").write_text(
+        "name: again\nbase: mean_similarity\ndataset: {loader: line_pairs}\nargs: {scale: 2}\n"
+    )
+    assert (
+        main(
+            [
+                "run",
+                "--tasks",
+                "mean_similarity,again",
+                "--model",
+                "counting-encoder",
+                "--data-dir",
+                str(data),
+                "--include-path",
+                str(presets),
+                "--dry-run",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.count("model outputs: 0 cached, 4 to compute") == 1
     assert out.count("model outputs: 0 cached, 0 to compute") == 1  # the second task asks for the same four
@@ -107,8 +160,12 @@ def test_an_unknown_auxiliary_model_or_an_unwritable_output_stops_the_run_before
     import harness
 
     Vectors.calls = 0
-    with pytest.raises(harness.HarnessError, match="unknown model 'efficientnet-lite9'; did you mean 'efficientnet-lite0'"):
-        harness.evaluate("xlr,backretrieval", Vectors(), task_args="size=20,n=5", image_model="efficientnet-lite9", output=None)
+    with pytest.raises(
+        harness.HarnessError, match="unknown model 'efficientnet-lite9'; did you mean 'efficientnet-lite0'"
+    ):
+        harness.evaluate(
+            "xlr,backretrieval", Vectors(), task_args="size=20,n=5", image_model="efficientnet-lite9", output=None
+        )
     blocker = tmp_path / "file"
     blocker.write_text("")
     with pytest.raises(harness.HarnessError, match="is not writable"):

@@ -36,18 +36,72 @@ def test_a_yaml_preset_in_a_temp_folder_runs_through_include_path(fake, tmp_path
         "args: {scale: 2.0, skip: 1}\n"
     )
     out = tmp_path / "out"
-    assert main(["run", "--tasks", "doubled_similarity", "--model", "counting-encoder", "--include-path", str(folder),
-                 "--output", str(out), "--seed", "0"]) == 0
-    assert main(["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", str(data),
-                 "--task-args", "skip=1", "--output", str(out), "--seed", "0"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--tasks",
+                "doubled_similarity",
+                "--model",
+                "counting-encoder",
+                "--include-path",
+                str(folder),
+                "--output",
+                str(out),
+                "--seed",
+                "0",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "run",
+                "--tasks",
+                "mean_similarity",
+                "--model",
+                "counting-encoder",
+                "--data-dir",
+                str(data),
+                "--task-args",
+                "skip=1",
+                "--output",
+                str(out),
+                "--seed",
+                "0",
+            ]
+        )
+        == 0
+    )
     preset, base = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert preset["task"] == "doubled_similarity" and preset["task_args"]["scale"] == 2.0
     assert preset["dataset"]["size"] == 2 and preset["dataset"]["source"] == str(data)  # skip=1 reached the loader
     assert preset["metrics"]["similarity"] == pytest.approx(2 * base["metrics"]["similarity"])
     capsys.readouterr()
     # --task-args still overrides a preset's value; --data-dir its source
-    assert main(["run", "--tasks", "doubled_similarity", "--model", "counting-encoder", "--include-path", str(folder),
-                 "--task-args", "scale=1", "--data-dir", str(data), "--output", str(out), "--seed", "0"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--tasks",
+                "doubled_similarity",
+                "--model",
+                "counting-encoder",
+                "--include-path",
+                str(folder),
+                "--task-args",
+                "scale=1",
+                "--data-dir",
+                str(data),
+                "--output",
+                str(out),
+                "--seed",
+                "0",
+            ]
+        )
+        == 0
+    )
     third = json.loads((out / "results.jsonl").read_text().splitlines()[-1])
     assert third["metrics"]["similarity"] == pytest.approx(base["metrics"]["similarity"])
 
@@ -57,11 +111,20 @@ def test_a_yaml_preset_in_a_temp_folder_runs_through_include_path(fake, tmp_path
     [
         ("name: x\nbase: mean_similarity\ndataset: {loader: line_pairs}\nargz: {scale: 2}\n", 4, "argz", "unknown key"),
         ("name: x\nbase: mean_similarity\n", 1, "dataset", "is required"),
-        ("name: x\nbase: mean_similarity\ndataset:\n  loader: line_pairs\n  splitt: a\n", 5, "dataset.splitt", "unknown key"),
+        (
+            "name: x\nbase: mean_similarity\ndataset:\n  loader: line_pairs\n  splitt: a\n",
+            5,
+            "dataset.splitt",
+            "unknown key",
+        ),
         ("name: x\nname: y\n", 2, "name", "given twice"),
         ("name: x\nbase: [unclosed\n", 3, None, "not valid YAML"),
-        ("presets:\n  - name: a\n    base: mean_similarity\n    dataset: {loader: line_pairs}\n    languages: en\n", 5,
-         "languages", "must be a list"),
+        (
+            "presets:\n  - name: a\n    base: mean_similarity\n    dataset: {loader: line_pairs}\n    languages: en\n",
+            5,
+            "languages",
+            "must be a list",
+        ),
     ],
 )
 def test_a_bad_file_is_an_error_naming_file_line_and_key(tmp_path, text, line, key, problem):
@@ -75,10 +138,14 @@ def test_a_bad_file_is_an_error_naming_file_line_and_key(tmp_path, text, line, k
 
 
 def test_unknown_argument_or_base_is_reported_at_its_line_when_the_task_is_built(tmp_path):
-    (tmp_path / "p.yaml").write_text("name: p\nbase: mean_similarity\ndataset: {loader: line_pairs}\nargs:\n  scale: 2\n  scael: 3\n")
+    (tmp_path / "p.yaml").write_text(
+        "name: p\nbase: mean_similarity\ndataset: {loader: line_pairs}\nargs:\n  scale: 2\n  scael: 3\n"
+    )
     (tmp_path / "q.yaml").write_text("name: q\nbase: mean_similarty\ndataset: {loader: line_pairs}\n")
     registry = include_presets(fixture_registry("fake"), tmp_path)
-    with pytest.raises(PresetError, match=r"p\.yaml, line 6, key 'args\.scael': neither task 'mean_similarity' nor loader"):
+    with pytest.raises(
+        PresetError, match=r"p\.yaml, line 6, key 'args\.scael': neither task 'mean_similarity' nor loader"
+    ):
         registry.load("task", "p")
     with pytest.raises(PresetError, match=r"q\.yaml, line 2, key 'base': unknown task 'mean_similarty'; did you mean"):
         registry.load("task", "q")
@@ -88,7 +155,8 @@ def test_defaults_merge_key_by_key_and_a_name_from_two_folders_collides(tmp_path
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "many.yml").write_text(
         "defaults:\n  base: mean_similarity\n  dataset: {loader: line_pairs, source: /d}\n  args: {scale: 3}\n"
-        "presets:\n  - name: one\n  - name: two\n    dataset: {split: s}\n    args: {side_a: b}\n")
+        "presets:\n  - name: one\n  - name: two\n    dataset: {split: s}\n    args: {side_a: b}\n"
+    )
     one, two = read_presets(tmp_path / "a" / "many.yml")
     assert (one.name, one.base, one.source, one.args) == ("one", "mean_similarity", "/d", {"scale": 3})
     assert (two.source, two.loader_args, two.args) == ("/d", {"split": "s"}, {"scale": 3, "side_a": "b"})
@@ -102,19 +170,33 @@ def test_defaults_merge_key_by_key_and_a_name_from_two_folders_collides(tmp_path
 
 def test_an_unset_data_variable_is_a_clear_error(fake, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("MY_DATA", raising=False)
-    (tmp_path / "e.yaml").write_text("name: e\nbase: mean_similarity\ndataset: {loader: line_pairs, source: '${MY_DATA}/pairs'}\n")
-    assert main(["run", "--tasks", "e", "--model", "counting-encoder", "--include-path", str(tmp_path), "--dry-run"]) == 2
+    (tmp_path / "e.yaml").write_text(
+        "name: e\nbase: mean_similarity\ndataset: {loader: line_pairs, source: '${MY_DATA}/pairs'}\n"
+    )
+    assert (
+        main(["run", "--tasks", "e", "--model", "counting-encoder", "--include-path", str(tmp_path), "--dry-run"]) == 2
+    )
     assert "task 'e' reads its data from ${MY_DATA}/pairs" in capsys.readouterr().err
     monkeypatch.setenv("MY_DATA", str(tmp_path))
     fake_data(tmp_path / "pairs", ["a"], ["b"])
-    assert main(["run", "--tasks", "e", "--model", "counting-encoder", "--include-path", str(tmp_path), "--dry-run"]) == 0
+    assert (
+        main(["run", "--tasks", "e", "--model", "counting-encoder", "--include-path", str(tmp_path), "--dry-run"]) == 0
+    )
 
 
 def test_shipped_presets_build_with_their_data_sources(monkeypatch):
     registry = build_registry()
     names = registry.names("task")
-    for name in ("ikea_en_de_xlr", "ikea_de_en_corr", "ikea_fr_en_backretrieval", "multi30k_en_de_yisi2_filter",
-                 "multi30k_en_cs_bert_sum_filter", "commute_en_de_ic", "commute_en_zh_gtc", "xling_shapes_en_de_xlr"):
+    for name in (
+        "ikea_en_de_xlr",
+        "ikea_de_en_corr",
+        "ikea_fr_en_backretrieval",
+        "multi30k_en_de_yisi2_filter",
+        "multi30k_en_cs_bert_sum_filter",
+        "commute_en_de_ic",
+        "commute_en_zh_gtc",
+        "xling_shapes_en_de_xlr",
+    ):
         assert name in names
         assert registry.load("task", name).params  # every shipped preset builds
     monkeypatch.setenv("HARNESS_DATA_DIR", "/data")

@@ -13,7 +13,12 @@ def test_plain_lines_when_not_a_terminal():
     assert list(progress.track(range(8), "encoding")) == list(range(8))
     lines = stream.getvalue().splitlines()
     assert lines[0] == "encoding: 0/8"
-    assert [line.split(" (")[0] for line in lines[1:]] == ["encoding: 2/8", "encoding: 4/8", "encoding: 6/8", "encoding: 8/8"]
+    assert [line.split(" (")[0] for line in lines[1:]] == [
+        "encoding: 2/8",
+        "encoding: 4/8",
+        "encoding: 6/8",
+        "encoding: 8/8",
+    ]
     assert all("/s, " in line for line in lines[1:])
 
 

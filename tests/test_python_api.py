@@ -40,7 +40,9 @@ def test_an_encode_object_scores_as_the_equivalent_adapter_and_output_none_write
     registry, data = setup
     encoder = HashEncoder()
     [mine] = harness.evaluate("mean_similarity", encoder, data_dir=data, seed=1, output=None, registry=registry)
-    [theirs] = harness.evaluate("mean_similarity", "counting-encoder", data_dir=data, seed=1, output=None, registry=registry)
+    [theirs] = harness.evaluate(
+        "mean_similarity", "counting-encoder", data_dir=data, seed=1, output=None, registry=registry
+    )
     assert mine.metrics["similarity"] == pytest.approx(theirs.metrics["similarity"])
     assert mine.model["name"] == "HashEncoder" and mine.run["use_cache"] is False
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "data"]  # no results folder
@@ -71,12 +73,16 @@ def test_bad_in_memory_models_are_refused(setup):
     with pytest.raises(HarnessError, match="it is not a translation scorer"):
         harness.evaluate("needs_scorer", HashEncoder(), data_dir=data, output=None, registry=registry)
     with pytest.raises(HarnessError, match="need an output folder"):
-        harness.evaluate("mean_similarity", HashEncoder(), data_dir=data, output=None, log_samples=True, registry=registry)
+        harness.evaluate(
+            "mean_similarity", HashEncoder(), data_dir=data, output=None, log_samples=True, registry=registry
+        )
 
 
 def test_to_dataframe_rows_and_a_clear_error_without_pandas(setup, monkeypatch):
     registry, data = setup
-    records = harness.evaluate("mean_similarity", "counting-encoder", data_dir=data, seeds=2, output=None, registry=registry)
+    records = harness.evaluate(
+        "mean_similarity", "counting-encoder", data_dir=data, seeds=2, output=None, registry=registry
+    )
     frame = harness.to_dataframe([*records, *[r.to_dict() for r in records]])
     assert list(frame["task"]) == ["mean_similarity"] * 2 and list(frame["seeds"]) == [2, 2]
     assert frame.loc[0, "similarity"] == pytest.approx(records[0].metrics["similarity"])
@@ -100,5 +106,5 @@ def test_the_docs_examples_run(tmp_path, monkeypatch, fresh_cache):
     assert len(blocks) == 5
     namespace: dict = {}
     for block in blocks:
-        exec(compile(block, str(DOC), "exec"), namespace)  # noqa: S102 - the documentation's own examples
+        exec(compile(block, str(DOC), "exec"), namespace)
     assert list(tmp_path.iterdir()) in ([], [tmp_path / "cache"])  # output=None wrote nothing here

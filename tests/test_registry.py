@@ -54,7 +54,11 @@ def test_broken_import_is_one_warning_and_the_rest_works(capsys):
     registry = build_registry(entry_points("fake", "broken-import"))
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert "plugin 'broken-import'" in err[0] and "ModuleNotFoundError" in err[0] and "a_module_that_does_not_exist" in err[0]
+    assert (
+        "plugin 'broken-import'" in err[0]
+        and "ModuleNotFoundError" in err[0]
+        and "a_module_that_does_not_exist" in err[0]
+    )
     assert registry.names("task") == ["mean_similarity", "needs_scorer"]
     assert registry.plugins["broken-import"].error
 
@@ -142,5 +146,7 @@ def test_distributions_of_what_served_a_run(tmp_path):
     (dist,) = metadata.distributions(path=[str(tmp_path)])
     registry = build_registry([*dist.entry_points, *entry_points("commands")])  # "commands" belongs to no distribution
     assert registry.distributions([("task", "mean_similarity")]) == {"fake-plugins": "2.0"}
-    assert registry.distributions(refs=["fixtures.plugins.fake:CountingEncoder"]) == {"fake-plugins": "2.0"}  # by adapter
+    assert registry.distributions(refs=["fixtures.plugins.fake:CountingEncoder"]) == {
+        "fake-plugins": "2.0"
+    }  # by adapter
     assert registry.distributions([("command", "greet"), ("task", "no-such-task")], ["x:Y"]) == {}

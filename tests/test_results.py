@@ -16,10 +16,24 @@ from harness.results import ResultRecord, SchemaError, full_signature, read_reco
 
 def record_dict(**overrides):
     data = {
-        "task": "t", "task_version": 1, "task_args": {"k": 10}, "main_metric": "m",
-        "metrics": {"m": 0.5}, "metrics_std": {"m": 0.0}, "per_seed": {"m": [0.5]}, "seeds": [0],
-        "model": {"name": "x"}, "dataset": {"size": 3}, "run": {}, "signature": "t|v:1", "task_signature": "t|v:1",
-        "harness": {}, "environment": {}, "hardware": {}, "started": "2026-01-01T00:00:00+00:00", "wall_seconds": 1.5,
+        "task": "t",
+        "task_version": 1,
+        "task_args": {"k": 10},
+        "main_metric": "m",
+        "metrics": {"m": 0.5},
+        "metrics_std": {"m": 0.0},
+        "per_seed": {"m": [0.5]},
+        "seeds": [0],
+        "model": {"name": "x"},
+        "dataset": {"size": 3},
+        "run": {},
+        "signature": "t|v:1",
+        "task_signature": "t|v:1",
+        "harness": {},
+        "environment": {},
+        "hardware": {},
+        "started": "2026-01-01T00:00:00+00:00",
+        "wall_seconds": 1.5,
     }
     data.update(overrides)
     return data
@@ -61,7 +75,10 @@ def test_corrupt_lines_are_reported_and_the_rest_read(tmp_path):
     before = path.read_bytes()
     records, problems = read_records(path)
     assert len(records) == 2
-    assert [(p.line, p.reason.split(":")[0]) for p in problems] == [(2, "not valid JSON"), (3, "does not match the results schema")]
+    assert [(p.line, p.reason.split(":")[0]) for p in problems] == [
+        (2, "not valid JSON"),
+        (3, "does not match the results schema"),
+    ]
     assert str(problems[0]).startswith(f"{path}, line 2: ")
     assert path.read_bytes() == before  # nothing rewritten
 
@@ -106,9 +123,18 @@ def test_kill_minus_nine_tears_at_most_the_last_line_and_the_next_append_repairs
 
 
 def test_signatures():
-    sig = task_signature("xlr", 2, {"k": 10, "src": "en"}, {"loader": "ikea", "size": 1000, "revision": "sha256:abcdef0123456789"}, list(range(25)))
+    sig = task_signature(
+        "xlr",
+        2,
+        {"k": 10, "src": "en"},
+        {"loader": "ikea", "size": 1000, "revision": "sha256:abcdef0123456789"},
+        list(range(25)),
+    )
     assert sig == "xlr|k:10|src:en|items:1000|seeds:25|data:ikea@abcdef012345|v:2"
-    assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, [3, 4]) == "t|items:5|seed_list:3+4|data:d@r|v:1"
+    assert (
+        task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, [3, 4])
+        == "t|items:5|seed_list:3+4|data:d@r|v:1"
+    )
     assert task_signature("t", 1, {}, {"loader": "d", "size": 5, "revision": "r"}, None) == "t|items:5|data:d@r|v:1"
     full = full_signature(sig, {"name": "labse", "revision": "0123456789abcdef0", "args": {}})
     assert full == "xlr|k:10|src:en|items:1000|seeds:25|data:ikea@abcdef012345|model:labse@0123456789ab|v:2"
@@ -135,5 +161,7 @@ def test_the_adapter_code_enters_the_model_part_of_signatures():
     assert len(with_code.split("#code:")[1].split("|")[0]) == 8
     assert full_signature(sig, {**model, **code, "code": "sha256:44556677"}) != with_code  # edited source
     assert full_signature(sig, {**model, **code, "distribution_version": "0.2.0"}) != with_code  # new release
-    assert full_signature(sig, {**model, "distribution": None, "distribution_version": None, "code": None}) == \
-        "xlr|items:5|data:d@r|model:labse@r|v:1"  # lines written before the code was recorded keep their signature
+    assert (
+        full_signature(sig, {**model, "distribution": None, "distribution_version": None, "code": None})
+        == "xlr|items:5|data:d@r|model:labse@r|v:1"
+    )  # lines written before the code was recorded keep their signature

@@ -36,11 +36,13 @@ def _reset_counters(fresh_cache):
 
 
 def run(registry, data_dir, output, **kwargs):
-    return evaluate("mean_similarity", "counting-encoder", data_dir=data_dir, output=output, registry=registry, **kwargs)
+    return evaluate(
+        "mean_similarity", "counting-encoder", data_dir=data_dir, output=output, registry=registry, **kwargs
+    )
 
 
 def test_results_line_is_complete_and_valid(registry, data_dir, tmp_path):
-    (record,) = run(registry, data_dir, tmp_path / "out", seeds=3)
+    run(registry, data_dir, tmp_path / "out", seeds=3)
     records, problems = read_records(tmp_path / "out" / "results.jsonl")
     assert problems == [] and len(records) == 1
     saved = records[0]
@@ -83,7 +85,7 @@ def test_changed_input_or_args_miss_the_cache(registry, data_dir, tmp_path):
     run(registry, data_dir, tmp_path / "out", model_args="dim=4")
     assert sum(CountingEncoder.calls) == 8  # other adapter arguments: other identity
     CountingEncoder.calls.clear()
-    fake_data(tmp_path / "data", A[:3] + ["one fish!"], B)
+    fake_data(tmp_path / "data", [*A[:3], "one fish!"], B)
     run(registry, data_dir, tmp_path / "out")
     assert CountingEncoder.calls == [1]  # only the changed text
 
@@ -95,7 +97,9 @@ def test_duplicate_inputs_are_encoded_once(registry, tmp_path):
 
 
 def test_seed_and_preset(registry, data_dir, tmp_path):
-    (record,) = evaluate("mean_similarity", "counting-encoder-dim2", data_dir=data_dir, output=tmp_path, seed=7, registry=registry)
+    (record,) = evaluate(
+        "mean_similarity", "counting-encoder-dim2", data_dir=data_dir, output=tmp_path, seed=7, registry=registry
+    )
     assert record.seeds == [7] and record.model["args"] == {"dim": 2} and "|seed_list:7|" in record.signature
     assert record.metrics_std["similarity"] == 0.0
 
@@ -111,9 +115,13 @@ def test_limit_keeps_a_run_apart_from_full_runs_and_warns(registry, data_dir, tm
     (full,) = run(registry, data_dir, tmp_path)
     (limited,) = run(registry, data_dir, tmp_path, limit=2)
     assert "|limit:" not in full.signature and full.warnings == []
-    assert limited.task_signature == full.task_signature.replace("|scale:1.0|", "|limit:2|scale:1.0|").replace("items:4", "items:2")
-    assert limited.warnings == ["mean_similarity: --limit 2: 2 items evaluated (not comparable with a run on the full data; "
-                                "'limit:2' is in the signature)"]
+    assert limited.task_signature == full.task_signature.replace("|scale:1.0|", "|limit:2|scale:1.0|").replace(
+        "items:4", "items:2"
+    )
+    assert limited.warnings == [
+        "mean_similarity: --limit 2: 2 items evaluated (not comparable with a run on the full data; "
+        "'limit:2' is in the signature)"
+    ]
     assert limited.run["limit"] == 2 and limited.task_args == full.task_args  # the task's own arguments are unchanged
 
 
@@ -139,7 +147,10 @@ def test_loader_only_arguments_reach_the_loader_and_the_signature(registry, data
 
 
 def test_capability_mismatch_is_caught_before_loading(registry, data_dir, tmp_path):
-    with pytest.raises(CapabilityError, match="model 'counting-encoder' cannot serve task 'needs_scorer': it is not a translation scorer"):
+    with pytest.raises(
+        CapabilityError,
+        match="model 'counting-encoder' cannot serve task 'needs_scorer': it is not a translation scorer",
+    ):
         evaluate("needs_scorer", "counting-encoder", data_dir=data_dir, output=tmp_path, registry=registry)
     assert CountingEncoder.loads == []
 
@@ -193,7 +204,7 @@ def test_unwritable_output_folder_non_root(registry, data_dir, tmp_path):
 def test_output_folder_that_is_a_file(registry, data_dir, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(HarnessError, match="output folder .* is not writable"):
+    with pytest.raises(HarnessError, match=r"output folder .* is not writable"):
         run(registry, data_dir, blocker / "out")
     assert CountingEncoder.calls == []  # checked before any work
 

@@ -10,10 +10,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 DEFAULT_CORPUS = [
-    "a man rides a bike down the street", "ein Mann fährt mit dem Fahrrad die Straße hinunter",
-    "un homme fait du vélo dans la rue", "two dogs play in the snow", "zwei Hunde spielen im Schnee",
-    "deux chiens jouent dans la neige", "a woman reads a book", "eine Frau liest ein Buch",
-    "une femme lit un livre", "muž jede na kole po ulici", "dva psi si hrají ve sněhu",
+    "a man rides a bike down the street",
+    "ein Mann fährt mit dem Fahrrad die Straße hinunter",
+    "un homme fait du vélo dans la rue",
+    "two dogs play in the snow",
+    "zwei Hunde spielen im Schnee",
+    "deux chiens jouent dans la neige",
+    "a woman reads a book",
+    "eine Frau liest ein Buch",
+    "une femme lit un livre",
+    "muž jede na kole po ulici",
+    "dva psi si hrají ve sněhu",
 ]
 
 
@@ -24,19 +31,35 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int = 400):
 
     raw = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
     raw.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=1, show_progress=False)
-    return BertTokenizerFast(tokenizer_object=raw._tokenizer, do_lower_case=False, strip_accents=False,
-                             unk_token="[UNK]", sep_token="[SEP]", pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]")
+    return BertTokenizerFast(
+        tokenizer_object=raw._tokenizer,
+        do_lower_case=False,
+        strip_accents=False,
+        unk_token="[UNK]",
+        sep_token="[SEP]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        mask_token="[MASK]",
+    )
 
 
-def tiny_bert(folder: str | Path, texts: Iterable[str] = DEFAULT_CORPUS, *, layers: int = 12, hidden: int = 32, seed: int = 0) -> Path:
+def tiny_bert(
+    folder: str | Path, texts: Iterable[str] = DEFAULT_CORPUS, *, layers: int = 12, hidden: int = 32, seed: int = 0
+) -> Path:
     """Save a randomly initialised BertModel (``layers`` layers) and its tokenizer to ``folder``."""
     import torch
     from transformers import BertConfig, BertModel
 
     folder = Path(folder)
     tokenizer = train_wordpiece(texts)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=hidden * 2, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=128,
+    )
     torch.manual_seed(seed)
     BertModel(config).eval().save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)

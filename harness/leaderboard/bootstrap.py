@@ -68,7 +68,9 @@ class Paired:
 
     def values(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Both models' statistic on each resample (a row of unit indices)."""
-        return Units(self.kind, self.a, self.reference).statistic(index), Units(self.kind, self.b, self.reference).statistic(index)
+        return Units(self.kind, self.a, self.reference).statistic(index), Units(
+            self.kind, self.b, self.reference
+        ).statistic(index)
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -144,8 +146,10 @@ def _resampled(statistic, units: int, width: int, resamples: int, seed: int) -> 
     """``statistic(index)`` on ``resamples`` rows of ``units`` indices drawn by ``default_rng(seed)``, in bounded chunks."""
     rng = np.random.default_rng(seed)
     chunk = max(1, CELLS_PER_CHUNK // (units * width))
-    parts = [statistic(rng.integers(0, units, size=(min(chunk, resamples - start), units)))
-             for start in range(0, resamples, chunk)]
+    parts = [
+        statistic(rng.integers(0, units, size=(min(chunk, resamples - start), units)))
+        for start in range(0, resamples, chunk)
+    ]
     return np.concatenate(parts)
 
 
@@ -206,5 +210,15 @@ def paired_bootstrap(paired: Paired, resamples: int = 1000, seed: int = 0, confi
     tail = (1 - confidence) / 2
     low, high = np.quantile(delta, [tail, 1 - tail])
     p_value = min(1.0, 2 * min(float(np.mean(delta <= 0)), float(np.mean(delta >= 0))))
-    return Bootstrap(observed_a, observed_b, observed_a - observed_b, float(low), float(high), p_value, confidence,
-                     resamples, int(delta.size), seed)
+    return Bootstrap(
+        observed_a,
+        observed_b,
+        observed_a - observed_b,
+        float(low),
+        float(high),
+        p_value,
+        confidence,
+        resamples,
+        int(delta.size),
+        seed,
+    )

@@ -55,8 +55,10 @@ def previous_files(folder: Path) -> set[str]:
     marker = folder / MANIFEST
     if not marker.is_file():
         if any(folder.iterdir()):
-            raise HarnessError(f"the folder {str(folder)!r} is not empty and no earlier `harness leaderboard` run marked it "
-                               f"(no {MANIFEST}); write the leaderboard into a new or empty folder")
+            raise HarnessError(
+                f"the folder {str(folder)!r} is not empty and no earlier `harness leaderboard` run marked it "
+                f"(no {MANIFEST}); write the leaderboard into a new or empty folder"
+            )
         return set()
     try:
         data = json.loads(marker.read_text(encoding="utf-8"))
@@ -64,7 +66,9 @@ def previous_files(folder: Path) -> set[str]:
         if data.get("generator") != GENERATOR or not all(isinstance(f, str) for f in files):
             raise ValueError("not a leaderboard manifest")
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise HarnessError(f"{marker}: unreadable leaderboard manifest ({exc}); move it away or choose another folder") from None
+        raise HarnessError(
+            f"{marker}: unreadable leaderboard manifest ({exc}); move it away or choose another folder"
+        ) from None
     unsafe = [f for f in files if PurePosixPath(f).is_absolute() or ".." in PurePosixPath(f).parts or f == MANIFEST]
     if unsafe:
         raise HarnessError(f"{marker}: the manifest lists {unsafe[0]!r}, outside the folder; refusing to touch it")
@@ -74,15 +78,19 @@ def previous_files(folder: Path) -> set[str]:
 def _check_overwrites(folder: Path, names: list[str], previous: set[str]) -> None:
     foreign = [name for name in names if name not in previous and (folder / name).exists()]
     if foreign:
-        raise HarnessError(f"{folder / foreign[0]} exists and was not written by an earlier leaderboard run; "
-                           "move it away or choose another folder")
+        raise HarnessError(
+            f"{folder / foreign[0]} exists and was not written by an earlier leaderboard run; "
+            "move it away or choose another folder"
+        )
 
 
 def write_leaderboard(locations: list[str], output: str | Path, command: str, plots: bool = True) -> Built:
     """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, plots/ and the manifest."""
     entries, problems = load_entries(locations)
     if not entries:
-        raise HarnessError(f"no valid results in {', '.join(locations)}" + (f" ({len(problems)} lines skipped)" if problems else ""))
+        raise HarnessError(
+            f"no valid results in {', '.join(locations)}" + (f" ({len(problems)} lines skipped)" if problems else "")
+        )
     board = merge(entries)
     folder = Path(output)
     previous = previous_files(folder)

@@ -19,14 +19,18 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     """Merge the results and write the leaderboard folder."""
     from harness.leaderboard.build import write_leaderboard
 
-    command = shlex.join(["harness", "leaderboard", *args.results, "-o", args.output] + (["--no-plots"] if args.no_plots else []))
+    command = shlex.join(
+        ["harness", "leaderboard", *args.results, "-o", args.output] + (["--no-plots"] if args.no_plots else [])
+    )
     built = write_leaderboard(args.results, args.output, command, plots=not args.no_plots)
     for problem in built.problems:
         print(f"harness: warning: skipped {problem}", file=sys.stderr)
     board = built.board
     superseded = sum(r.superseded for r in board.results)
-    print(f"merged {len(board.results)} results ({superseded} superseded) of {len(board.labels)} models into "
-          f"{len(board.columns)} columns; {len(built.problems)} bad lines skipped")
+    print(
+        f"merged {len(board.results)} results ({superseded} superseded) of {len(board.labels)} models into "
+        f"{len(board.columns)} columns; {len(built.problems)} bad lines skipped"
+    )
     for path in built.files:
         print(f"wrote {path}")
     return 0
@@ -37,19 +41,33 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", metavar="A", help="model A: its leaderboard label or its name")
     parser.add_argument("b", metavar="B", nargs="?", default=None, help="model B (omitted with --versus-task)")
     parser.add_argument("--task", required=True, help="the task both were run on, with --log-samples")
-    parser.add_argument("--versus-task", default=None, metavar="TASK",
-                        help="compare A's --task result with A's result on TASK over the same examples "
-                             "(two tasks that score the same examples: one model's decisions on both, paired by example)")
-    parser.add_argument("--mcnemar", action="store_true",
-                        help="require McNemar's exact test of the paired 0/1 decisions (added by default whenever they allow it)")
-    parser.add_argument("--results", nargs="+", default=["results"], help="results files or folders (default ./results)")
+    parser.add_argument(
+        "--versus-task",
+        default=None,
+        metavar="TASK",
+        help="compare A's --task result with A's result on TASK over the same examples "
+        "(two tasks that score the same examples: one model's decisions on both, paired by example)",
+    )
+    parser.add_argument(
+        "--mcnemar",
+        action="store_true",
+        help="require McNemar's exact test of the paired 0/1 decisions (added by default whenever they allow it)",
+    )
+    parser.add_argument(
+        "--results", nargs="+", default=["results"], help="results files or folders (default ./results)"
+    )
     parser.add_argument("--select", default=None, help="keep only results whose task arguments match, k=v,...")
-    parser.add_argument("--statistic", default=None,
-                        help="what to compute from the samples: mean:FIELD[,FIELD...], pearson:SCORE,GOLD or auc:SCORE,LABEL "
-                             "(default: the task's main metric)")
+    parser.add_argument(
+        "--statistic",
+        default=None,
+        help="what to compute from the samples: mean:FIELD[,FIELD...], pearson:SCORE,GOLD or auc:SCORE,LABEL "
+        "(default: the task's main metric)",
+    )
     parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="confidence level of the interval (default 0.95)")
+    parser.add_argument(
+        "--confidence", type=float, default=0.95, help="confidence level of the interval (default 0.95)"
+    )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
 
@@ -65,9 +83,19 @@ def run_compare(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"harness: warning: skipped {problem}", file=sys.stderr)
     statistic = Statistic.parse(args.statistic) if args.statistic else None
-    comparison = compare(merge(entries), args.a, args.b, args.task, select=parse_kv(args.select, "--select"),
-                         statistic=statistic, resamples=args.resamples, seed=args.seed, confidence=args.confidence,
-                         versus_task=args.versus_task, with_mcnemar=True if args.mcnemar else None)
+    comparison = compare(
+        merge(entries),
+        args.a,
+        args.b,
+        args.task,
+        select=parse_kv(args.select, "--select"),
+        statistic=statistic,
+        resamples=args.resamples,
+        seed=args.seed,
+        confidence=args.confidence,
+        versus_task=args.versus_task,
+        with_mcnemar=True if args.mcnemar else None,
+    )
     if statistic is None:
         for warning in mismatches(comparison):
             print(f"harness: warning: {warning}", file=sys.stderr)

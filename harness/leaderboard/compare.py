@@ -55,15 +55,22 @@ class Comparison:
 
 def _model_results(results: list[Result], name: str, task: str) -> list[Result]:
     """The results of the model called ``name`` (its label, else its name) among ``results``."""
-    for matches in ([r for r in results if r.model_label == name], [r for r in results if r.record.model.get("name") == name]):
+    for matches in (
+        [r for r in results if r.model_label == name],
+        [r for r in results if r.record.model.get("name") == name],
+    ):
         keys = {r.model_key for r in matches}
         if len(keys) > 1:
             labels = sorted({r.model_label for r in matches})
-            raise HarnessError(f"{name!r} matches several models on {task}: {', '.join(labels)}; give one of these labels")
+            raise HarnessError(
+                f"{name!r} matches several models on {task}: {', '.join(labels)}; give one of these labels"
+            )
         if keys:
             return matches
     known = sorted({r.model_label for r in results})
-    raise HarnessError(f"no results of model {name!r} on task {task!r} (models with {task}: {', '.join(known) or 'none'})")
+    raise HarnessError(
+        f"no results of model {name!r} on task {task!r} (models with {task}: {', '.join(known) or 'none'})"
+    )
 
 
 def _matches(value: Any, wanted: Any) -> bool:
@@ -80,10 +87,13 @@ def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, An
     """The current results of A and B on ``task`` with one shared task signature."""
     first = {r.record.task_signature: r for r in _candidates(board, a, task, select)}
     second = {r.record.task_signature: r for r in _candidates(board, b, task, select)}
-    return _one_shared(first, second,
-                       f"{a} and {b} have no {task} results with the same task signature ({a}: {'; '.join(sorted(first))}; "
-                       f"{b}: {'; '.join(sorted(second))}): a paired comparison needs the same samples",
-                       f"{a} and {b} share several {task} configurations")
+    return _one_shared(
+        first,
+        second,
+        f"{a} and {b} have no {task} results with the same task signature ({a}: {'; '.join(sorted(first))}; "
+        f"{b}: {'; '.join(sorted(second))}): a paired comparison needs the same samples",
+        f"{a} and {b} share several {task} configurations",
+    )
 
 
 def _configuration(signature: str) -> str:
@@ -95,10 +105,13 @@ def choose_versus(board: Board, a: str, task: str, versus: str, select: Mapping[
     """A's current results on ``task`` and ``versus`` with the same data, arguments and seeds."""
     first = {_configuration(r.record.task_signature): r for r in _candidates(board, a, task, select)}
     second = {_configuration(r.record.task_signature): r for r in _candidates(board, a, versus, select)}
-    return _one_shared(first, second,
-                       f"{a}'s {task} and {versus} results differ in data, arguments or seeds ({task}: "
-                       f"{'; '.join(sorted(first))}; {versus}: {'; '.join(sorted(second))}): pairing needs the same examples",
-                       f"{a} has several configurations of both {task} and {versus}")
+    return _one_shared(
+        first,
+        second,
+        f"{a}'s {task} and {versus} results differ in data, arguments or seeds ({task}: "
+        f"{'; '.join(sorted(first))}; {versus}: {'; '.join(sorted(second))}): pairing needs the same examples",
+        f"{a} has several configurations of both {task} and {versus}",
+    )
 
 
 def _one_shared(first: dict[str, Result], second: dict[str, Result], none: str, several: str) -> tuple[Result, Result]:
@@ -125,8 +138,10 @@ def _check_defined(result: Result, metric: str) -> None:
     record = result.record
     reason = undefined_reason(record, metric)
     if reason is not None or record.metrics.get(metric, 0.0) is None:
-        raise HarnessError(f"{result.model_label}'s {metric} on {record.task} is undefined"
-                           f"{': ' + reason if reason else ''}; there are no decisions to compare")
+        raise HarnessError(
+            f"{result.model_label}'s {metric} on {record.task} is undefined"
+            f"{': ' + reason if reason else ''}; there are no decisions to compare"
+        )
 
 
 def statistic_of(result: Result, metric: str) -> Statistic:
@@ -136,14 +151,27 @@ def statistic_of(result: Result, metric: str) -> Statistic:
     if info is None:
         return Statistic("mean", (metric,))
     if not info.get("statistic"):
-        raise HarnessError(f"{result.record.task}'s {metric} is not a statistic of per-sample values (its metric_info "
-                           "names none): choose what to compare with --statistic")
+        raise HarnessError(
+            f"{result.record.task}'s {metric} is not a statistic of per-sample values (its metric_info "
+            "names none): choose what to compare with --statistic"
+        )
     return Statistic.parse(info["statistic"])
 
 
-def compare(board: Board, a: str, b: str | None, task: str, *, select: Mapping[str, Any] | None = None,
-            statistic: Statistic | None = None, resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
-            versus_task: str | None = None, with_mcnemar: bool | None = None) -> Comparison:
+def compare(
+    board: Board,
+    a: str,
+    b: str | None,
+    task: str,
+    *,
+    select: Mapping[str, Any] | None = None,
+    statistic: Statistic | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    versus_task: str | None = None,
+    with_mcnemar: bool | None = None,
+) -> Comparison:
     """The paired bootstrap of A - B on ``task``'s main metric from the two runs' per-sample logs.
 
     With ``versus_task``, B is A's result on that task (``b`` may be None or A). ``with_mcnemar``:
@@ -164,8 +192,10 @@ def compare(board: Board, a: str, b: str | None, task: str, *, select: Mapping[s
     statistic_a = statistic or statistic_of(first, metric)
     statistic_b = statistic or statistic_of(second, metric_b)
     if statistic_a.kind != statistic_b.kind:
-        raise HarnessError(f"{first.record.task}'s {statistic_a} and {second.record.task}'s {statistic_b} are different "
-                           "kinds of statistic: choose one with --statistic")
+        raise HarnessError(
+            f"{first.record.task}'s {statistic_a} and {second.record.task}'s {statistic_b} are different "
+            "kinds of statistic: choose one with --statistic"
+        )
     values_a, values_b = read_samples(first.entry, statistic_a.fields), read_samples(second.entry, statistic_b.fields)
     paired, samples = align(values_a, values_b, statistic_a)
     outcome = paired_bootstrap(paired, resamples, seed, confidence)
@@ -173,15 +203,32 @@ def compare(board: Board, a: str, b: str | None, task: str, *, select: Mapping[s
     if versus_task is not None:
         label_a, label_b = f"{label_a} {task}", f"{label_b} {versus_task}"
     shown = str(statistic_a) if statistic_a == statistic_b else f"{statistic_a} vs {statistic_b}"
-    return Comparison(task, first.record.task_signature, label_a, label_b, metric,
-                      first.record.metrics.get(metric), second.record.metrics.get(metric_b), shown,
-                      higher if isinstance(higher, bool) else None, len(paired.a), samples, outcome,
-                      versus_task or "", metric_b if metric_b != metric else "",
-                      _mcnemar(values_a, values_b, statistic_a, statistic_b, with_mcnemar))
+    return Comparison(
+        task,
+        first.record.task_signature,
+        label_a,
+        label_b,
+        metric,
+        first.record.metrics.get(metric),
+        second.record.metrics.get(metric_b),
+        shown,
+        higher if isinstance(higher, bool) else None,
+        len(paired.a),
+        samples,
+        outcome,
+        versus_task or "",
+        metric_b if metric_b != metric else "",
+        _mcnemar(values_a, values_b, statistic_a, statistic_b, with_mcnemar),
+    )
 
 
-def _mcnemar(values_a: dict[Key, tuple[float, ...]], values_b: dict[Key, tuple[float, ...]], statistic_a: Statistic,
-             statistic_b: Statistic, wanted: bool | None) -> McNemar | None:
+def _mcnemar(
+    values_a: dict[Key, tuple[float, ...]],
+    values_b: dict[Key, tuple[float, ...]],
+    statistic_a: Statistic,
+    statistic_b: Statistic,
+    wanted: bool | None,
+) -> McNemar | None:
     """McNemar's test of the paired decisions when they are 0/1, one sample per id, as many per sample on both sides."""
     if wanted is False:
         return None
@@ -205,11 +252,14 @@ def mismatches(comparison: Comparison) -> list[str]:
     """Warnings when the statistic recomputed from the samples is not the recorded main metric."""
     found = []
     for label, recorded, recomputed, metric in (
-            (comparison.model_a, comparison.recorded_a, comparison.bootstrap.a, comparison.metric),
-            (comparison.model_b, comparison.recorded_b, comparison.bootstrap.b, comparison.metric_b or comparison.metric)):
+        (comparison.model_a, comparison.recorded_a, comparison.bootstrap.a, comparison.metric),
+        (comparison.model_b, comparison.recorded_b, comparison.bootstrap.b, comparison.metric_b or comparison.metric),
+    ):
         if recorded is None or abs(recorded - recomputed) > TOLERANCE:
-            found.append(f"{comparison.statistic} of {label}'s samples is {recomputed:.6f}, but its recorded "
-                         f"{metric} is {recorded}: the interval is about the statistic, not that metric")
+            found.append(
+                f"{comparison.statistic} of {label}'s samples is {recomputed:.6f}, but its recorded "
+                f"{metric} is {recorded}: the interval is about the statistic, not that metric"
+            )
     return found
 
 
@@ -221,8 +271,10 @@ def verdict(c: Comparison) -> str:
     if c.higher_is_better is None:
         return f"A - B is {'positive' if boot.low > 0 else 'negative'} at {boot.confidence:.0%} ({c.metric} has no better direction)"
     a_better = (boot.low > 0) == c.higher_is_better
-    return (f"{c.model_a if a_better else c.model_b} is better at {boot.confidence:.0%} "
-            f"({'higher' if c.higher_is_better else 'lower'} {c.metric} is better)")
+    return (
+        f"{c.model_a if a_better else c.model_b} is better at {boot.confidence:.0%} "
+        f"({'higher' if c.higher_is_better else 'lower'} {c.metric} is better)"
+    )
 
 
 def _signed(value: float) -> str:
@@ -238,12 +290,17 @@ def format_comparison(c: Comparison) -> str:
         f"paired bootstrap on {c.task}{' vs ' + c.task_b if c.task_b else ''} ({c.task_signature})",
         f"statistic {c.statistic} over {c.units} ids ({c.samples} samples; the samples of an id are resampled together)",
     ]
-    for label, value, recorded, metric in ((c.model_a, boot.a, c.recorded_a, c.metric),
-                                           (c.model_b, boot.b, c.recorded_b, c.metric_b or c.metric)):
+    for label, value, recorded, metric in (
+        (c.model_a, boot.a, c.recorded_a, c.metric),
+        (c.model_b, boot.b, c.recorded_b, c.metric_b or c.metric),
+    ):
         lines.append(f"{label:<{width}}  {value:.4f}  (recorded {metric}: {recorded})")
-    lines.append(f"{'A - B':<{width}}  {_signed(boot.difference)}  {boot.confidence:.0%} CI [{_signed(boot.low)}, {_signed(boot.high)}]  "
-                 f"p {p}  ({boot.resamples} resamples, seed {boot.seed}" +
-                 (f", {boot.resamples - boot.defined} undefined" if boot.defined < boot.resamples else "") + ")")
+    lines.append(
+        f"{'A - B':<{width}}  {_signed(boot.difference)}  {boot.confidence:.0%} CI [{_signed(boot.low)}, {_signed(boot.high)}]  "
+        f"p {p}  ({boot.resamples} resamples, seed {boot.seed}"
+        + (f", {boot.resamples - boot.defined} undefined" if boot.defined < boot.resamples else "")
+        + ")"
+    )
     if c.mcnemar is not None:
         lines += format_mcnemar(c.mcnemar, c.model_a, c.model_b)
     lines.append(verdict(c))

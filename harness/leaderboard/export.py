@@ -36,5 +36,7 @@ def to_csv(board: Board) -> str:
 
 def to_json(board: Board) -> str:
     """Every result read, newest and superseded: a JSON array, one object per metric and line."""
-    rows = [json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) for row in long_rows(board, detailed=True)]
+    rows = [
+        json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) for row in long_rows(board, detailed=True)
+    ]
     return "[\n" + ",\n".join(rows) + "\n]\n"

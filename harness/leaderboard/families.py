@@ -48,8 +48,10 @@ class Families:
             for task in family.tasks:
                 other = self._by_task.setdefault(task, family)
                 if other is not family:
-                    raise HarnessError(f"task {task!r} is claimed by family {other.name!r} (plugin {other.plugin!r}) "
-                                       f"and family {family.name!r} (plugin {family.plugin!r})")
+                    raise HarnessError(
+                        f"task {task!r} is claimed by family {other.name!r} (plugin {other.plugin!r}) "
+                        f"and family {family.name!r} (plugin {family.plugin!r})"
+                    )
 
     def of(self, task: str) -> Family:
         """The family a task is shown in (``OTHER`` when no family claims it)."""
@@ -90,8 +92,19 @@ def registered_families(registry: Registry | None = None) -> Families:
         info = registration.info
         tasks = info.get("tasks", ())
         if isinstance(tasks, str) or not all(isinstance(t, str) for t in tasks):
-            raise HarnessError(f"family {registration.name!r} from plugin {registration.plugin!r}: tasks must be a "
-                               f"sequence of task names, got {tasks!r}")
-        found.append(Family(registration.name, registration.description or registration.name, tuple(tasks),
-                            bool(info.get("average", False)), registration.ref, info.get("sections"), registration.plugin))
+            raise HarnessError(
+                f"family {registration.name!r} from plugin {registration.plugin!r}: tasks must be a "
+                f"sequence of task names, got {tasks!r}"
+            )
+        found.append(
+            Family(
+                registration.name,
+                registration.description or registration.name,
+                tuple(tasks),
+                bool(info.get("average", False)),
+                registration.ref,
+                info.get("sections"),
+                registration.plugin,
+            )
+        )
     return Families(tuple(sorted(found, key=lambda f: f.name)))

@@ -115,7 +115,14 @@ def chance_line(axes: Any, record: ResultRecord, metric: str, vertical: bool = F
     if chance is None:
         return
     line = axes.axvline if vertical else axes.axhline
-    line(chance, color="grey", linestyle="--", linewidth=0.9, label=f"chance{' ' + name if name else ''} ({chance:.3g})", zorder=1)
+    line(
+        chance,
+        color="grey",
+        linestyle="--",
+        linewidth=0.9,
+        label=f"chance{' ' + name if name else ''} ({chance:.3g})",
+        zorder=1,
+    )
 
 
 def models_with(board: Board, *columns: Column) -> list[str]:
@@ -140,17 +147,29 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
             x = position + (index - (len(columns) - 1) / 2) * width
             value = result.record.metrics.get(column.metric)
             if value is None:
-                axes.text(x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=8, color=colour, fontweight="bold")
+                axes.text(
+                    x, 0.02, "n/a", rotation=90, ha="center", va="bottom", fontsize=8, color=colour, fontweight="bold"
+                )
                 continue
             low, high = error_of(result.record, column.metric)
             xs.append(x)
             values.append(value)
             errors.append((low, high))
             axes.text(x, value + high + 0.015, f"{value:.2f}", ha="center", va="bottom", fontsize=7, rotation=90)
-        axes.bar(xs, values, width * 0.9, color=colour, edgecolor=colour, linewidth=1.5,
-                 yerr=[[e[0] for e in errors], [e[1] for e in errors]] if any(any(e) for e in errors) else None,
-                 capsize=2, ecolor="black")
-        axes.add_patch(Rectangle((0, 0), 0, 0, color=colour, label=name))  # the legend entry, even when every value is n/a
+        axes.bar(
+            xs,
+            values,
+            width * 0.9,
+            color=colour,
+            edgecolor=colour,
+            linewidth=1.5,
+            yerr=[[e[0] for e in errors], [e[1] for e in errors]] if any(any(e) for e in errors) else None,
+            capsize=2,
+            ecolor="black",
+        )
+        axes.add_patch(
+            Rectangle((0, 0), 0, 0, color=colour, label=name)
+        )  # the legend entry, even when every value is n/a
     levels: dict[float, list[str]] = {}
     for column, name in zip(columns, names):
         chance = info_of(board.example(column), column.metric).chance
@@ -164,8 +183,17 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
     axes.grid(axis="y", alpha=0.3)
 
 
-def bar_figure(board: Board, keys: Sequence[str], columns: Sequence[Column], names: Sequence[str], path: Path, *,
-               title: str, ylabel: str, legend: str = "metric") -> None:
+def bar_figure(
+    board: Board,
+    keys: Sequence[str],
+    columns: Sequence[Column],
+    names: Sequence[str],
+    path: Path,
+    *,
+    title: str,
+    ylabel: str,
+    legend: str = "metric",
+) -> None:
     """One figure of ``grouped_bars`` (scores in [0, 1], room above for the values), titled, with its legend beside it."""
     with figure(max(6.0, 3.0 + 0.35 * len(keys) * max(len(columns), 2)), 3.8) as fig:
         axes = fig.subplots()
@@ -185,6 +213,8 @@ def table_bar_plots(board: Board, folder: Path, family: str, prefix: str, title:
     plots = []
     for table, name in zip(tables, file_names(prefix, [t.title for t in tables])):
         keys = [k for k in board.labels if any((k, c) in board.cells for c in table.columns)]
-        bar_figure(board, keys, table.columns, table.headers, folder / name, title=f"{title}: {table.title}", ylabel=ylabel)
+        bar_figure(
+            board, keys, table.columns, table.headers, folder / name, title=f"{title}: {table.title}", ylabel=ylabel
+        )
         plots.append(Plot(family, f"{title}: {table.title}", name))
     return plots

@@ -44,14 +44,18 @@ def is_binary(values: Mapping[object, tuple[float, ...]]) -> bool:
     return bool(values) and all(v in (0.0, 1.0) for row in values.values() for v in row)
 
 
-def decisions(first: Mapping[object, tuple[float, ...]], second: Mapping[object, tuple[float, ...]]) -> tuple[np.ndarray, np.ndarray]:
+def decisions(
+    first: Mapping[object, tuple[float, ...]], second: Mapping[object, tuple[float, ...]]
+) -> tuple[np.ndarray, np.ndarray]:
     """The paired decisions of two aligned logs, one per (sample, field position); both must be 0/1."""
     keys = sorted(first, key=str)
     a = np.array([v for key in keys for v in first[key]], dtype=float)
     b = np.array([v for key in keys for v in second[key]], dtype=float)
     if not (np.isin(a, (0.0, 1.0)).all() and np.isin(b, (0.0, 1.0)).all()):
-        raise HarnessError("McNemar's test needs right/wrong (0/1) decisions, but the per-sample values include others "
-                           "(fractional shares of ties, rates, scores): use the bootstrap")
+        raise HarnessError(
+            "McNemar's test needs right/wrong (0/1) decisions, but the per-sample values include others "
+            "(fractional shares of ties, rates, scores): use the bootstrap"
+        )
     return a, b
 
 

@@ -143,11 +143,20 @@ def model_labels(identities: dict[str, dict[str, Any]]) -> dict[str, str]:
 
     def by_args(keys: list[str]) -> dict[str, str]:
         args = {k: identities[k].get("args") or {} for k in keys}
-        differing = sorted({name for a in args.values() for name in a
-                            if len({json.dumps(b.get(name), sort_keys=True, default=str) for b in args.values()}) > 1})
+        differing = sorted(
+            {
+                name
+                for a in args.values()
+                for name in a
+                if len({json.dumps(b.get(name), sort_keys=True, default=str) for b in args.values()}) > 1
+            }
+        )
         if not differing:
             return {}
-        return {k: labels[k] + "(" + ",".join(f"{name}={_shown(args[k].get(name))}" for name in differing) + ")" for k in keys}
+        return {
+            k: labels[k] + "(" + ",".join(f"{name}={_shown(args[k].get(name))}" for name in differing) + ")"
+            for k in keys
+        }
 
     _refine(labels, by_args)
     _refine(labels, lambda keys: {k: f"{labels[k]}@{str(identities[k].get('revision'))[:12]}" for k in keys})
@@ -198,8 +207,10 @@ def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
     ranked.sort(key=lambda item: item[0])
     results = [result for _, result in ranked]
     current = [r for r in results if not r.superseded]
-    keys = sorted({(r.record.task, r.record.main_metric, r.record.task_signature) for r in current},
-                  key=lambda k: (task_order(k[0]), k[1], k[2]))
+    keys = sorted(
+        {(r.record.task, r.record.main_metric, r.record.task_signature) for r in current},
+        key=lambda k: (task_order(k[0]), k[1], k[2]),
+    )
     names = column_labels(keys)
     columns = [Column(task, metric, signature, names[task, metric, signature]) for task, metric, signature in keys]
     by_key = {(c.task, c.metric, c.task_signature): c for c in columns}

@@ -44,8 +44,11 @@ def info_of(record: ResultRecord, metric: str) -> MetricInfo:
     info = record.metric_info.get(metric) or {}
     display = info.get("display")
     higher = info.get("higher_is_better", True)
-    return MetricInfo(display if isinstance(display, str) and display.strip() else metric,
-                      higher if isinstance(higher, bool) or higher is None else True, _finite(info.get("chance")))
+    return MetricInfo(
+        display if isinstance(display, str) and display.strip() else metric,
+        higher if isinstance(higher, bool) or higher is None else True,
+        _finite(info.get("chance")),
+    )
 
 
 def interval_of(record: ResultRecord, metric: str) -> tuple[float, float, float | None] | None:

@@ -145,8 +145,9 @@ def _tooltip(cell: Cell) -> str:
     if cell.interval is not None:
         parts.append(f"interval over items [{cell.interval[0]:.4f}, {cell.interval[1]:.4f}]")
     if cell.value is not None and cell.std is not None:
-        parts.append(f"mean ± std over {cell.seeds} seeds: {cell.value:.4f} ± {cell.std:.4f}" if cell.seeds > 1
-                     else "one seed")
+        parts.append(
+            f"mean ± std over {cell.seeds} seeds: {cell.value:.4f} ± {cell.std:.4f}" if cell.seeds > 1 else "one seed"
+        )
     parts += [f"warning: {w}" for w in cell.warnings]
     return "; ".join(parts)
 
@@ -156,8 +157,10 @@ def _cell(cell: Cell | None) -> str:
         return _td(MISSING, "", numeric=True)
     spread = f'<span class="ci">{esc(cell.spread)}</span>' if cell.spread else ""
     warn = '<span class="warn"> ⚠</span>' if cell.warnings else ""
-    return (f'<td class="number" data-sort="{esc(_number(cell.value))}" title="{esc(_tooltip(cell))}">'
-            f"{esc(cell.number)}{warn}{spread}</td>")
+    return (
+        f'<td class="number" data-sort="{esc(_number(cell.value))}" title="{esc(_tooltip(cell))}">'
+        f"{esc(cell.number)}{warn}{spread}</td>"
+    )
 
 
 def _board(table: FamilyTable) -> list[str]:
@@ -165,60 +168,87 @@ def _board(table: FamilyTable) -> list[str]:
     attrs = f'class="board" data-board="" data-tasks="{esc(tasks)}" data-dataset="{esc(table.dataset)}" data-pair="{esc(table.pair or "")}"'
     headers = [_th("model", False)] + [
         _th(header, True, column.task_signature, info.higher_is_better, index + 1)
-        for index, (header, column, info) in enumerate(zip(table.headers, table.columns, table.infos))]
+        for index, (header, column, info) in enumerate(zip(table.headers, table.columns, table.infos))
+    ]
     if table.averaged:
         headers.append(_th("average", True, "only for models that have every column of the table"))
-    lines = [f"<div {attrs}>", f"<h3>{esc(table.title)}</h3>", '<div class="scroll"><table class="sortable">',
-             "<thead><tr>" + "".join(headers) + "</tr></thead>", "<tbody>"]
+    lines = [
+        f"<div {attrs}>",
+        f"<h3>{esc(table.title)}</h3>",
+        '<div class="scroll"><table class="sortable">',
+        "<thead><tr>" + "".join(headers) + "</tr></thead>",
+        "<tbody>",
+    ]
     for row in table.rows:
         cells = [_td(row.label, row.label, css="model")] + [_cell(c) for c in row.cells]
         if table.averaged:
-            cells.append(_td(MISSING if row.average is None else f"{row.average:.4f}", _number(row.average), numeric=True))
+            cells.append(
+                _td(MISSING if row.average is None else f"{row.average:.4f}", _number(row.average), numeric=True)
+            )
         lines.append("<tr>" + "".join(cells) + "</tr>")
     lines.append("</tbody>")
     if table.has_chance:
         chance = [MISSING if info.chance is None else f"{info.chance:.4f}" for info in table.infos]
         extra = ["<td></td>"] if table.averaged else []
-        lines.append("<tfoot><tr><td>chance</td>" + "".join(f'<td class="number">{esc(c)}</td>' for c in chance)
-                     + "".join(extra) + "</tr></tfoot>")
+        lines.append(
+            "<tfoot><tr><td>chance</td>"
+            + "".join(f'<td class="number">{esc(c)}</td>' for c in chance)
+            + "".join(extra)
+            + "</tr></tfoot>"
+        )
     lines += ["</table></div>", '<ol class="notes">']
     lines += [f"<li>{esc(h)}: <code>{esc(c.task_signature)}</code></li>" for h, c in zip(table.headers, table.columns)]
-    return lines + ["</ol>", "</div>"]
+    return [*lines, "</ol>", "</div>"]
 
 
 def _section(section: Section) -> list[str]:
     lines = ['<div class="board">', f"<h3>{esc(section.title)}</h3>"]
     if section.rows:
-        lines += ['<div class="scroll"><table>', "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in section.header)
-                  + "</tr></thead>", "<tbody>"]
+        lines += [
+            '<div class="scroll"><table>',
+            "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in section.header) + "</tr></thead>",
+            "<tbody>",
+        ]
         lines += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in section.rows]
         lines += ["</tbody>", "</table></div>"]
     if section.note:
         lines.append(f'<p class="note">{esc(section.note)}</p>')
-    return lines + ["</div>"]
+    return [*lines, "</div>"]
 
 
 def _long_table(board: Board) -> list[str]:
     names = ("model", "task", "metric", "value", "low", "high", "std", "n", "seeds", "signature")
     widths = ("11%", "9%", "8%", "7%", "7%", "7%", "7%", "5%", "5%", "34%")
     numeric = {"value", "low", "high", "std", "n", "seeds"}
-    lines = ["<details>", "<summary>All current results, one row per metric (also in leaderboard.csv)</summary>",
-             '<table class="sortable long">', "<colgroup>" + "".join(f'<col style="width:{w}">' for w in widths) + "</colgroup>",
-             "<thead><tr>" + "".join(_th(n, n in numeric) for n in names) + "</tr></thead>", "<tbody>"]
+    lines = [
+        "<details>",
+        "<summary>All current results, one row per metric (also in leaderboard.csv)</summary>",
+        '<table class="sortable long">',
+        "<colgroup>" + "".join(f'<col style="width:{w}">' for w in widths) + "</colgroup>",
+        "<thead><tr>" + "".join(_th(n, n in numeric) for n in names) + "</tr></thead>",
+        "<tbody>",
+    ]
     for row in long_rows(board, detailed=False):
         attrs = f' data-tasks="{esc(row["task"])}" data-dataset="{esc(row["dataset"])}" data-pair="{esc(row["pair"] or "")}"'
         cells = []
         for name in names:
             value = row[name]
             if name in ("value", "low", "high", "std"):
-                cells.append(_td(UNDEFINED if value is None and name == "value" else "" if value is None else f"{value:.4f}",
-                                 _number(value), numeric=True))
+                cells.append(
+                    _td(
+                        UNDEFINED if value is None and name == "value" else "" if value is None else f"{value:.4f}",
+                        _number(value),
+                        numeric=True,
+                    )
+                )
             elif name == "signature":
                 cells.append(f'<td data-sort="{esc(value)}"><code>{esc(value)}</code></td>')
             else:
-                cells.append(_td("" if value is None else str(value), "" if value is None else str(value), name in numeric))
+                cells.append(
+                    _td("" if value is None else str(value), "" if value is None else str(value), name in numeric)
+                )
         lines.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
-    return lines + ["</tbody>", "</table>", "</details>"]
+    return [*lines, "</tbody>", "</table>", "</details>"]
 
 
 def _options(select: str, label: str, values: Sequence[str]) -> str:
@@ -230,29 +260,53 @@ def _filters(tables: Sequence[FamilyTable]) -> str:
     tasks = sorted({c.task for t in tables for c in t.columns})
     datasets = sorted({t.dataset for t in tables})
     pairs = sorted({t.pair for t in tables if t.pair})
-    return ('<div class="filters">' + _options("filter-task", "Task", tasks) + _options("filter-dataset", "Data set", datasets)
-            + _options("filter-pair", "Language pair", pairs)
-            + '<label>Model <input id="filter-model" type="search" placeholder="model name"></label></div>')
+    return (
+        '<div class="filters">'
+        + _options("filter-task", "Task", tasks)
+        + _options("filter-dataset", "Data set", datasets)
+        + _options("filter-pair", "Language pair", pairs)
+        + '<label>Model <input id="filter-model" type="search" placeholder="model name"></label></div>'
+    )
 
 
 def _footer(board: Board) -> list[str]:
-    versions = sorted({f"{r.record.harness.get('version')}" + (f" (git {str(r.record.harness['git'])[:12]})"
-                                                                if r.record.harness.get("git") else "")
-                       for r in board.current})
-    data = sorted({f"{r.record.dataset.get('loader')} {r.record.dataset.get('split') or ''}".strip()
-                   + f" @ {r.record.dataset.get('revision')}" for r in board.current})
-    return ["<footer>", f"<p>Harness: {esc('; '.join(versions))}.</p>",
-            f"<p>Data revisions: {esc('; '.join(data))}.</p>", "</footer>"]
+    versions = sorted(
+        {
+            f"{r.record.harness.get('version')}"
+            + (f" (git {str(r.record.harness['git'])[:12]})" if r.record.harness.get("git") else "")
+            for r in board.current
+        }
+    )
+    data = sorted(
+        {
+            f"{r.record.dataset.get('loader')} {r.record.dataset.get('split') or ''}".strip()
+            + f" @ {r.record.dataset.get('revision')}"
+            for r in board.current
+        }
+    )
+    return [
+        "<footer>",
+        f"<p>Harness: {esc('; '.join(versions))}.</p>",
+        f"<p>Data revisions: {esc('; '.join(data))}.</p>",
+        "</footer>",
+    ]
 
 
-def page(board: Board, tables: Sequence[FamilyTable], plots: Sequence[Plot],
-         sections: dict[str, list[Section]] | None = None) -> str:
+def page(
+    board: Board, tables: Sequence[FamilyTable], plots: Sequence[Plot], sections: dict[str, list[Section]] | None = None
+) -> str:
     """The whole ``index.html``."""
     superseded = sum(r.superseded for r in board.results)
     lines = [
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>xling-harness leaderboard</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
+        "<title>xling-harness leaderboard</title>",
+        f"<style>{STYLE}</style>",
+        "</head>",
+        "<body>",
         "<h1>Leaderboard</h1>",
         f"<p>{len(board.results) - superseded} results of {len(board.labels)} models ({superseded} superseded, kept in "
         '<a href="leaderboard.json">leaderboard.json</a>; also <a href="leaderboard.csv">leaderboard.csv</a>). '
@@ -279,6 +333,8 @@ def _family_end(family: str, sections: Sequence[Section], plots: Sequence[Plot])
     lines = ['<div class="boards">'] + [line for section in sections for line in _section(section)] + ["</div>"]
     lines.append('<div class="figures">')
     for plot in (p for p in plots if p.family == family):
-        lines.append(f'<figure><img src="plots/{esc(plot.file)}" alt="{esc(plot.title)}" loading="lazy">'
-                     f"<figcaption>{esc(plot.title)}</figcaption></figure>")
-    return lines + ["</div>", "</section>"]
+        lines.append(
+            f'<figure><img src="plots/{esc(plot.file)}" alt="{esc(plot.title)}" loading="lazy">'
+            f"<figcaption>{esc(plot.title)}</figcaption></figure>"
+        )
+    return [*lines, "</div>", "</section>"]

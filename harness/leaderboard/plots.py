@@ -31,12 +31,16 @@ def write_plots(board: Board, folder: Path) -> list[Plot]:
             try:
                 drawn = list(function(board, folder))
             except Exception as exc:  # a plugin's plot must not cost the leaderboard
-                print(f"harness: warning: plot {getattr(function, '__name__', function)!r} of family {family.name!r} "
-                      f"(plugin {family.plugin!r}) failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                print(
+                    f"harness: warning: plot {getattr(function, '__name__', function)!r} of family {family.name!r} "
+                    f"(plugin {family.plugin!r}) failed: {type(exc).__name__}: {exc}",
+                    file=sys.stderr,
+                )
                 continue
             for plot in drawn:
                 if any(p.file == plot.file for p in plots):
-                    raise HarnessError(f"two plots write plots/{plot.file} (family {family.name!r}); "
-                                       "each plot needs its own file name")
+                    raise HarnessError(
+                        f"two plots write plots/{plot.file} (family {family.name!r}); each plot needs its own file name"
+                    )
                 plots.append(replace(plot, family=family.name))
     return plots

@@ -30,15 +30,19 @@ def samples_path(entry: Entry) -> Path:
     """The per-sample log of a result (beside its results file)."""
     record = entry.record
     if not record.samples_file:
-        raise HarnessError(f"{record.model.get('name')} on {record.task} has no per-sample log in {entry.source} "
-                           "(run it with --log-samples)")
+        raise HarnessError(
+            f"{record.model.get('name')} on {record.task} has no per-sample log in {entry.source} "
+            "(run it with --log-samples)"
+        )
     path = entry.source.parent / record.samples_file
     if not path.is_file():
         raise HarnessError(f"per-sample log {str(path)!r} not found")
     return path
 
 
-def sample_values(rows: Iterable[tuple[int, Any]], fields: tuple[str, ...], where: str, hint: str = "") -> dict[Key, tuple[float, ...]]:
+def sample_values(
+    rows: Iterable[tuple[int, Any]], fields: tuple[str, ...], where: str, hint: str = ""
+) -> dict[Key, tuple[float, ...]]:
     """The values of ``fields`` of every (position, sample) row, by (seed, id).
 
     ``where`` names the origin in error messages (``"<file>, line"``, ``"task 'xlr', sample"``);
@@ -58,7 +62,10 @@ def sample_values(rows: Iterable[tuple[int, Any]], fields: tuple[str, ...], wher
             numbers.append(float(value))
         key = (row.get("seed"), str(row["id"]))
         if key in values:
-            raise HarnessError(f"{where} {position}: sample {key[1]!r} appears twice" + (f" for seed {key[0]}" if key[0] is not None else ""))
+            raise HarnessError(
+                f"{where} {position}: sample {key[1]!r} appears twice"
+                + (f" for seed {key[0]}" if key[0] is not None else "")
+            )
         values[key] = tuple(numbers)
     return values
 
@@ -112,13 +119,19 @@ def to_units(values: dict[Key, tuple[float, ...]], statistic: Statistic) -> Unit
     return Units(statistic.kind, np.array([values[k][0] for k in keys]), reference)
 
 
-def align(first: dict[Key, tuple[float, ...]], second: dict[Key, tuple[float, ...]], statistic: Statistic) -> tuple[Paired, int]:
+def align(
+    first: dict[Key, tuple[float, ...]], second: dict[Key, tuple[float, ...]], statistic: Statistic
+) -> tuple[Paired, int]:
     """The paired per-unit arrays of two runs, and the number of samples; both must cover the same samples."""
     if first.keys() != second.keys():
         only_a, only_b = len(first.keys() - second.keys()), len(second.keys() - first.keys())
-        raise HarnessError(f"the two per-sample logs cover different samples ({only_a} only in A, {only_b} only in B); "
-                           "a paired comparison needs the same samples")
+        raise HarnessError(
+            f"the two per-sample logs cover different samples ({only_a} only in A, {only_b} only in B); "
+            "a paired comparison needs the same samples"
+        )
     a, b = to_units(first, statistic), to_units(second, statistic)
     if statistic.paired_per_id and not np.array_equal(a.reference, b.reference):
-        raise HarnessError(f"the reference field {statistic.fields[1]!r} differs between the two logs: not the same samples")
+        raise HarnessError(
+            f"the reference field {statistic.fields[1]!r} differs between the two logs: not the same samples"
+        )
     return Paired(statistic.kind, a.values, b.values, a.reference), len(first)

@@ -40,8 +40,11 @@ def _sections(family: Family, board: Board) -> list[Section]:
             return []
         sections = list(function(board))
     except Exception as exc:  # a plugin's extra table must not cost the leaderboard
-        print(f"harness: warning: no extra tables for family {family.name!r} (plugin {family.plugin!r}): "
-              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        print(
+            f"harness: warning: no extra tables for family {family.name!r} (plugin {family.plugin!r}): "
+            f"{type(exc).__name__}: {exc}",
+            file=sys.stderr,
+        )
         return []
     for section in sections:
         if not isinstance(section, Section) or any(len(row) != len(section.header) for row in section.rows):

@@ -95,8 +95,14 @@ class FamilyTable:
 def cell_of(record: ResultRecord, metric: str) -> Cell:
     """The cell of one metric of a results line."""
     interval = interval_of(record, metric)
-    return Cell(record.metrics.get(metric), record.metrics_std.get(metric), len(record.seeds),
-                interval[:2] if interval else None, undefined_reason(record, metric), tuple(record.warnings))
+    return Cell(
+        record.metrics.get(metric),
+        record.metrics_std.get(metric),
+        len(record.seeds),
+        interval[:2] if interval else None,
+        undefined_reason(record, metric),
+        tuple(record.warnings),
+    )
 
 
 def pair_of(record: ResultRecord) -> str | None:
@@ -136,8 +142,10 @@ def _rank_key(row: Row, infos: tuple[MetricInfo, ...]) -> tuple[Any, ...]:
     Columns without a direction (``higher_is_better`` null: counts, tie rates, hubness) do not rank."""
     signs = [1.0] + [info.rank_sign for info in infos]
     values = [row.average] + [c.value if c is not None else None for c in row.cells]
-    return tuple(-s * v if v is not None and math.isfinite(v) else math.inf
-                 for s, v in zip(signs, values) if s != 0) + (row.label,)
+    return (
+        *tuple(-s * v if v is not None and math.isfinite(v) else math.inf for s, v in zip(signs, values) if s != 0),
+        row.label,
+    )
 
 
 def _differing(signatures: list[str]) -> dict[str, str]:
@@ -180,13 +188,36 @@ def family_tables(board: Board) -> list[FamilyTable]:
                 cells = [cell_of(r.record, c.metric) if r is not None else None for r, c in zip(results, columns)]
                 rows.append(Row(label, tuple(cells), _average(cells) if averaged else None))
             ranked = tuple(sorted(rows, key=lambda row: _rank_key(row, tuple(infos))))
-            tables.append(FamilyTable(family, dataset, pair, tuple(columns), tuple(headers_of(columns, infos)),
-                                      tuple(infos), ranked, averaged))
+            tables.append(
+                FamilyTable(
+                    family,
+                    dataset,
+                    pair,
+                    tuple(columns),
+                    tuple(headers_of(columns, infos)),
+                    tuple(infos),
+                    ranked,
+                    averaged,
+                )
+            )
     return tables
 
 
-LONG_FIELDS = ("model", "task", "metric", "value", "std", "low", "high", "n", "seeds", "signature", "task_signature",
-               "harness_version", "date")
+LONG_FIELDS = (
+    "model",
+    "task",
+    "metric",
+    "value",
+    "std",
+    "low",
+    "high",
+    "n",
+    "seeds",
+    "signature",
+    "task_signature",
+    "harness_version",
+    "date",
+)
 
 
 def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
@@ -204,16 +235,33 @@ def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
         for metric, value in record.metrics.items():
             interval = interval_of(record, metric)
             row = {
-                "model": result.model_label, "task": record.task, "metric": metric, "value": value,
-                "std": record.metrics_std.get(metric), "low": interval[0] if interval else None,
-                "high": interval[1] if interval else None, "n": record.dataset.get("size"), "seeds": len(record.seeds),
-                "signature": record.signature, "task_signature": record.task_signature,
-                "harness_version": record.harness.get("version"), "date": record.started,
-                "dataset": dataset_of(record), "pair": pair_of(record),
+                "model": result.model_label,
+                "task": record.task,
+                "metric": metric,
+                "value": value,
+                "std": record.metrics_std.get(metric),
+                "low": interval[0] if interval else None,
+                "high": interval[1] if interval else None,
+                "n": record.dataset.get("size"),
+                "seeds": len(record.seeds),
+                "signature": record.signature,
+                "task_signature": record.task_signature,
+                "harness_version": record.harness.get("version"),
+                "date": record.started,
+                "dataset": dataset_of(record),
+                "pair": pair_of(record),
             }
             if detailed:
-                row.update({"main": metric == record.main_metric, "per_seed": record.per_seed.get(metric, []),
-                            "seed_list": record.seeds, "model_identity": record.model, "superseded": result.superseded,
-                            "undefined": undefined_reason(record, metric), "warnings": record.warnings})
+                row.update(
+                    {
+                        "main": metric == record.main_metric,
+                        "per_seed": record.per_seed.get(metric, []),
+                        "seed_list": record.seeds,
+                        "model_identity": record.model,
+                        "superseded": result.superseded,
+                        "undefined": undefined_reason(record, metric),
+                        "warnings": record.warnings,
+                    }
+                )
             rows.append(row)
     return rows

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -35,8 +36,13 @@ def run_batches(count: int, batches: Iterable[np.ndarray], compute: Callable[[np
     return _collect(count, ((indices, lambda indices=indices: compute(indices)) for indices in batches))
 
 
-def run_prefetched(count: int, batches: Sequence[np.ndarray], prepare: Callable[[np.ndarray], Prepared],
-                   compute: Callable[[Prepared], Any], ahead: int = 2) -> np.ndarray:
+def run_prefetched(
+    count: int,
+    batches: Sequence[np.ndarray],
+    prepare: Callable[[np.ndarray], Prepared],
+    compute: Callable[[Prepared], Any],
+    ahead: int = 2,
+) -> np.ndarray:
     """Like ``run_batches``, with ``prepare(indices)`` run in a worker thread: while ``compute(prepared)``
     runs on one batch, the next ``ahead`` batches are prepared; row i of the result is input i's.
 
@@ -53,7 +59,7 @@ def run_prefetched(count: int, batches: Sequence[np.ndarray], prepare: Callable[
                 while len(pending) <= ahead and (following := next(upcoming, None)) is not None:
                     pending.append(pool.submit(prepare, following))
                 prepared = pending.popleft().result()
-                yield indices, lambda: compute(prepared)
+                yield indices, partial(compute, prepared)
 
         try:
             return _collect(count, steps())
@@ -70,7 +76,11 @@ def _collect(count: int, steps: Iterable[tuple[np.ndarray, Callable[[], Any]]]) 
     with torch.inference_mode():
         for indices, step in steps:
             rows = step()
-            rows = rows.detach().float().cpu().numpy() if isinstance(rows, torch.Tensor) else np.asarray(rows, dtype=np.float32)
+            rows = (
+                rows.detach().float().cpu().numpy()
+                if isinstance(rows, torch.Tensor)
+                else np.asarray(rows, dtype=np.float32)
+            )
             if out is None:
                 out = np.empty((count, rows.shape[1]), dtype=np.float32)
             out[indices] = rows

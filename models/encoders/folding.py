@@ -34,8 +34,16 @@ def fold_batch_norm(conv: Any, norm: Any, padding: tuple[int, int] | None = None
     bias = norm.bias - norm.running_mean * scale
     if conv.bias is not None:
         bias = bias + conv.bias * scale
-    layer = torch.nn.Conv2d(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
-                            conv.padding if padding is None else padding, conv.dilation, conv.groups, bias=True)
+    layer = torch.nn.Conv2d(
+        conv.in_channels,
+        conv.out_channels,
+        conv.kernel_size,
+        conv.stride,
+        conv.padding if padding is None else padding,
+        conv.dilation,
+        conv.groups,
+        bias=True,
+    )
     with torch.no_grad():
         layer.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
         layer.bias.copy_(bias)

@@ -55,9 +55,17 @@ class HFImageEncoder(ModelAdapter):
 
         source, revision = pretrained_source(self.name, self.args), self.args["revision"]
         with loading(self.name, source):
-            self.processor = AutoImageProcessor.from_pretrained(source, revision=revision, backend="pil", trust_remote_code=False)
-            model, self.key_mismatch = from_pretrained(AutoModel.from_pretrained, source, source, self.args["strict"],
-                                                       revision=revision, trust_remote_code=False)
+            self.processor = AutoImageProcessor.from_pretrained(
+                source, revision=revision, backend="pil", trust_remote_code=False
+            )
+            model, self.key_mismatch = from_pretrained(
+                AutoModel.from_pretrained,
+                source,
+                source,
+                self.args["strict"],
+                revision=revision,
+                trust_remote_code=False,
+            )
             self.model = model.to(self.device).eval()
         self.dtype = torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))
         self.convolutional = fold_batch_norms(self.model) > 0

@@ -15,8 +15,12 @@ from harness.errors import HarnessError
 from harness.params import Param
 
 DTYPES = ("float32", "float16", "bfloat16")
-DTYPE_PARAM = Param("float32", "weights and activations dtype: float32, or float16 / bfloat16 on a GPU "
-                               "(bfloat16 also on a CPU)", str, choices=DTYPES)
+DTYPE_PARAM = Param(
+    "float32",
+    "weights and activations dtype: float32, or float16 / bfloat16 on a GPU (bfloat16 also on a CPU)",
+    str,
+    choices=DTYPES,
+)
 
 
 def checked_dtype(model: str, dtype: str, device: str) -> str:
@@ -24,8 +28,9 @@ def checked_dtype(model: str, dtype: str, device: str) -> str:
     if dtype not in DTYPES:
         raise HarnessError(f"model {model!r}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     if dtype == "float16" and str(device).split(":")[0] == "cpu":
-        raise HarnessError(f"model {model!r}: dtype=float16 needs a GPU (--device cuda); on a CPU use "
-                           "dtype=bfloat16 or float32")
+        raise HarnessError(
+            f"model {model!r}: dtype=float16 needs a GPU (--device cuda); on a CPU use dtype=bfloat16 or float32"
+        )
     return dtype
 
 

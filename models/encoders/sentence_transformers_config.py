@@ -16,11 +16,21 @@ from harness.errors import HarnessError
 
 ACTIVATIONS = ("Tanh", "Identity", "ReLU", "GELU", "Sigmoid")
 _LEGACY_POOLING = {
-    "pooling_mode_cls_token": "cls", "pooling_mode_mean_tokens": "mean", "pooling_mode_max_tokens": "max",
-    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len", "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_max_tokens": "max",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len",
+    "pooling_mode_weightedmean_tokens": "weightedmean",
     "pooling_mode_lasttoken": "lasttoken",
 }
-_POOLING_NAMES = {"cls": "cls", "cls_token": "cls", "mean": "mean", "mean_tokens": "mean", "max": "max", "max_tokens": "max"}
+_POOLING_NAMES = {
+    "cls": "cls",
+    "cls_token": "cls",
+    "mean": "mean",
+    "mean_tokens": "mean",
+    "max": "max",
+    "max_tokens": "max",
+}
 
 
 @dataclass
@@ -80,8 +90,10 @@ def read_config(source: str, revision: str | None = None) -> SentenceTransformer
         elif kind == "Normalize":
             config.normalize = True
         else:
-            raise HarnessError(f"{source}: sentence-transformers module {module.get('type')!r} is not supported "
-                               "(supported: Transformer, Pooling, Dense, Normalize)")
+            raise HarnessError(
+                f"{source}: sentence-transformers module {module.get('type')!r} is not supported "
+                "(supported: Transformer, Pooling, Dense, Normalize)"
+            )
     return config
 
 
@@ -106,7 +118,9 @@ def load_dense(source: str, path: str, revision: str | None = None) -> Any:
         raise HarnessError(f"{source}: Dense module {path!r} has no config.json")
     activation = str(settings.get("activation_function", "torch.nn.modules.linear.Identity")).rsplit(".", 1)[-1]
     if activation not in ACTIVATIONS:
-        raise HarnessError(f"{source}: Dense activation {activation!r} is not supported (one of {', '.join(ACTIVATIONS)})")
+        raise HarnessError(
+            f"{source}: Dense activation {activation!r} is not supported (one of {', '.join(ACTIVATIONS)})"
+        )
     weights_file = model_file(source, _join(path, "model.safetensors"), revision)
     if weights_file is not None:
         from safetensors.torch import load_file
@@ -117,7 +131,9 @@ def load_dense(source: str, path: str, revision: str | None = None) -> Any:
         if weights_file is None:
             raise HarnessError(f"{source}: Dense module {path!r} has no model.safetensors or pytorch_model.bin")
         weights = torch.load(weights_file, map_location="cpu", weights_only=True)
-    linear = torch.nn.Linear(int(settings["in_features"]), int(settings["out_features"]), bias=bool(settings.get("bias", True)))
+    linear = torch.nn.Linear(
+        int(settings["in_features"]), int(settings["out_features"]), bias=bool(settings.get("bias", True))
+    )
     linear.load_state_dict({key.removeprefix("linear."): value for key, value in weights.items()})
     return torch.nn.Sequential(linear, getattr(torch.nn, activation)())
 

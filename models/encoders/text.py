@@ -41,7 +41,9 @@ _POSITION_OFFSET = {"roberta": 2, "xlm-roberta": 2, "camembert": 2, "longformer"
 def pretrained_source(name: str, args: dict[str, Any]) -> str:
     """The ``pretrained`` argument, or an error saying how to give it."""
     if not args.get("pretrained"):
-        raise HarnessError(f"model {name!r} needs a Hub id or folder: --model ID_OR_FOLDER or --model-args pretrained=...")
+        raise HarnessError(
+            f"model {name!r} needs a Hub id or folder: --model ID_OR_FOLDER or --model-args pretrained=..."
+        )
     return str(args["pretrained"])
 
 
@@ -58,8 +60,14 @@ def hf_identity(adapter: ModelAdapter) -> ModelIdentity:
     """Identity of a Hugging Face model adapter: source, resolved revision (or content hash) and arguments."""
     source = pretrained_source(adapter.name, adapter.args)
     dtype = checked_dtype(adapter.name, adapter.args.get("dtype", "float32"), adapter.device)
-    return ModelIdentity(adapter.name, adapter.adapter_name, source, source_revision(source, adapter.args.get("revision")),
-                         identity_args(adapter), dtype)
+    return ModelIdentity(
+        adapter.name,
+        adapter.adapter_name,
+        source,
+        source_revision(source, adapter.args.get("revision")),
+        identity_args(adapter),
+        dtype,
+    )
 
 
 class HFTextEncoder(ModelAdapter):
@@ -69,11 +77,20 @@ class HFTextEncoder(ModelAdapter):
     params = {
         "pretrained": Param(None, "Hub id or local folder", str),
         "revision": Param(None, "Hub revision (branch, tag or commit)", str),
-        "pooling": Param(None, "cls, mean, max or pooler (default: the sentence-transformers config, else mean)", str,
-                         choices=(None, *POOLINGS)),
+        "pooling": Param(
+            None,
+            "cls, mean, max or pooler (default: the sentence-transformers config, else mean)",
+            str,
+            choices=(None, *POOLINGS),
+        ),
         "normalize": Param(True, "L2-normalise the vectors"),
-        "max_length": Param(None, "longest input in tokens (default: the sentence-transformers setting, else 512; "
-                                  "never beyond the model's limit)", int, min=1),
+        "max_length": Param(
+            None,
+            "longest input in tokens (default: the sentence-transformers setting, else 512; "
+            "never beyond the model's limit)",
+            int,
+            min=1,
+        ),
         "strict": STRICT_PARAM,
         "dtype": DTYPE_PARAM,
     }
@@ -91,13 +108,25 @@ class HFTextEncoder(ModelAdapter):
             st = read_config(source, revision)
             subfolder = {"subfolder": st.transformer_path} if st is not None and st.transformer_path else {}
             self.pooling = self.args["pooling"] or (st.pooling if st is not None and st.pooling else "mean")
-            self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision, trust_remote_code=False, **subfolder)
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                source, revision=revision, trust_remote_code=False, **subfolder
+            )
             model, self.key_mismatch = from_pretrained(  # a pooler that is not pooled with may be absent
-                AutoModel.from_pretrained, source, source, self.args["strict"],
+                AutoModel.from_pretrained,
+                source,
+                source,
+                self.args["strict"],
                 unused=lambda key: self.pooling != "pooler" and pooler_key(key),
-                revision=revision, trust_remote_code=False, **subfolder)
-            self.model = model.to(self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))).eval()
-            self.dense = [load_dense(source, path, revision).to(self.device).eval() for path in (st.dense_paths if st else [])]
+                revision=revision,
+                trust_remote_code=False,
+                **subfolder,
+            )
+            self.model = model.to(
+                self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))
+            ).eval()
+            self.dense = [
+                load_dense(source, path, revision).to(self.device).eval() for path in (st.dense_paths if st else [])
+            ]
         self.lowercase = bool(st and st.do_lower_case)
         requested = self.args["max_length"] or (st.max_seq_length if st and st.max_seq_length else DEFAULT_MAX_LENGTH)
         self.max_length = min(requested, self._model_limit())

@@ -25,7 +25,7 @@ from harness.params import Param
 
 def text_rng(purpose: str, seed: int, text: str) -> np.random.Generator:
     """A generator seeded by a purpose, ``seed`` and the text (the same text always gets the same draws)."""
-    digest = hashlib.sha256(f"{purpose}\0{seed}\0{text}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{purpose}\0{seed}\0{text}".encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 
 
@@ -43,7 +43,9 @@ class RandomEncoder(ModelAdapter):
 
     def identity(self) -> ModelIdentity:
         """No weights: the arguments and the generator."""
-        return ModelIdentity(self.name, self.adapter_name, "numpy.random.PCG64", np.__version__, dict(self.args), "float32")
+        return ModelIdentity(
+            self.name, self.adapter_name, "numpy.random.PCG64", np.__version__, dict(self.args), "float32"
+        )
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         """One random unit vector per text."""
@@ -67,15 +69,27 @@ class DegradedEncoder(ModelAdapter):
         from harness.registry import get_registry
         from harness.resolve import build_adapter
 
-        base = build_adapter(get_registry(), self.args["base"], {}, {name: [Capability.TEXT_ENCODER]},
-                             device=self.device, batch_size=self.batch_size)
+        base = build_adapter(
+            get_registry(),
+            self.args["base"],
+            {},
+            {name: [Capability.TEXT_ENCODER]},
+            device=self.device,
+            batch_size=self.batch_size,
+        )
         self.base = CachedModel(base, default_cache())
 
     def identity(self) -> ModelIdentity:
         """The base model's source and revision, with its identity's digest and the degradation."""
         base = self.base.identity
-        return ModelIdentity(self.name, self.adapter_name, base.source, f"{base.revision}|{base.digest()[:12]}",
-                             dict(self.args), base.dtype)
+        return ModelIdentity(
+            self.name,
+            self.adapter_name,
+            base.source,
+            f"{base.revision}|{base.digest()[:12]}",
+            dict(self.args),
+            base.dtype,
+        )
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         """The base vectors, noised, truncated and normalised."""

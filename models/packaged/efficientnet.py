@@ -104,8 +104,9 @@ def onnx_features(net: Any, model: str, revision: str) -> Any:
         import onnx  # noqa: F401 (the exporter needs it)
         import onnxruntime as runtime
     except ImportError:
-        raise HarnessError(f"model {model!r} with backend=onnxruntime needs onnxruntime and onnx: "
-                           "pip install onnxruntime onnx") from None
+        raise HarnessError(
+            f"model {model!r} with backend=onnxruntime needs onnxruntime and onnx: pip install onnxruntime onnx"
+        ) from None
 
     class Pooled(torch.nn.Module):
         def __init__(self) -> None:
@@ -118,9 +119,16 @@ def onnx_features(net: Any, model: str, revision: str) -> Any:
     def export(folder: Path) -> None:
         with warnings.catch_warnings():  # the exporter's notes on constant folding and shape inference
             warnings.simplefilter("ignore")
-            torch.onnx.export(Pooled().eval(), (torch.zeros(1, 3, *SPEC.crop),), str(folder / ONNX_FILE), dynamo=False,
-                              input_names=["pixels"], output_names=["features"], opset_version=17,
-                              dynamic_axes={"pixels": {0: "images"}, "features": {0: "images"}})
+            torch.onnx.export(
+                Pooled().eval(),
+                (torch.zeros(1, 3, *SPEC.crop),),
+                str(folder / ONNX_FILE),
+                dynamo=False,
+                input_names=["pixels"],
+                output_names=["features"],
+                opset_version=17,
+                dynamic_axes={"pixels": {0: "images"}, "features": {0: "images"}},
+            )
 
     folder = ensure_converted(converted_folder(f"{model}-onnx", revision), export)
     options = runtime.SessionOptions()
@@ -144,11 +152,17 @@ class EfficientNetLite0(ModelAdapter):
     """EfficientNet-Lite0 (ImageNet): 1280-d pooled features per image, and ImageNet labels."""
 
     capabilities = frozenset({Capability.IMAGE_ENCODER})
-    params = {"normalize": Param(False, "L2-normalise the vectors"),
-              "backend": Param("auto", "torch (the folded network), onnxruntime (pip install onnxruntime onnx), or "
-                                       "auto: onnxruntime where it is installed and can serve (float32 on a CPU)",
-                               str, choices=BACKENDS),
-              "dtype": DTYPE_PARAM}
+    params = {
+        "normalize": Param(False, "L2-normalise the vectors"),
+        "backend": Param(
+            "auto",
+            "torch (the folded network), onnxruntime (pip install onnxruntime onnx), or "
+            "auto: onnxruntime where it is installed and can serve (float32 on a CPU)",
+            str,
+            choices=BACKENDS,
+        ),
+        "dtype": DTYPE_PARAM,
+    }
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)
@@ -161,9 +175,17 @@ class EfficientNetLite0(ModelAdapter):
         """The weights package, the weights file's content hash, the arguments and the dtype."""
         dtype = checked_dtype(self.name, self.args["dtype"], self.device)
         if dtype != "float32" and self.args["backend"] == "onnxruntime":
-            raise HarnessError(f"model {self.name!r}: backend=onnxruntime runs float32 only; use backend=torch for {dtype}")
-        return ModelIdentity(self.name, self.adapter_name, described(WEIGHTS, weights_file(self.name).name),
-                             local_revision(weights_file(self.name)), dict(self.args), dtype)
+            raise HarnessError(
+                f"model {self.name!r}: backend=onnxruntime runs float32 only; use backend=torch for {dtype}"
+            )
+        return ModelIdentity(
+            self.name,
+            self.adapter_name,
+            described(WEIGHTS, weights_file(self.name).name),
+            local_revision(weights_file(self.name)),
+            dict(self.args),
+            dtype,
+        )
 
     def load(self) -> None:
         """Build the architecture, load the state dict (strictly) and build the inference network."""
@@ -187,6 +209,7 @@ class EfficientNetLite0(ModelAdapter):
     def _pixels(self, images: Sequence[Any]) -> Any:
         def prepare(indices: np.ndarray) -> Any:
             return SPEC.batch([images[i] for i in indices])
+
         return prepare
 
     def encode_images(self, images: Sequence[Any]) -> np.ndarray:
@@ -204,8 +227,12 @@ class EfficientNetLite0(ModelAdapter):
     def class_probabilities(self, images: Sequence[Any]) -> np.ndarray:
         """ImageNet class probabilities (N, 1000) per image."""
         self.ensure_loaded()
-        return run_prefetched(len(images), self._batches(len(images)), self._pixels(images),
-                              lambda pixels: self.net._fc(self.features(pixels)).softmax(dim=-1))
+        return run_prefetched(
+            len(images),
+            self._batches(len(images)),
+            self._pixels(images),
+            lambda pixels: self.net._fc(self.features(pixels)).softmax(dim=-1),
+        )
 
     def _batches(self, count: int) -> list[np.ndarray]:
         return length_sorted_batches([0] * count, self.batch_size)

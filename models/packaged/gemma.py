@@ -74,14 +74,22 @@ class Gemma270m(CausalLMScorer):
 
     def identity(self) -> ModelIdentity:
         """The package, the GGUF file's hash and the arguments (no weights are loaded)."""
-        return ModelIdentity(self.name, self.adapter_name, described(DISTRIBUTION, gguf_package(self.name).MODEL_NAME),
-                             self.revision(), {key: self.args[key] for key in self.params}, self.args["dtype"])
+        return ModelIdentity(
+            self.name,
+            self.adapter_name,
+            described(DISTRIBUTION, gguf_package(self.name).MODEL_NAME),
+            self.revision(),
+            {key: self.args[key] for key in self.params},
+            self.args["dtype"],
+        )
 
     def load(self) -> None:
         """Convert on first use, then load the folder as ``causal-lm`` loads any folder."""
         from harness_models.packaged.converted import converted_folder, ensure_converted
 
-        folder = ensure_converted(converted_folder("gemma-3-270m", self.weights_revision()), lambda path: convert(path, self.name))
+        folder = ensure_converted(
+            converted_folder("gemma-3-270m", self.weights_revision()), lambda path: convert(path, self.name)
+        )
         self.args = {**self.args, "pretrained": str(folder), "revision": None}
         super().load()
 
@@ -93,8 +101,10 @@ class Gemma270mCaption(Gemma270m):
 
     params = {
         **SCORER_PARAMS,
-        "template": Param("{caption}" + DEFAULT_TEMPLATE, "prompt; {caption} is 'Image: labels.' and a newline, "
-                                                          "or nothing without an image"),
+        "template": Param(
+            "{caption}" + DEFAULT_TEMPLATE,
+            "prompt; {caption} is 'Image: labels.' and a newline, or nothing without an image",
+        ),
         "labels": Param(3, "how many ImageNet labels the caption lists", min=1),
     }
 

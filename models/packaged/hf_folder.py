@@ -19,8 +19,13 @@ from harness.params import Param
 from harness_models.encoders.text import POOLINGS
 
 FOLDER_PARAMS: dict[str, Param] = {
-    "pooling": Param(None, "text encoder pooling: cls, mean, max or pooler (default: the folder's sentence-transformers "
-                           "setting, else mean)", str, choices=(None, *POOLINGS)),
+    "pooling": Param(
+        None,
+        "text encoder pooling: cls, mean, max or pooler (default: the folder's sentence-transformers "
+        "setting, else mean)",
+        str,
+        choices=(None, *POOLINGS),
+    ),
     "normalize": Param(True, "text encoder: L2-normalise the vectors"),
     "max_length": Param(None, "text encoder: longest input in tokens (default: the folder's setting)", int, min=1),
 }
@@ -30,7 +35,10 @@ class FolderModel(ModelAdapter):
     """Text encoder and token embedder of one local model folder."""
 
     capabilities = frozenset({Capability.TEXT_ENCODER, Capability.TOKEN_EMBEDDER})
-    params: ClassVar[dict[str, Param]] = {**FOLDER_PARAMS, "layer": Param(9, "token embedder: hidden_states index", min=0)}
+    params: ClassVar[dict[str, Param]] = {
+        **FOLDER_PARAMS,
+        "layer": Param(9, "token embedder: hidden_states index", min=0),
+    }
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)
@@ -65,7 +73,9 @@ class FolderModel(ModelAdapter):
         from harness_models.token_embedders.hf import quiet_transformers
 
         self.ensure_loaded()
-        inner = adapter_class(self.name, {"pretrained": self._folder, **args}, device=self.device, batch_size=self.batch_size)
+        inner = adapter_class(
+            self.name, {"pretrained": self._folder, **args}, device=self.device, batch_size=self.batch_size
+        )
         with quiet_transformers():  # a folder without pooler weights reports them as newly initialised
             inner.ensure_loaded()
         return inner

@@ -17,7 +17,9 @@ def require(module: str, distribution: str, model: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise HarnessError(f"model {model!r} needs the package {distribution} (install the extra: {INSTALL_HINT})") from None
+        raise HarnessError(
+            f"model {model!r} needs the package {distribution} (install the extra: {INSTALL_HINT})"
+        ) from None
 
 
 def module_folder(module: str, distribution: str, model: str) -> Path:

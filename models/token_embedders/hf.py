@@ -63,8 +63,14 @@ class HFTokenEmbedder(ModelAdapter):
 
     def identity(self) -> ModelIdentity:
         """Source, resolved revision and layer (in the arguments)."""
-        return ModelIdentity(self.name, self.adapter_name, self.args["pretrained"], self._revision, identity_args(self),
-                             checked_dtype(self.name, self.args["dtype"], self.device))
+        return ModelIdentity(
+            self.name,
+            self.adapter_name,
+            self.args["pretrained"],
+            self._revision,
+            identity_args(self),
+            checked_dtype(self.name, self.args["dtype"], self.device),
+        )
 
     def load(self) -> None:
         """Load the tokenizer and the encoder truncated to ``layer`` layers."""
@@ -78,18 +84,28 @@ class HFTokenEmbedder(ModelAdapter):
                 if depth is None:
                     raise HarnessError(f"model {self.name!r}: {source} has no num_hidden_layers in its config")
                 if layer > depth:
-                    raise HarnessError(f"model {self.name!r}: layer {layer} does not exist, {source} has {depth} layers")
+                    raise HarnessError(
+                        f"model {self.name!r}: layer {layer} does not exist, {source} has {depth} layers"
+                    )
                 self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
                 self.model, self.key_mismatch = from_pretrained(  # the layers above `layer` are dropped on purpose
-                    AutoModel.from_pretrained, source, source, self.args["strict"], unused=beyond_layer(layer),
-                    revision=revision, num_hidden_layers=layer)
+                    AutoModel.from_pretrained,
+                    source,
+                    source,
+                    self.args["strict"],
+                    unused=beyond_layer(layer),
+                    revision=revision,
+                    num_hidden_layers=layer,
+                )
         except OSError as exc:
             raise HarnessError(f"model {self.name!r}: cannot load {source!r}: {exc}") from None
         self.model.to(self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))).eval()
         limits = [self.tokenizer.model_max_length, getattr(config, "max_position_embeddings", None)]
         self.max_length = min(int(v) for v in limits if v is not None)
 
-    def embed_tokens(self, texts: Sequence[str], lang: str | None = None, all_layers: bool = False) -> list[TokenEmbeddings]:
+    def embed_tokens(
+        self, texts: Sequence[str], lang: str | None = None, all_layers: bool = False
+    ) -> list[TokenEmbeddings]:
         """Tokens and layer vectors of each text, in input order (``lang`` is not used).
 
         With ``all_layers`` the vectors of every layer 0..L of one forward pass, shape (L + 1, n_tokens, dim).

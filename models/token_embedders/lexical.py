@@ -43,12 +43,20 @@ class LexicalNgramEmbedder(ModelAdapter):
         from sklearn.feature_extraction.text import HashingVectorizer
 
         hashing = HashingVectorizer(
-            analyzer="char_wb", ngram_range=(self.args["ngram_min"], self.args["ngram_max"]),
-            n_features=self.args["features"], alternate_sign=False, norm="l2", lowercase=self.args["lowercase"],
+            analyzer="char_wb",
+            ngram_range=(self.args["ngram_min"], self.args["ngram_max"]),
+            n_features=self.args["features"],
+            alternate_sign=False,
+            norm="l2",
+            lowercase=self.args["lowercase"],
         )
         words = [WORD.findall(text) for text in texts]
         flat = [w for text_words in words for w in text_words]
-        vectors = hashing.transform(flat).toarray().astype(np.float32) if flat else np.zeros((0, self.args["features"]), np.float32)
+        vectors = (
+            hashing.transform(flat).toarray().astype(np.float32)
+            if flat
+            else np.zeros((0, self.args["features"]), np.float32)
+        )
         results, start = [], 0
         for text_words in words:
             results.append(TokenEmbeddings(text_words, vectors[start : start + len(text_words)]))

@@ -5,8 +5,24 @@ Registrations only: nothing heavy is imported until a scorer is used.
 
 from harness.hookspecs import hookimpl
 
-CAUSAL_MODEL_TYPES = ("gpt2", "gptj", "gpt_neox", "llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2",
-                      "phi", "phi3", "opt", "bloom", "falcon", "olmo")
+CAUSAL_MODEL_TYPES = (
+    "gpt2",
+    "gptj",
+    "gpt_neox",
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen3",
+    "gemma",
+    "gemma2",
+    "phi",
+    "phi3",
+    "opt",
+    "bloom",
+    "falcon",
+    "olmo",
+)
 
 
 @hookimpl
@@ -48,5 +64,8 @@ def register_models(register):
 
 @hookimpl
 def register_commands(register):
-    register("convert", "harness_models.translation.convert_command:COMMAND",
-             "Convert an original checkpoint to a harness model folder (gated-fusion: the authors' fairseq .pt).")
+    register(
+        "convert",
+        "harness_models.translation.convert_command:COMMAND",
+        "Convert an original checkpoint to a harness model folder (gated-fusion: the authors' fairseq .pt).",
+    )

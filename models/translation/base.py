@@ -80,9 +80,11 @@ def torch_dtype(name: str) -> Any:
 
 def hub_params(what: str) -> dict[str, Param]:
     """``pretrained``, ``revision`` and ``strict``: where a Hugging Face model comes from, how it loads."""
-    return {"pretrained": Param(None, f"Hub id or folder of {what}", str),
-            "revision": Param(None, "Hub revision (branch, tag or commit)", str),
-            "strict": STRICT_PARAM}
+    return {
+        "pretrained": Param(None, f"Hub id or folder of {what}", str),
+        "revision": Param(None, "Hub revision (branch, tag or commit)", str),
+        "strict": STRICT_PARAM,
+    }
 
 
 def load_pretrained(auto_class: Any, args: dict[str, Any], device: str) -> tuple[Any, Any, KeyMismatch]:
@@ -92,8 +94,14 @@ def load_pretrained(auto_class: Any, args: dict[str, Any], device: str) -> tuple
 
     source, revision = args["pretrained"], args.get("revision")
     tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-    model, found = from_pretrained(auto_class.from_pretrained, source, str(source), args.get("strict", True),
-                                   revision=revision, dtype=torch_dtype(args["dtype"]))
+    model, found = from_pretrained(
+        auto_class.from_pretrained,
+        source,
+        str(source),
+        args.get("strict", True),
+        revision=revision,
+        dtype=torch_dtype(args["dtype"]),
+    )
     return tokenizer, model.to(device).eval(), found
 
 
@@ -122,11 +130,18 @@ class ScorerAdapter(ModelAdapter):
         if not any(sources.values()):
             raise HarnessError(f"model {self.name!r} needs pretrained=<folder or Hub id> (see docs/commute.md)")
         shown = sources.get("pretrained") or ",".join(f"{k}={v}" for k, v in sorted(sources.items()) if v)
-        return ModelIdentity(self.name, self.adapter_name, shown, combined_revision(sources), identity_args(self),
-                             self.args.get("dtype", "float32"))
+        return ModelIdentity(
+            self.name,
+            self.adapter_name,
+            shown,
+            combined_revision(sources),
+            identity_args(self),
+            self.args.get("dtype", "float32"),
+        )
 
-    def score_translations(self, requests: Sequence[ScoreRequest], temperature: float = 1.0,
-                           output: str = "logprobs") -> list[np.ndarray]:
+    def score_translations(
+        self, requests: Sequence[ScoreRequest], temperature: float = 1.0, output: str = "logprobs"
+    ) -> list[np.ndarray]:
         """Per request: log-probabilities of the scored target tokens, or their ids (``output="token_ids"``)."""
         if output not in OUTPUTS:
             raise HarnessError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
@@ -212,8 +227,13 @@ class EncoderDecoderScorer(ScorerAdapter):
                     self._score_rows(context, members[first : first + step], temperature, results)
         return [results[row] for row in row_of_request]
 
-    def _score_rows(self, context: dict[str, Any], members: list[tuple[int, int, TargetTokens]],
-                    temperature: float, results: list[np.ndarray]) -> None:
+    def _score_rows(
+        self,
+        context: dict[str, Any],
+        members: list[tuple[int, int, TargetTokens]],
+        temperature: float,
+        results: list[np.ndarray],
+    ) -> None:
         import torch
 
         index = torch.tensor([local for local, _, _ in members], device=self.device)

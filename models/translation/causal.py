@@ -23,15 +23,27 @@ from harness_models.translation.base import (
     DTYPE_PARAM,
     ScorerAdapter,
     TargetTokens,
-    pad_batch,
     hub_params,
     load_pretrained,
+    pad_batch,
     rows_per_batch,
     token_logprobs,
 )
 
-NAMES = {"ar": "Arabic", "cs": "Czech", "de": "German", "en": "English", "es": "Spanish", "fr": "French",
-         "it": "Italian", "ja": "Japanese", "nl": "Dutch", "pt": "Portuguese", "ru": "Russian", "zh": "Chinese"}
+NAMES = {
+    "ar": "Arabic",
+    "cs": "Czech",
+    "de": "German",
+    "en": "English",
+    "es": "Spanish",
+    "fr": "French",
+    "it": "Italian",
+    "ja": "Japanese",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "ru": "Russian",
+    "zh": "Chinese",
+}
 DEFAULT_TEMPLATE = "Translate from {src_name} to {tgt_name}.\n{src_name}: {source}\n{tgt_name}:"
 
 
@@ -53,16 +65,22 @@ class CausalLMScorer(ScorerAdapter):
 
         self.tokenizer, self.model, self.key_mismatch = load_pretrained(AutoModelForCausalLM, self.args, self.device)
         if self.args["score_eos"] and self.tokenizer.eos_token_id is None:
-            raise HarnessError(f"{self.args['pretrained']}: the tokenizer has no EOS token; pass --model-args score_eos=false")
+            raise HarnessError(
+                f"{self.args['pretrained']}: the tokenizer has no EOS token; pass --model-args score_eos=false"
+            )
         config = self.model.config
         self.pad_id = config.pad_token_id if config.pad_token_id is not None else (self.tokenizer.eos_token_id or 0)
         self.keeps_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def prompt_fields(self, request: ScoreRequest) -> dict[str, str]:
         """The values the template may use (a subclass may add its own)."""
-        return {"source": request.source, "src": request.src_lang or "", "tgt": request.tgt_lang or "",
-                "src_name": NAMES.get(request.src_lang or "", request.src_lang or ""),
-                "tgt_name": NAMES.get(request.tgt_lang or "", request.tgt_lang or "")}
+        return {
+            "source": request.source,
+            "src": request.src_lang or "",
+            "tgt": request.tgt_lang or "",
+            "src_name": NAMES.get(request.src_lang or "", request.src_lang or ""),
+            "tgt_name": NAMES.get(request.tgt_lang or "", request.tgt_lang or ""),
+        }
 
     def prompt_ids(self, request: ScoreRequest) -> list[int]:
         """The filled-in prompt's token ids."""
@@ -111,7 +129,9 @@ class CausalLMScorer(ScorerAdapter):
         import torch
 
         if self.keeps_logits:
-            return self.model(input_ids=ids, attention_mask=mask, logits_to_keep=torch.arange(first, end, device=ids.device)).logits
+            return self.model(
+                input_ids=ids, attention_mask=mask, logits_to_keep=torch.arange(first, end, device=ids.device)
+            ).logits
         return self.model(input_ids=ids, attention_mask=mask).logits[:, first:end]
 
     def _batches(self, sequences: list[tuple[list[int], list[int]]]) -> Iterator[list[int]]:
@@ -121,7 +141,9 @@ class CausalLMScorer(ScorerAdapter):
         batch: list[int] = []
         for index in order:
             first, end = _scored_span([sequences[i] for i in [*batch, index]])
-            if batch and (len(batch) == max(1, self.batch_size) or rows_per_batch(end - first, vocabulary) <= len(batch)):
+            if batch and (
+                len(batch) == max(1, self.batch_size) or rows_per_batch(end - first, vocabulary) <= len(batch)
+            ):
                 yield batch
                 batch = []
             batch.append(index)
@@ -131,4 +153,6 @@ class CausalLMScorer(ScorerAdapter):
 
 def _scored_span(sequences: list[tuple[list[int], list[int]]]) -> tuple[int, int]:
     """The positions whose logits predict a continuation token: [first, end) over the batch."""
-    return min(len(prompt) for prompt, _ in sequences) - 1, max(len(prompt) + len(target) for prompt, target in sequences) - 1
+    return min(len(prompt) for prompt, _ in sequences) - 1, max(
+        len(prompt) + len(target) for prompt, target in sequences
+    ) - 1

@@ -62,8 +62,9 @@ class ClipTransScorer(MbartClipScorer):
         d_model, clip_dim = mbart.config.d_model, int(state["adapter.hidden.0.weight"].shape[1])
         prefix_length = int(state[f"adapter.hidden.{2 if hidden else 0}.weight"].shape[0]) // d_model
         mapping = MappingNetwork(clip_dim, d_model, prefix_length, hidden)
-        self.key_mismatch = load_into(ClipTransCheckpoint(mapping, mbart), state, self.label, self.args["strict"],
-                                      ignored=("clip.",))
+        self.key_mismatch = load_into(
+            ClipTransCheckpoint(mapping, mbart), state, self.label, self.args["strict"], ignored=("clip.",)
+        )
         self.mapping = mapping.to(self.device, torch_dtype(self.args["dtype"])).eval()
         self.finish_loading(mbart, parts, clip_dim)
 
@@ -83,7 +84,10 @@ class ClipTransScorer(MbartClipScorer):
         ones = torch.ones(prefix.shape[:2], dtype=decoder_mask.dtype, device=decoder_mask.device)
         mask = torch.cat([decoder_mask[:, :1], ones, decoder_mask[:, 1:]], dim=1)
         logits = self.model(
-            encoder_outputs=BaseModelOutput(last_hidden_state=context["hidden"]), attention_mask=context["mask"],
-            decoder_inputs_embeds=inputs, decoder_attention_mask=mask, use_cache=False,
+            encoder_outputs=BaseModelOutput(last_hidden_state=context["hidden"]),
+            attention_mask=context["mask"],
+            decoder_inputs_embeds=inputs,
+            decoder_attention_mask=mask,
+            use_cache=False,
         ).logits
         return torch.cat([logits[:, :1], logits[:, 1 + prefix.shape[1] :]], dim=1)

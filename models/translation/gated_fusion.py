@@ -97,8 +97,9 @@ class GatedFusionScorer(MultimodalScorer):
         dtype = torch_dtype(self.args["dtype"])
         self.tokenizer = AutoTokenizer.from_pretrained(parts["text_model"])
         strict = self.args["strict"]
-        model, text_keys = from_pretrained(AutoModelForSeq2SeqLM.from_pretrained, parts["text_model"],
-                                           str(parts["text_model"]), strict, dtype=dtype)
+        model, text_keys = from_pretrained(
+            AutoModelForSeq2SeqLM.from_pretrained, parts["text_model"], str(parts["text_model"]), strict, dtype=dtype
+        )
         self.model = model.to(self.device).eval()
         d_model, image_dim = state["encoder.dense.weight"].shape
         self.fusion = GateFusion(int(d_model), int(image_dim))

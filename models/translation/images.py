@@ -53,8 +53,10 @@ class ImageSpec:
         else:
             resize = (size["height"], size["width"])
         return cls(
-            resize=resize, crop=crop_box,
-            mean=tuple(config.get("image_mean", CLIP_MEAN)), std=tuple(config.get("image_std", CLIP_STD)),
+            resize=resize,
+            crop=crop_box,
+            mean=tuple(config.get("image_mean", CLIP_MEAN)),
+            std=tuple(config.get("image_std", CLIP_STD)),
             resample=int(config.get("resample", BICUBIC)),
         )
 
@@ -101,9 +103,7 @@ class ImageSpec:
         return torch.from_numpy(normalised.astype(np.float32)).permute(0, 3, 1, 2).contiguous()
 
 
-def image_features(
-    images: Sequence[Any], spec: ImageSpec, encode: Callable[[Any], Any], dim: int, what: str
-) -> Any:
+def image_features(images: Sequence[Any], spec: ImageSpec, encode: Callable[[Any], Any], dim: int, what: str) -> Any:
     """One feature vector per image: precomputed arrays as they are, pixels through ``encode``.
 
     ``encode`` maps a pixel batch (N, 3, H, W) to features (N, dim). ``what`` names the model in
@@ -119,7 +119,9 @@ def image_features(
         if isinstance(image, np.ndarray):
             vector = np.asarray(image, dtype=np.float32).reshape(-1)
             if vector.shape[0] != dim or not np.isfinite(vector).all():
-                raise HarnessError(f"{what}: a precomputed image feature must be {dim} finite numbers, got shape {image.shape}")
+                raise HarnessError(
+                    f"{what}: a precomputed image feature must be {dim} finite numbers, got shape {image.shape}"
+                )
             rows[i] = torch.from_numpy(vector)
     if pixel_positions:
         encoded = encode(spec.batch([images[i] for i in pixel_positions])).float().cpu()

@@ -22,9 +22,20 @@ from harness.errors import HarnessError
 
 # ISO 639-1 -> the FLORES-200 codes NLLB uses (the languages of CoMMuTE and Multi30K, and a few more).
 NLLB_CODES = {
-    "ar": "arb_Arab", "cs": "ces_Latn", "de": "deu_Latn", "en": "eng_Latn", "es": "spa_Latn", "fr": "fra_Latn",
-    "hi": "hin_Deva", "it": "ita_Latn", "ja": "jpn_Jpan", "nl": "nld_Latn", "pt": "por_Latn", "ru": "rus_Cyrl",
-    "tr": "tur_Latn", "zh": "zho_Hans",
+    "ar": "arb_Arab",
+    "cs": "ces_Latn",
+    "de": "deu_Latn",
+    "en": "eng_Latn",
+    "es": "spa_Latn",
+    "fr": "fra_Latn",
+    "hi": "hin_Deva",
+    "it": "ita_Latn",
+    "ja": "jpn_Jpan",
+    "nl": "nld_Latn",
+    "pt": "por_Latn",
+    "ru": "rus_Cyrl",
+    "tr": "tur_Latn",
+    "zh": "zho_Hans",
 }
 ISO3 = {iso1: code.split("_")[0] for iso1, code in NLLB_CODES.items()}
 _NAMED = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")

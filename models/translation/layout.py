@@ -31,8 +31,10 @@ def read_layout(folder: str, model_type: str) -> dict[str, Any]:
         raise HarnessError(f"{config_file}: not valid JSON ({exc})") from None
     if config.get("model_type") != model_type:
         raise HarnessError(f"{config_file}: model_type is {config.get('model_type')!r}, expected {model_type!r}")
-    return {key: resolve_part(root, value) if isinstance(value, str) and key != "model_type" else value
-            for key, value in config.items()}
+    return {
+        key: resolve_part(root, value) if isinstance(value, str) and key != "model_type" else value
+        for key, value in config.items()
+    }
 
 
 def resolve_part(root: Path, value: str) -> str:
@@ -64,8 +66,9 @@ def load_state_dict(path: str) -> dict[str, Any]:
     return {key.removeprefix("module."): value for key, value in state.items()}
 
 
-def load_into(module: Any, state: dict[str, Any], what: str, strict: bool = True,
-              ignored: Iterable[str] = ()) -> KeyMismatch:
+def load_into(
+    module: Any, state: dict[str, Any], what: str, strict: bool = True, ignored: Iterable[str] = ()
+) -> KeyMismatch:
     """Load ``state`` into ``module``; keys under an ``ignored`` prefix are dropped, the others must match
     (see ``harness_models.loading``). Returns the keys that did not match (empty when ``strict``)."""
     ignored = tuple(ignored)

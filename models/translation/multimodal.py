@@ -18,6 +18,7 @@ from harness_models.translation.images import ImageSpec, image_features
 from harness_models.translation.layout import load_state_dict, read_layout
 from harness_models.translation.seq2seq import LANGUAGE_PARAMS, Seq2SeqScorer
 
+
 class MultimodalScorer(Seq2SeqScorer):
     """A seq2seq scorer whose encoder or decoder also sees an image."""
 
@@ -40,8 +41,9 @@ class MultimodalScorer(Seq2SeqScorer):
         if not folder:
             return parts
         root = Path(folder).expanduser().resolve()
-        outside = {name: value for name, value in parts.items()
-                   if not Path(value).expanduser().resolve().is_relative_to(root)}
+        outside = {
+            name: value for name, value in parts.items() if not Path(value).expanduser().resolve().is_relative_to(root)
+        }
         return {"pretrained": folder, **outside}
 
     def require_parts(self) -> dict[str, Any]:
@@ -57,8 +59,9 @@ class MultimodalScorer(Seq2SeqScorer):
 
     def load_vision(self, source: str, model_class: Any, expected_dim: int) -> None:
         """The vision model, its preprocessing, and the feature size the fusion expects."""
-        vision, found = from_pretrained(model_class.from_pretrained, source, str(source), self.args["strict"],
-                                        dtype=self.model.dtype)
+        vision, found = from_pretrained(
+            model_class.from_pretrained, source, str(source), self.args["strict"], dtype=self.model.dtype
+        )
         self.vision, self.key_mismatch = vision.to(self.device).eval(), self.key_mismatch + found
         self.image_spec = ImageSpec.from_pretrained(source)
         self.image_dim = expected_dim

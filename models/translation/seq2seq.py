@@ -17,7 +17,6 @@ from harness.params import Param
 from harness_models.translation.base import DTYPE_PARAM, EncoderDecoderScorer, TargetTokens, hub_params, load_pretrained
 from harness_models.translation.languages import LanguageConvention
 
-
 LANGUAGE_PARAMS = {
     "src_code": Param(None, "the model's token for the source language, if not derived from it", str),
     "tgt_code": Param(None, "the model's token for the target language, if not derived from it", str),
@@ -74,6 +73,10 @@ class Seq2SeqScorer(EncoderDecoderScorer):
         # are not encoded again, since the encoder outputs are given.
         fsmt = {"input_ids": decoder_ids} if self.model.config.model_type == "fsmt" else {}
         return self.model(
-            encoder_outputs=BaseModelOutput(last_hidden_state=context["hidden"]), attention_mask=context["mask"],
-            decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask, use_cache=False, **fsmt,
+            encoder_outputs=BaseModelOutput(last_hidden_state=context["hidden"]),
+            attention_mask=context["mask"],
+            decoder_input_ids=decoder_ids,
+            decoder_attention_mask=decoder_mask,
+            use_cache=False,
+            **fsmt,
         ).logits

@@ -44,7 +44,8 @@ class VgamtScorer(MbartClipScorer):
             raise HarnessError(
                 f"{parts['checkpoint']}: a VGAMT trained with the MDETR region features ({len(keys)} keys, e.g. "
                 f"{', '.join(keys[:5])}); the harness implements the CLIP-only VGAMT, since regional features need "
-                "MDETR itself (see docs/checkpoints.md); pass --model-args strict=false to score it without them")
+                "MDETR itself (see docs/checkpoints.md); pass --model-args strict=false to score it without them"
+            )
         clip_dim = int(state[PROJECTION_KEY].shape[1])
         mbart = self.new_mbart(parts)
         vgamt_modules.install(mbart, clip_dim, vgamt_modules.adapter_size(state))

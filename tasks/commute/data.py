@@ -67,8 +67,12 @@ def pair_folder(root: Path, lang: str) -> Path:
 def read_raw(folder: Path, lang: str) -> tuple[dict[str, list[Any]], list[Path]]:
     """Columns of the original layout, validated; and the files read."""
     code = target_language(lang)
-    files = {"source": folder / "src.en", "correct": folder / f"correct.{code}",
-             "incorrect": folder / f"incorrect.{code}", "image": folder / "img.order"}
+    files = {
+        "source": folder / "src.en",
+        "correct": folder / f"correct.{code}",
+        "incorrect": folder / f"incorrect.{code}",
+        "image": folder / "img.order",
+    }
     lines = read_aligned(files)
     for name, values in lines.items():
         check_nonempty(str(files[name]), name, values)
@@ -77,15 +81,24 @@ def read_raw(folder: Path, lang: str) -> tuple[dict[str, list[Any]], list[Path]]
         raise DataError(str(files["source"]), f"has {count} lines, an odd number (lines 2j-1 and 2j form tuple j)")
     for first in range(0, count, 2):
         if lines["source"][first] != lines["source"][first + 1]:
-            raise DataError(str(files["source"]), f"lines {first + 1} and {first + 2} form a tuple but their sources differ",
-                            row=first + 2, field="source")
+            raise DataError(
+                str(files["source"]),
+                f"lines {first + 1} and {first + 2} form a tuple but their sources differ",
+                row=first + 2,
+                field="source",
+            )
     half = range(0, count, 2)
     columns = {
-        "id": [str(i // 2 + 1) for i in half], "line_a": [i + 1 for i in half], "line_b": [i + 2 for i in half],
+        "id": [str(i // 2 + 1) for i in half],
+        "line_a": [i + 1 for i in half],
+        "line_b": [i + 2 for i in half],
         "source": [lines["source"][i] for i in half],
-        "target_a": [lines["correct"][i] for i in half], "target_b": [lines["correct"][i + 1] for i in half],
-        "incorrect_a": [lines["incorrect"][i] for i in half], "incorrect_b": [lines["incorrect"][i + 1] for i in half],
-        "image_a": [lines["image"][i] for i in half], "image_b": [lines["image"][i + 1] for i in half],
+        "target_a": [lines["correct"][i] for i in half],
+        "target_b": [lines["correct"][i + 1] for i in half],
+        "incorrect_a": [lines["incorrect"][i] for i in half],
+        "incorrect_b": [lines["incorrect"][i + 1] for i in half],
+        "image_a": [lines["image"][i] for i in half],
+        "image_b": [lines["image"][i + 1] for i in half],
     }
     return columns, list(files.values())
 
@@ -96,7 +109,9 @@ def check_tuples(source: str, columns: Mapping[str, list[Any]]) -> None:
         check_nonempty(source, name, columns[name])
     for row, (a, b) in enumerate(zip(columns["target_a"], columns["target_b"]), start=1):
         if a == b:
-            raise DataError(source, "the two correct translations of the tuple are identical", row=row, field="target_b")
+            raise DataError(
+                source, "the two correct translations of the tuple are identical", row=row, field="target_b"
+            )
 
 
 def outside_folder(name: str) -> str | None:
@@ -116,8 +131,12 @@ def check_image_names(source: str, columns: Mapping[str, list[Any]], by_line: bo
             problem = outside_folder(name)
             if problem is not None:
                 row = columns[f"line_{side}"][index] if by_line else index + 1
-                raise DataError(source, f"image name {name!r} {problem}: image names must resolve inside --images",
-                                row=row, field="image" if by_line else f"image_{side}")
+                raise DataError(
+                    source,
+                    f"image name {name!r} {problem}: image names must resolve inside --images",
+                    row=row,
+                    field="image" if by_line else f"image_{side}",
+                )
 
 
 def attach_images(columns: dict[str, list[Any]], images_dir: str) -> list[Path]:
@@ -126,8 +145,9 @@ def attach_images(columns: dict[str, list[Any]], images_dir: str) -> list[Path]:
     names = columns["image_a"] + columns["image_b"]
     missing = sorted({name for name in names if not (folder / name).is_file()})
     if missing:
-        raise DataError(str(folder), f"{len(missing)} image file(s) of the dataset are missing: {', '.join(missing)}",
-                        field="image")
+        raise DataError(
+            str(folder), f"{len(missing)} image file(s) of the dataset are missing: {', '.join(missing)}", field="image"
+        )
     for side in ("a", "b"):
         columns[f"image_{side}_path"] = [str((folder / name).resolve()) for name in columns[f"image_{side}"]]
     return sorted({folder / name for name in names})
@@ -158,13 +178,17 @@ class CommuteLoader(DatasetLoader):
     """CoMMuTE tuples from the original layout, a Hub id or a save_to_disk folder; images from ``--images``."""
 
     params = {"lang": LANG_PARAM}
-    schema = "id, line_a, line_b, source, target_a, target_b, incorrect_a, incorrect_b, image_a, image_b[, image_*_path]"
+    schema = (
+        "id, line_a, line_b, source, target_a, target_b, incorrect_a, incorrect_b, image_a, image_b[, image_*_path]"
+    )
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
         """Read, validate, and attach the images when a folder is given."""
         if source is None:
-            raise HarnessError(f"dataset {self.name!r} needs --data-dir: the CoMMuTE folder (with en-<lang>/), "
-                               "a save_to_disk folder or a Hub id")
+            raise HarnessError(
+                f"dataset {self.name!r} needs --data-dir: the CoMMuTE folder (with en-<lang>/), "
+                "a save_to_disk folder or a Hub id"
+            )
         lang = args["lang"]
         if uses_hf_dataset(source):
             columns, identity = hub_columns(source, lang)
@@ -176,7 +200,9 @@ class CommuteLoader(DatasetLoader):
             identity = {"source": str(folder), "revision": files_revision(files), "split": folder.name}
         check_tuples(identity["source"], columns)
         if images_dir is not None:
-            identity["revision"] = combine_revisions(identity["revision"], files_revision(attach_images(columns, images_dir)))
+            identity["revision"] = combine_revisions(
+                identity["revision"], files_revision(attach_images(columns, images_dir))
+            )
             identity["images"] = str(images_dir)
         self.extend(columns, images_dir, identity)
         import datasets
@@ -202,15 +228,21 @@ class CommuteExtendedLoader(CommuteLoader):
     def extend(self, columns: dict[str, list[Any]], images_dir: str | None, identity: dict[str, Any]) -> None:
         """Candidate lists: the original image, then the extended folder's images."""
         if images_dir is None:
-            raise HarnessError(f"dataset {self.name!r} needs --images DIR with the original images and "
-                               "extended/<id>/a/, extended/<id>/b/ candidate folders")
+            raise HarnessError(
+                f"dataset {self.name!r} needs --images DIR with the original images and "
+                "extended/<id>/a/, extended/<id>/b/ candidate folders"
+            )
         root = Path(images_dir) / "extended"
         if not root.is_dir():
             raise HarnessError(f"{root} does not exist: the extended layout needs one folder per tuple id there")
         for row, tuple_id in enumerate(columns["id"], start=1):
             if outside_folder(tuple_id) is not None or Path(tuple_id).name != tuple_id:
-                raise DataError(identity["source"], f"tuple id {tuple_id!r} is not a plain folder name under {root}",
-                                row=row, field="id")
+                raise DataError(
+                    identity["source"],
+                    f"tuple id {tuple_id!r} is not a plain folder name under {root}",
+                    row=row,
+                    field="id",
+                )
         extra: list[Path] = []
         for side in ("a", "b"):
             lists = []

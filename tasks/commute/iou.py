@@ -33,7 +33,9 @@ def samples_path(location: str, task: str | None) -> Path:
     matching = [r for r in records if r.samples_file and (r.task == task if task else r.task.startswith("commute_"))]
     if not matching:
         wanted = f"task {task!r}" if task else "a CoMMuTE task"
-        raise HarnessError(f"{path / RESULTS_FILE} has no record of {wanted} with per-sample logs (run with --log-samples)")
+        raise HarnessError(
+            f"{path / RESULTS_FILE} has no record of {wanted} with per-sample logs (run with --log-samples)"
+        )
     return path / matching[-1].samples_file
 
 
@@ -44,7 +46,7 @@ def read_decisions(path: Path) -> dict[str, dict[tuple[str, str], int]]:
     for item in iter_json_lines(path):
         if isinstance(item, BadLine):
             raise DataError(str(path), f"not a JSON line ({item})", row=item.line)
-        line, sample = item
+        _, sample = item
         for metric in ("tc", "ic"):
             for direction in DIRECTIONS:
                 value = sample.get(f"{metric}_{direction}")
@@ -53,14 +55,19 @@ def read_decisions(path: Path) -> dict[str, dict[tuple[str, str], int]]:
                 elif f"{metric}_{direction}" in sample:
                     undefined.add(metric.upper())
     if not decisions and undefined:
-        raise DataError(str(path), f"its {' and '.join(sorted(undefined))} decisions are undefined: the model's scores "
-                                   "cannot depend on the image (see `undefined` in its results line)")
+        raise DataError(
+            str(path),
+            f"its {' and '.join(sorted(undefined))} decisions are undefined: the model's scores "
+            "cannot depend on the image (see `undefined` in its results line)",
+        )
     if not decisions:
         raise DataError(str(path), "has no TC or IC decisions (is it a CoMMuTE samples file?)")
     return decisions
 
 
-def iou_rows(first: dict[str, dict[tuple[str, str], int]], second: dict[str, dict[tuple[str, str], int]]) -> list[dict[str, Any]]:
+def iou_rows(
+    first: dict[str, dict[tuple[str, str], int]], second: dict[str, dict[tuple[str, str], int]]
+) -> list[dict[str, Any]]:
     """One row per metric both logs have: failure counts, intersection, union, IoU."""
     rows = []
     for metric in ("tc", "ic"):
@@ -69,12 +76,22 @@ def iou_rows(first: dict[str, dict[tuple[str, str], int]], second: dict[str, dic
         a, b = first[metric], second[metric]
         if a.keys() != b.keys():
             differing = sorted(a.keys() ^ b.keys())[:3]
-            raise HarnessError(f"the two logs do not cover the same {metric.upper()} directions (e.g. {differing}): "
-                               "compare runs on the same language and data")
+            raise HarnessError(
+                f"the two logs do not cover the same {metric.upper()} directions (e.g. {differing}): "
+                "compare runs on the same language and data"
+            )
         fails_a = {key for key, value in a.items() if value == 0}
         fails_b = {key for key, value in b.items() if value == 0}
-        rows.append({"metric": metric.upper(), "failures_a": len(fails_a), "failures_b": len(fails_b),
-                     "both": len(fails_a & fails_b), "either": len(fails_a | fails_b), "iou": failure_iou(fails_a, fails_b)})
+        rows.append(
+            {
+                "metric": metric.upper(),
+                "failures_a": len(fails_a),
+                "failures_b": len(fails_b),
+                "both": len(fails_a & fails_b),
+                "either": len(fails_a | fails_b),
+                "iou": failure_iou(fails_a, fails_b),
+            }
+        )
     if not rows:
         raise HarnessError("the two logs share no metric (one has only TC decisions, the other only IC)")
     return rows
@@ -85,7 +102,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     lines = ["| metric | failures A | failures B | both | either | IoU |", "|---|---:|---:|---:|---:|---:|"]
     for row in rows:
         iou = "n/a" if math.isnan(row["iou"]) else f"{row['iou']:.4f}"
-        lines.append(f"| {row['metric']} | {row['failures_a']} | {row['failures_b']} | {row['both']} | {row['either']} | {iou} |")
+        lines.append(
+            f"| {row['metric']} | {row['failures_a']} | {row['failures_b']} | {row['both']} | {row['either']} | {iou} |"
+        )
     return "\n".join(lines)
 
 

@@ -107,8 +107,9 @@ class OracleChoice:
     margin: float
 
 
-def oracle_choices(p_aa: Sequence[float], p_ba: Sequence[float], p_bb: Sequence[float], p_ab: Sequence[float],
-                   ties: str) -> tuple[OracleChoice, OracleChoice]:
+def oracle_choices(
+    p_aa: Sequence[float], p_ba: Sequence[float], p_bb: Sequence[float], p_ab: Sequence[float], ties: str
+) -> tuple[OracleChoice, OracleChoice]:
     """The image pairs of one tuple that maximise and that minimise GIC.
 
     ``p_aa[i]`` = P(s, a_i, t^a), ``p_ab[i]`` = P(s, a_i, t^b) over the candidates a_i for t^a;

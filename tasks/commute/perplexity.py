@@ -107,7 +107,15 @@ def _scales(axes: Any, spread: float) -> None:
 def _panel(axes: Any, points: Points, xlabel: str, ylabel: str, verdict: str, title: str) -> None:
     """A log-log scatter with the diagonal and how many points lie above it, on it and below it."""
     if not points:
-        axes.text(0.5, 0.5, f"no {verdict} comparisons in the logs\n(run commute_{verdict.lower()} with --log-samples)", ha="center", va="center", transform=axes.transAxes, color="grey")
+        axes.text(
+            0.5,
+            0.5,
+            f"no {verdict} comparisons in the logs\n(run commute_{verdict.lower()} with --log-samples)",
+            ha="center",
+            va="center",
+            transform=axes.transAxes,
+            color="grey",
+        )
         axes.set_title(title, fontsize=9)
         axes.set_xticks([])
         axes.set_yticks([])
@@ -125,8 +133,16 @@ def _panel(axes: Any, points: Points, xlabel: str, ylabel: str, verdict: str, ti
     note = f"above ({verdict} right): {above}\non the diagonal (tie): {equal}\nbelow: {len(points) - above - equal}"
     if equal == len(points):
         note += "\nall identical: the scores ignore the image"
-    axes.text(0.97, 0.03, note, ha="right", va="bottom", fontsize=7, transform=axes.transAxes,
-              bbox={"facecolor": "white", "edgecolor": "lightgrey", "alpha": 0.9})
+    axes.text(
+        0.97,
+        0.03,
+        note,
+        ha="right",
+        va="bottom",
+        fontsize=7,
+        transform=axes.transAxes,
+        bbox={"facecolor": "white", "edgecolor": "lightgrey", "alpha": 0.9},
+    )
     axes.set_title(title, fontsize=9)
     axes.legend(fontsize=7, loc="upper left")
 
@@ -138,10 +154,22 @@ def perplexity_figure(runs: Mapping[str, Tables], path: Path, title: str = "CoMM
     with figure(9.0, 4.2 * len(runs) + 0.4) as fig:
         grid = fig.subplots(len(runs), 2, squeeze=False)
         for (label, tables), (left, right) in zip(runs.items(), grid):
-            _panel(left, tc_points(tables), "correct translation, with the image", "incorrect translation, same image",
-                   "TC", f"{label}: correct vs incorrect")
-            _panel(right, ic_points(tables), "translation with its own image", "same translation, with the other image",
-                   "IC", f"{label}: own vs other image")
+            _panel(
+                left,
+                tc_points(tables),
+                "correct translation, with the image",
+                "incorrect translation, same image",
+                "TC",
+                f"{label}: correct vs incorrect",
+            )
+            _panel(
+                right,
+                ic_points(tables),
+                "translation with its own image",
+                "same translation, with the other image",
+                "IC",
+                f"{label}: own vs other image",
+            )
         fig.suptitle(title, fontsize=10)
         save(fig, path)
 

@@ -36,7 +36,9 @@ def _temperature(column: Column, board: Board) -> float:
 
 def _settings(column: Column, board: Board) -> str:
     """The CoMMuTE arguments of a column except the temperature, as a sort-stable string."""
-    return json.dumps({k: v for k, v in board.example(column).task_args.items() if k != "temperature"}, sort_keys=True, default=str)
+    return json.dumps(
+        {k: v for k, v in board.example(column).task_args.items() if k != "temperature"}, sort_keys=True, default=str
+    )
 
 
 def _settings_title(settings: str) -> str:
@@ -62,10 +64,19 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
     groups = {s: [c for c in cols if _temperature(c, board) == 1.0] for s, cols in _contrast_groups(board).items()}
     groups = {s: cols for s, cols in groups.items() if cols}
     plots = []
-    for (settings, columns), name in zip(groups.items(), file_names("commute_bars", [json.loads(s).get("lang", "") for s in groups])):
+    for (settings, columns), name in zip(
+        groups.items(), file_names("commute_bars", [json.loads(s).get("lang", "") for s in groups])
+    ):
         keys = [k for k in board.labels if any((k, c) in board.cells for c in columns)]
-        bar_figure(board, keys, columns, [_display(board, c) for c in columns], folder / name,
-                   title=f"CoMMuTE per model ({_settings_title(settings)})", ylabel="rate")
+        bar_figure(
+            board,
+            keys,
+            columns,
+            [_display(board, c) for c in columns],
+            folder / name,
+            title=f"CoMMuTE per model ({_settings_title(settings)})",
+            ylabel="rate",
+        )
         plots.append(Plot(FAMILY, f"CoMMuTE TC/IC/GTC/GIC per model ({_settings_title(settings)})", name))
     return plots
 
@@ -80,13 +91,17 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
     for settings, columns in _contrast_groups(board).items():
         series: dict[tuple[str, str, str], list[Column]] = {}
         for column in columns:
-            series.setdefault((column.task, column.metric, _without_temperature(column.task_signature)), []).append(column)
+            series.setdefault((column.task, column.metric, _without_temperature(column.task_signature)), []).append(
+                column
+            )
         swept = {key: cols for key, cols in series.items() if len({_temperature(c, board) for c in cols}) > 1}
         if swept:
             sweeps.append((settings, swept))
     plots = []
     palette = colours(board)
-    for (settings, swept), name in zip(sweeps, file_names("commute_temperature", [json.loads(s).get("lang", "") for s, _ in sweeps])):
+    for (settings, swept), name in zip(
+        sweeps, file_names("commute_temperature", [json.loads(s).get("lang", "") for s, _ in sweeps])
+    ):
         labels = column_labels(swept)
         tasks = [t for t in CONTRASTS if any(key[0] == t for key in swept)]
         legend: dict[str, Any] = {}
@@ -94,10 +109,13 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
             for axes, task in zip(fig.subplots(1, len(tasks), squeeze=False)[0], tasks):
                 series = sorted((k, v) for k, v in swept.items() if k[0] == task)
                 for style, (key, cols) in zip(itertools.cycle(LINE_STYLES), series):
-                    suffix = labels[key][len(f"{task} {key[1]}"):]
+                    suffix = labels[key][len(f"{task} {key[1]}") :]
                     for model in board.labels:
-                        points = sorted((_temperature(c, board), board.cells[model, c].record.metrics.get(c.metric))
-                                        for c in cols if (model, c) in board.cells)
+                        points = sorted(
+                            (_temperature(c, board), board.cells[model, c].record.metrics.get(c.metric))
+                            for c in cols
+                            if (model, c) in board.cells
+                        )
                         points = [(t, v) for t, v in points if v is not None]
                         if points:
                             (line,) = axes.plot(*zip(*points), style, marker="o", color=palette[model])
@@ -131,16 +149,25 @@ def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
     """Per language and model with a TC per-sample log: the figure of ``harness commute-perplexity`` (its IC
     panel from the same model's ``commute_ic`` log in the same setting, where there is one)."""
     columns = [c for c in board.columns if c.task == "commute_tc" and _temperature(c, board) == 1.0]
-    found = [(column, key) for column in columns for key in board.labels
-             if (key, column) in board.cells and tuple_perplexities(board.cells[key, column].entry)]
-    names = file_names("commute_perplexity", [f"{board.example(c).task_args.get('lang', '')} {board.labels[k]}"
-                                               for c, k in found])
+    found = [
+        (column, key)
+        for column in columns
+        for key in board.labels
+        if (key, column) in board.cells and tuple_perplexities(board.cells[key, column].entry)
+    ]
+    names = file_names(
+        "commute_perplexity", [f"{board.example(c).task_args.get('lang', '')} {board.labels[k]}" for c, k in found]
+    )
     plots = []
     for (column, key), name in zip(found, names):
         settings = _settings_title(_settings(column, board))
         tables = _log_tables(board.cells[key, column].entry)
         for ic in board.columns:
-            if ic.task == "commute_ic" and _settings(ic, board) == _settings(column, board) and (key, ic) in board.cells:
+            if (
+                ic.task == "commute_ic"
+                and _settings(ic, board) == _settings(column, board)
+                and (key, ic) in board.cells
+            ):
                 for tuple_id, table in _log_tables(board.cells[key, ic].entry).items():
                     tables.setdefault(tuple_id, {}).update(table)
         perplexity_figure({board.labels[key]: tables}, folder / name, f"CoMMuTE per tuple ({settings})")

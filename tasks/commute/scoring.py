@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from harness.cached_model import image_content_key
 from harness.capabilities import MixedImage, ScoreRequest
@@ -25,7 +25,7 @@ from harness_tasks.commute.metrics import perplexity
 
 SOURCE_LANG = "en"
 CHUNK = 64  # tuples whose images are open at once
-ImageRef = Union[str, tuple[str, str], None]  # a path, a pair to mix 50/50, or no image
+ImageRef = str | tuple[str, str] | None  # a path, a pair to mix 50/50, or no image
 Slot = tuple[Any, str]  # (image label, target role)
 
 
@@ -93,8 +93,11 @@ def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
 def shared_prefixes(model: Any, jobs: Sequence[TupleJob], settings: ScoringSettings) -> list[int]:
     """Per tuple: the number of leading scored tokens its translations all share."""
     texts = [sorted(set(job.targets.values())) for job in jobs]
-    requests = [ScoreRequest(job.source, text, None, None, SOURCE_LANG, settings.tgt_lang)
-                for job, group in zip(jobs, texts) for text in group]
+    requests = [
+        ScoreRequest(job.source, text, None, None, SOURCE_LANG, settings.tgt_lang)
+        for job, group in zip(jobs, texts)
+        for text in group
+    ]
     try:
         ids = model.score_translations(requests, output="token_ids")
     except TypeError:
@@ -130,7 +133,9 @@ def _score_chunk(model: Any, jobs: Sequence[TupleJob], settings: ScoringSettings
         for slot in job.slots:
             kept = next(logprobs)[skip:]
             if len(kept) == 0:
-                raise HarnessError(f"no target tokens left to score after removing the shared prefix of {job.targets[slot[1]]!r}")
+                raise HarnessError(
+                    f"no target tokens left to score after removing the shared prefix of {job.targets[slot[1]]!r}"
+                )
             table[slot] = perplexity(kept)
         tables.append(table)
     return tables

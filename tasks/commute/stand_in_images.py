@@ -21,7 +21,9 @@ SIZE = 224
 
 def image_names(root: Path, lang: str | None) -> list[str]:
     """The distinct names of the ``img.order`` files under ``root`` (``en-<lang>/`` only when ``lang`` is given)."""
-    orders = [root / "img.order"] if (root / "img.order").is_file() else sorted(root.glob(f"en-{lang or '*'}/img.order"))
+    orders = (
+        [root / "img.order"] if (root / "img.order").is_file() else sorted(root.glob(f"en-{lang or '*'}/img.order"))
+    )
     if not orders:
         raise HarnessError(f"{root} has no img.order" + (f" in en-{lang}/" if lang else " (nor en-*/img.order)"))
     return sorted({name for order in orders for name in read_lines(order) if name.strip()})
@@ -50,8 +52,12 @@ class StandInImages:
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
         """The CoMMuTE folder, an optional language, the output folder."""
-        parser.add_argument("--data-dir", required=True, help="the CoMMuTE folder (with en-<lang>/) or one en-<lang> folder")
-        parser.add_argument("--lang", default=None, help="only the names of en-<lang>/img.order (default: every language)")
+        parser.add_argument(
+            "--data-dir", required=True, help="the CoMMuTE folder (with en-<lang>/) or one en-<lang> folder"
+        )
+        parser.add_argument(
+            "--lang", default=None, help="only the names of en-<lang>/img.order (default: every language)"
+        )
         parser.add_argument("--output", required=True, help="folder to write the images to (existing files are kept)")
 
     @staticmethod
@@ -69,8 +75,10 @@ class StandInImages:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 draw(name).save(target)
                 written += 1
-        print(f"wrote {written} stand-in images to {folder} ({len(names) - written} already there); "
-              "they are labelled STAND-IN: results with them are for checking a setup only")
+        print(
+            f"wrote {written} stand-in images to {folder} ({len(names) - written} already there); "
+            "they are labelled STAND-IN: results with them are for checking a setup only"
+        )
         return 0
 
 

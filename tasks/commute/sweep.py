@@ -73,7 +73,9 @@ class TemperatureSweep:
         parser.add_argument("--images", default=None, help="folder of images named as in img.order")
         parser.add_argument("--task-args", default=None, help="task arguments (lang, ties, prefix_removal), k=v,...")
         parser.add_argument("--tasks", default=DEFAULT_TASKS, help=f"comma-separated tasks (default {DEFAULT_TASKS})")
-        parser.add_argument("--temperatures", default=DEFAULT_TEMPERATURES, help=f"comma-separated T (default {DEFAULT_TEMPERATURES})")
+        parser.add_argument(
+            "--temperatures", default=DEFAULT_TEMPERATURES, help=f"comma-separated T (default {DEFAULT_TEMPERATURES})"
+        )
         parser.add_argument("--output", default="results/temperature", help="folder for results, table and plot")
         parser.add_argument("--limit", type=int, default=None, help="use only the first N tuples")
         parser.add_argument("--batch-size", type=int, default=32)
@@ -94,9 +96,18 @@ class TemperatureSweep:
         results: dict[float, dict[str, float | None]] = {}
         for temperature in temperatures:
             outcomes = evaluate(
-                tasks, args.model, model_args=args.model_args, task_args={**task_args, "temperature": temperature},
-                data_dir=args.data_dir, images=args.images, limit=args.limit, batch_size=args.batch_size,
-                device=args.device, output=args.output, use_cache=not args.no_cache, progress=Progress(enabled=True),
+                tasks,
+                args.model,
+                model_args=args.model_args,
+                task_args={**task_args, "temperature": temperature},
+                data_dir=args.data_dir,
+                images=args.images,
+                limit=args.limit,
+                batch_size=args.batch_size,
+                device=args.device,
+                output=args.output,
+                use_cache=not args.no_cache,
+                progress=Progress(enabled=True),
             )
             results[temperature] = {o.task: o.metrics[o.main_metric] for o in outcomes if not isinstance(o, Skipped)}
         folder = Path(args.output)

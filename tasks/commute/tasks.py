@@ -41,8 +41,10 @@ TC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("a", "inc_a"), ("b", "b"), ("b", "inc
 IC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("b", "a"), ("b", "b"), ("a", "b"))
 MIX_SLOTS: tuple[Slot, ...] = (("mix", "a"), ("mix", "inc_a"), ("mix", "b"), ("mix", "inc_b"))
 Table = dict[Slot, float]
-IMAGE_BLIND = ("the scorer's scores cannot depend on the image (its adapter sets uses_images = False), so every "
-               "comparison of two images is a tie by construction (Kashani Motlagh et al., WMT 2024, section 5.4)")
+IMAGE_BLIND = (
+    "the scorer's scores cannot depend on the image (its adapter sets uses_images = False), so every "
+    "comparison of two images is a tie by construction (Kashani Motlagh et al., WMT 2024, section 5.4)"
+)
 
 
 def tc_of(table: Table, ties: str, image_a: Any = "a", image_b: Any = "b") -> Pair:
@@ -58,7 +60,9 @@ def ic_of(table: Table, ties: str) -> Pair:
 TIES_METRIC = Metric("ties", "ties", None, None, None, "share of the comparisons that are ties (they count as {ties})")
 
 
-def rate(name: str, display: str, chance: float | None, fields: str, description: str, higher: bool | None = True) -> Metric:
+def rate(
+    name: str, display: str, chance: float | None, fields: str, description: str, higher: bool | None = True
+) -> Metric:
     """A CoMMuTE rate: the mean of per-tuple decisions ``fields`` of the samples."""
     return Metric(name, display, higher, chance, f"mean:{fields}", description)
 
@@ -93,11 +97,15 @@ class CommuteTask(Task):
     def check(self, output: TaskOutput) -> list[str]:
         """Every comparison a tie: the values are set by the ``ties`` rule, not by the model (unless they are undefined)."""
         if output.per_seed and output.per_seed[0].get("ties") == 1.0 and not output.undefined:
-            return [f"every comparison is a tie: the values are fixed by ties={self.args['ties']} (by construction), not by the model"]
+            return [
+                f"every comparison is a tie: the values are fixed by ties={self.args['ties']} (by construction), not by the model"
+            ]
         directions = [(s.get("tc_ab"), s.get("tc_ba")) for s in output.samples]
         if directions and all(ab is not None and ba is not None and ab + ba == 1 for ab, ba in directions):
-            return ["every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0, the values a scorer "
-                    "that ignores the image gets by construction (each image's incorrect translation is the other's correct one)"]
+            return [
+                "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0, the values a scorer "
+                "that ignores the image gets by construction (each image's incorrect translation is the other's correct one)"
+            ]
         return []
 
     def __init__(self, name: str, args: dict[str, Any] | None = None):
@@ -108,7 +116,9 @@ class CommuteTask(Task):
     @property
     def settings(self) -> ScoringSettings:
         """The scoring settings of this task's arguments."""
-        return ScoringSettings(target_language(self.args["lang"]), self.args["temperature"], self.args["prefix_removal"])
+        return ScoringSettings(
+            target_language(self.args["lang"]), self.args["temperature"], self.args["prefix_removal"]
+        )
 
     def undefined(self, model: Any) -> dict[str, str]:
         """The metrics that ``model`` leaves undefined, with the reason: those comparing images, for an image-blind scorer
@@ -125,8 +135,11 @@ class CommuteTask(Task):
     @staticmethod
     def output(metrics: dict[str, float], samples: list[dict[str, Any]], undefined: dict[str, str]) -> TaskOutput:
         """The task's output, with every undefined metric set to None."""
-        return TaskOutput([{name: None if name in undefined else value for name, value in metrics.items()}], samples,
-                          undefined=undefined)
+        return TaskOutput(
+            [{name: None if name in undefined else value for name, value in metrics.items()}],
+            samples,
+            undefined=undefined,
+        )
 
     @staticmethod
     def job(row: dict[str, Any], slots: Sequence[Slot], images: dict[Any, Any] | None = None) -> TupleJob:
@@ -134,17 +147,26 @@ class CommuteTask(Task):
         a, b = row.get("image_a_path"), row.get("image_b_path")
         if images is None:
             images = {"a": a, "b": b, "mix": (a, b) if a and b else None}
-        targets = {role: row[f"{'incorrect' if role.startswith('inc') else 'target'}_{role[-1]}"]
-                   for role in ("a", "b", "inc_a", "inc_b")}
+        targets = {
+            role: row[f"{'incorrect' if role.startswith('inc') else 'target'}_{role[-1]}"]
+            for role in ("a", "b", "inc_a", "inc_b")
+        }
         return TupleJob(row["source"], targets, images, tuple(slots))
 
     @staticmethod
     def sample(row: dict[str, Any], table: Table, **decisions: Any) -> dict[str, Any]:
         """A per-tuple record: identity, images, perplexities by ``image|target``, decisions."""
-        return {"id": row["id"], "lines": [row.get("line_a"), row.get("line_b")], "source": row["source"],
-                "image_a": row["image_a"], "image_b": row["image_b"],
-                "ppl": {f"{image}|{role}": value if math.isfinite(value) else None for (image, role), value in table.items()},
-                **decisions}
+        return {
+            "id": row["id"],
+            "lines": [row.get("line_a"), row.get("line_b")],
+            "source": row["source"],
+            "image_a": row["image_a"],
+            "image_b": row["image_b"],
+            "ppl": {
+                f"{image}|{role}": value if math.isfinite(value) else None for (image, role), value in table.items()
+            },
+            **decisions,
+        }
 
     def score(self, rows: list[dict[str, Any]], model: Any, slots: Sequence[Slot]) -> list[Table]:
         """Perplexity tables of all tuples."""
@@ -185,8 +207,16 @@ class CommuteTC(ContrastTask):
     """TC: is each image's correct translation less perplexing than the incorrect one?"""
 
     main_metric = "tc"
-    metrics = (rate("tc", "TC", 0.5, "tc_ab,tc_ba", "share of directions whose correct translation is less perplexing "
-                    "than the incorrect one"), TIES_METRIC)
+    metrics = (
+        rate(
+            "tc",
+            "TC",
+            0.5,
+            "tc_ab,tc_ba",
+            "share of directions whose correct translation is less perplexing than the incorrect one",
+        ),
+        TIES_METRIC,
+    )
     kind, slots, comparisons = "tc", TC_SLOTS, TC_COMPARISONS
     decide, aggregate = staticmethod(tc_of), staticmethod(mean_rate)
 
@@ -205,8 +235,16 @@ class CommuteIC(ContrastTask):
 
     version = 2  # 2: undefined (None) for a scorer that ignores the image, instead of 0 or 1 by the tie rule
     main_metric = "ic"
-    metrics = (rate("ic", "IC", 0.5, "ic_ab,ic_ba", "share of directions whose translation is less perplexing with "
-                    "its own image than with the other"), TIES_METRIC)
+    metrics = (
+        rate(
+            "ic",
+            "IC",
+            0.5,
+            "ic_ab,ic_ba",
+            "share of directions whose translation is less perplexing with its own image than with the other",
+        ),
+        TIES_METRIC,
+    )
     needs_images = True
     image_metrics = ("ic",)
     kind, slots, comparisons = "ic", IC_SLOTS, IC_COMPARISONS
@@ -232,7 +270,9 @@ class CommuteConsistency(CommuteTask):
     main_metric = "ipr"
     metrics = (
         rate("ipr", "IPR", None, "ipr", "share of directions right with the image and wrong with the mixed image"),
-        rate("inr", "INR", None, "inr", "share of directions wrong with the image and right with the mixed image", False),
+        rate(
+            "inr", "INR", None, "inr", "share of directions wrong with the image and right with the mixed image", False
+        ),
         rate("cpr", "CPR", None, "cpr", "share of directions right with both the image and the mixed image", None),
         rate("cnr", "CNR", None, "cnr", "share of directions wrong with both the image and the mixed image", None),
         rate("tc", "TC", 0.5, "tc_ab,tc_ba", "TC with the true images"),
@@ -250,9 +290,18 @@ class CommuteConsistency(CommuteTask):
         image = [tc_of(table, ties) for table in tables]
         mixed = [tc_of(table, ties, "mix", "mix") for table in tables]
         metrics = {**consistency_rates(image, mixed), "tc": mean_rate(image), "tc_mix": mean_rate(mixed)}
-        samples = [self.sample(row, table, tc_ab=i.ab, tc_ba=i.ba, tc_mix_ab=m.ab, tc_mix_ba=m.ba,
-                               **(dict.fromkeys(self.image_metrics) if undefined else consistency_of(i, m)))
-                   for row, table, i, m in zip(rows, tables, image, mixed)]
+        samples = [
+            self.sample(
+                row,
+                table,
+                tc_ab=i.ab,
+                tc_ba=i.ba,
+                tc_mix_ab=m.ab,
+                tc_mix_ba=m.ba,
+                **(dict.fromkeys(self.image_metrics) if undefined else consistency_of(i, m)),
+            )
+            for row, table, i, m in zip(rows, tables, image, mixed)
+        ]
         return self.output(metrics, samples, undefined)
 
 
@@ -263,12 +312,35 @@ class CommuteOracle(CommuteTask):
     dataset = "commute_extended"
     main_metric = "max_gic"
     metrics = tuple(
-        metric for name, word in (("max", "GIC-maximising"), ("min", "GIC-minimising")) for metric in (
-            rate(f"{name}_gic", f"{name.capitalize()} GIC", None, f"{name}_gic", f"GIC at each tuple's {word} candidate images"),
-            rate(f"{name}_ic", f"{name.capitalize()} IC", None, f"{name}_ic", f"IC at each tuple's {word} candidate images"),
+        metric
+        for name, word in (("max", "GIC-maximising"), ("min", "GIC-minimising"))
+        for metric in (
+            rate(
+                f"{name}_gic",
+                f"{name.capitalize()} GIC",
+                None,
+                f"{name}_gic",
+                f"GIC at each tuple's {word} candidate images",
+            ),
+            rate(
+                f"{name}_ic",
+                f"{name.capitalize()} IC",
+                None,
+                f"{name}_ic",
+                f"IC at each tuple's {word} candidate images",
+            ),
             Metric(f"rr_{name}", f"RR {name}", None, None, None, f"share of the images the {word} oracle replaced"),
-            Metric(f"{name}_tc", f"{name.capitalize()} TC", True, 0.5, None, f"TC at each tuple's {word} candidate images"),
-            Metric(f"{name}_gtc", f"{name.capitalize()} GTC", True, 0.25, None, f"GTC at each tuple's {word} candidate images"),
+            Metric(
+                f"{name}_tc", f"{name.capitalize()} TC", True, 0.5, None, f"TC at each tuple's {word} candidate images"
+            ),
+            Metric(
+                f"{name}_gtc",
+                f"{name.capitalize()} GTC",
+                True,
+                0.25,
+                None,
+                f"GTC at each tuple's {word} candidate images",
+            ),
         )
     )
     needs_images = True
@@ -282,29 +354,47 @@ class CommuteOracle(CommuteTask):
         jobs = [self.candidate_job(row) for row in rows]
         tables = score_tables(model, jobs, self.settings)
         choices = [self.choose(row, table, ties) for row, table in zip(rows, tables)]
-        tc_jobs = [self.job(row, [slot for c in pair for slot in self.tc_slots(c)], job.images)
-                   for row, pair, job in zip(rows, choices, jobs)]
+        tc_jobs = [
+            self.job(row, [slot for c in pair for slot in self.tc_slots(c)], job.images)
+            for row, pair, job in zip(rows, choices, jobs)
+        ]
         tc_tables = score_tables(model, tc_jobs, self.settings)
         metrics: dict[str, float] = {}
-        samples = [self.sample(row, {**table, **extra}, chosen={}) for row, table, extra in zip(rows, tables, tc_tables)]
+        samples = [
+            self.sample(row, {**table, **extra}, chosen={}) for row, table, extra in zip(rows, tables, tc_tables)
+        ]
         for index, name in enumerate(("max", "min")):
             chosen = [pair[index] for pair in choices]
             tc = [tc_of(table, ties, f"a{c.a}", f"b{c.b}") for table, c in zip(tc_tables, chosen)]
             ic = [c.ic for c in chosen]
-            metrics.update({f"{name}_ic": mean_rate(ic), f"{name}_gic": joint_rate(ic), f"rr_{name}": replacement_rate(chosen),
-                            f"{name}_tc": mean_rate(tc), f"{name}_gtc": joint_rate(tc)})
+            metrics.update(
+                {
+                    f"{name}_ic": mean_rate(ic),
+                    f"{name}_gic": joint_rate(ic),
+                    f"rr_{name}": replacement_rate(chosen),
+                    f"{name}_tc": mean_rate(tc),
+                    f"{name}_gtc": joint_rate(tc),
+                }
+            )
             for sample, row, c in zip(samples, rows, chosen):
                 ic_ab, ic_ba = (None, None) if undefined else (c.ic.ab, c.ic.ba)
                 sample[f"{name}_ic"] = None if undefined else (c.ic.ab + c.ic.ba) / 2
                 sample[f"{name}_gic"] = None if undefined else c.ic.ab * c.ic.ba
-                sample["chosen"][name] = {"image_a": row["candidates_a"][c.a], "image_b": row["candidates_b"][c.b],
-                                          "ic_ab": ic_ab, "ic_ba": ic_ba, "margin": c.margin}
+                sample["chosen"][name] = {
+                    "image_a": row["candidates_a"][c.a],
+                    "image_b": row["candidates_b"][c.b],
+                    "ic_ab": ic_ab,
+                    "ic_ba": ic_ba,
+                    "margin": c.margin,
+                }
         return self.output(metrics, samples, undefined)
 
     def candidate_job(self, row: dict[str, Any]) -> TupleJob:
         """Every candidate image (``a<i>``, ``b<j>``) against both correct translations."""
-        images = {**{f"a{i}": path for i, path in enumerate(row["candidates_a"])},
-                  **{f"b{j}": path for j, path in enumerate(row["candidates_b"])}}
+        images = {
+            **{f"a{i}": path for i, path in enumerate(row["candidates_a"])},
+            **{f"b{j}": path for j, path in enumerate(row["candidates_b"])},
+        }
         return self.job(row, [(label, role) for label in images for role in ("a", "b")], images)
 
     @staticmethod
@@ -318,5 +408,10 @@ class CommuteOracle(CommuteTask):
         """The tuple's GIC-maximising and GIC-minimising image pairs."""
         a_labels = [f"a{i}" for i in range(len(row["candidates_a"]))]
         b_labels = [f"b{j}" for j in range(len(row["candidates_b"]))]
-        return oracle_choices([table[x, "a"] for x in a_labels], [table[y, "a"] for y in b_labels],
-                              [table[y, "b"] for y in b_labels], [table[x, "b"] for x in a_labels], ties)
+        return oracle_choices(
+            [table[x, "a"] for x in a_labels],
+            [table[y, "a"] for y in b_labels],
+            [table[y, "b"] for y in b_labels],
+            [table[x, "b"] for x in a_labels],
+            ties,
+        )

@@ -9,6 +9,8 @@ from harness.hookspecs import hookimpl
 
 @hookimpl
 def register_datasets(register):
-    register("xling-shapes", "harness_tasks.default_benchmark.loader:XlingShapesLoader",
-             "Built-in default benchmark: generated shape scenes, captions in en/de/fr/es/cs, any size, seeded.")
-
+    register(
+        "xling-shapes",
+        "harness_tasks.default_benchmark.loader:XlingShapesLoader",
+        "Built-in default benchmark: generated shape scenes, captions in en/de/fr/es/cs, any size, seeded.",
+    )

@@ -68,10 +68,12 @@ def dataset(size: int, seed: int) -> Any:
     columns.update({f"text_{lang}": texts for lang, texts in bench.captions.items()})
     columns["image"] = [{"bytes": png(pixels), "path": None} for pixels in bench.images]
     columns["image_features"] = features
-    schema = datasets.Features({
-        "id": datasets.Value("string"),
-        **{f"text_{lang}": datasets.Value("string") for lang in LANGUAGES},
-        "image": datasets.Image(),
-        "image_features": datasets.List(datasets.Value("float32"), length=features.shape[1]),
-    })
+    schema = datasets.Features(
+        {
+            "id": datasets.Value("string"),
+            **{f"text_{lang}": datasets.Value("string") for lang in LANGUAGES},
+            "image": datasets.Image(),
+            "image_features": datasets.List(datasets.Value("float32"), length=features.shape[1]),
+        }
+    )
     return datasets.Dataset.from_dict(columns, features=schema)

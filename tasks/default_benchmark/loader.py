@@ -38,6 +38,11 @@ class XlingShapesLoader(DatasetLoader):
             if lang not in LANGUAGES:
                 raise HarnessError(f"dataset {self.name!r} has no language {lang!r} (it has: {', '.join(LANGUAGES)})")
         size, seed = args["size"], args["seed"]
-        identity = {"loader": NAME, "source": f"{NAME}:size={size},seed={seed}", "revision": revision(size, seed),
-                    "split": None, "generator": GENERATOR_VERSION}
+        identity = {
+            "loader": NAME,
+            "source": f"{NAME}:size={size},seed={seed}",
+            "revision": revision(size, seed),
+            "split": None,
+            "generator": GENERATOR_VERSION,
+        }
         return LoadedData(dataset(size, seed), identity)

@@ -89,8 +89,11 @@ class Stream:
 
 RADIUS = {"small": 0.07, "large": 0.12}
 ANCHORS = {  # group centre and the direction its objects line up in: (x, y, "row" | "column")
-    "left": (0.27, 0.5, "column"), "right": (0.73, 0.5, "column"), "top": (0.5, 0.27, "row"),
-    "bottom": (0.5, 0.73, "row"), "centre": (0.5, 0.5, "row"),
+    "left": (0.27, 0.5, "column"),
+    "right": (0.73, 0.5, "column"),
+    "top": (0.5, 0.27, "row"),
+    "bottom": (0.5, 0.73, "row"),
+    "centre": (0.5, 0.5, "row"),
 }
 PAIR_ANCHORS = {"left_of": ("left", "right"), "above": ("top", "bottom")}
 
@@ -122,8 +125,15 @@ def layout(scene: Scene, stream: Stream) -> tuple[Placed, ...]:
         for i in range(group.count):
             offset = (i - (group.count - 1) / 2) * 2.4 * radius
             ox, oy = (offset, 0.0) if direction == "row" else (0.0, offset)
-            placed.append(Placed(group.shape, group.colour, x + ox + stream.uniform(-0.01, 0.01),
-                                 y + oy + stream.uniform(-0.01, 0.01), radius * stream.uniform(0.92, 1.0)))
+            placed.append(
+                Placed(
+                    group.shape,
+                    group.colour,
+                    x + ox + stream.uniform(-0.01, 0.01),
+                    y + oy + stream.uniform(-0.01, 0.01),
+                    radius * stream.uniform(0.92, 1.0),
+                )
+            )
     return tuple(placed)
 
 

@@ -30,7 +30,9 @@ def image_paths(names: list[str], images_dir: str, listed_in: str) -> list[str]:
             with Image.open(path) as image:
                 image.verify()
         except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as exc:
-            raise DataError(listed_in, f"image file {str(path)!r} cannot be read: {exc}", row=row, field="image_file") from None
+            raise DataError(
+                listed_in, f"image file {str(path)!r} cannot be read: {exc}", row=row, field="image_file"
+            ) from None
         paths.append(str(path))
     return paths
 
@@ -44,7 +46,6 @@ def attach_images(data: Any, images_dir: str, listed_in: str) -> tuple[Any, str]
     paths = image_paths(list(data["image_file"]), images_dir, listed_in)
     with_images = data.add_column("image", paths).cast_column("image", datasets.Image())
     return with_images, files_revision(sorted(set(paths)))
-
 
 
 def combined_revision(*revisions: str) -> str:

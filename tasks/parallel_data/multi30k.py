@@ -9,7 +9,6 @@ ship) every listed file is checked and an ``image`` column (``datasets.Image``) 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from harness.data import (
@@ -50,7 +49,9 @@ class Multi30kLoader(DatasetLoader):
 
     def _load_texts(self, source: str | None, args: Mapping[str, Any]) -> LoadedData:
         if source is None:
-            raise HarnessError("dataset 'multi30k' needs --data-dir: a folder with <split>.<lang> files, a save_to_disk folder or a Hub id")
+            raise HarnessError(
+                "dataset 'multi30k' needs --data-dir: a folder with <split>.<lang> files, a save_to_disk folder or a Hub id"
+            )
         src, tgt, split = args["src"], args["tgt"], args["split"]
         if src == tgt:
             raise HarnessError(f"src and tgt are both {src!r}: give two different languages")
@@ -66,7 +67,9 @@ class Multi30kLoader(DatasetLoader):
         for path in files.values():
             if not path.is_file():
                 available = sorted({p.suffix.lstrip(".") for p in folder.glob(f"{split}.*")} - {"txt"})
-                raise DataError(str(path), f"not found (languages of split {split!r} here: {', '.join(available) or 'none'})")
+                raise DataError(
+                    str(path), f"not found (languages of split {split!r} here: {', '.join(available) or 'none'})"
+                )
         image_list = folder / f"{split}.images.txt"
         if image_list.is_file():
             files["image_file"] = image_list

@@ -38,7 +38,10 @@ class PairTable:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the pairs and, per row, the model, its per-pair scores and its average."""
-        return {"pairs": self.pairs, "rows": [{"model": r.model, "scores": r.scores, "average": r.average} for r in self.rows]}
+        return {
+            "pairs": self.pairs,
+            "rows": [{"model": r.model, "scores": r.scores, "average": r.average} for r in self.rows],
+        }
 
 
 def _defined(value: float | None) -> bool:
@@ -79,8 +82,14 @@ class BoxPlot:
     pairs: list[str]
 
 
-def pair_boxplot(scores: Scores, path: Path, *, chance: Mapping[str, float] | None = None, title: str = "",
-                 ylabel: str = "BackRetrieval Recall@10") -> BoxPlot:
+def pair_boxplot(
+    scores: Scores,
+    path: Path,
+    *,
+    chance: Mapping[str, float] | None = None,
+    title: str = "",
+    ylabel: str = "BackRetrieval Recall@10",
+) -> BoxPlot:
     """One box per model over its language pairs (SIGIR 2021 Figure 3), best median first, pairs as marked points.
 
     ``chance``: the score of a random ranking per pair (e.g. k / n for Recall@k), drawn as a
@@ -101,15 +110,24 @@ def pair_boxplot(scores: Scores, path: Path, *, chance: Mapping[str, float] | No
     for index, pair in enumerate(pairs):
         points = [(i + 1, data[m][pair]) for i, m in enumerate(order) if pair in data[m]]
         offset = (index - (len(pairs) - 1) / 2) * 0.08
-        axes.scatter([x + offset for x, _ in points], [y for _, y in points], marker=markers[index % len(markers)],
-                     s=22, alpha=0.8, zorder=3, label=pair)
+        axes.scatter(
+            [x + offset for x, _ in points],
+            [y for _, y in points],
+            marker=markers[index % len(markers)],
+            s=22,
+            alpha=0.8,
+            zorder=3,
+            label=pair,
+        )
     _chance(axes, [chance[p] for p in pairs if chance and p in chance])
     axes.set_xticks(range(1, len(order) + 1), order, rotation=30, ha="right", fontsize=8)
     axes.set_ylabel(ylabel)
     axes.set_xlabel("model (best median first); box: quartiles over language pairs, whiskers: min to max", fontsize=8)
     axes.set_title(title or f"{ylabel} over {len(pairs)} language pairs per model", fontsize=10)
     axes.grid(axis="y", alpha=0.3)
-    axes.legend(title="pair", fontsize=7, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    axes.legend(
+        title="pair", fontsize=7, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0
+    )
     figure.tight_layout()
     save(figure, path, dpi=150)
     return BoxPlot(order, [float(np.median(v)) for v in values], values, pairs)

@@ -30,7 +30,9 @@ from harness.results import ResultRecord
 from harness_tasks.retrieval import calibrate_fit, meta
 
 FORMAT = 1  # version of the calibration file
-N_TOLERANCE = 0.10  # candidate pools may differ by this share of the smallest (IKEA en-de 183, en-fr 169 BkR candidates)
+N_TOLERANCE = (
+    0.10  # candidate pools may differ by this share of the smallest (IKEA en-de 183, en-fr 169 BkR candidates)
+)
 CONFIDENCE = 0.95
 SHARED = ("k", "ties", "n")  # task arguments every point must share (besides the task versions)
 SCHEMES = {"model": "leave one model out", "pair": "leave one language pair (both directions) out"}
@@ -65,7 +67,11 @@ def _direction(record: ResultRecord) -> str:
 
 
 def _shared(record: ResultRecord) -> dict[str, Any]:
-    return {**{key: record.task_args.get(key) for key in SHARED}, "version": record.task_version, "g": record.extra.get("g")}
+    return {
+        **{key: record.task_args.get(key) for key in SHARED},
+        "version": record.task_version,
+        "g": record.extra.get("g"),
+    }
 
 
 def check_comparable(records: Sequence[ResultRecord], what: str) -> dict[str, dict[str, Any]]:
@@ -76,17 +82,21 @@ def check_comparable(records: Sequence[ResultRecord], what: str) -> dict[str, di
         reference = shared.setdefault(record.task, values)
         for key, value in values.items():
             if value != reference[key]:
-                raise HarnessError(f"{what}: the {record.task} results differ in {key} ({reference[key]!r} vs {value!r}, "
-                                   f"model {record.model.get('name')!r}, {_direction(record)}); calibrate one k and n at a time "
-                                   "(choose with --select)")
+                raise HarnessError(
+                    f"{what}: the {record.task} results differ in {key} ({reference[key]!r} vs {value!r}, "
+                    f"model {record.model.get('name')!r}, {_direction(record)}); calibrate one k and n at a time "
+                    "(choose with --select)"
+                )
     return shared
 
 
 def _pool_range(sizes: Sequence[int], task: str) -> list[int]:
     low, high = min(sizes), max(sizes)
     if high > low * (1 + N_TOLERANCE):
-        raise HarnessError(f"the {task} candidate pools differ too much to share one map: n_used from {low} to {high} "
-                           f"(more than {N_TOLERANCE:.0%}); Recall@k depends on n, so calibrate each n separately")
+        raise HarnessError(
+            f"the {task} candidate pools differ too much to share one map: n_used from {low} to {high} "
+            f"(more than {N_TOLERANCE:.0%}); Recall@k depends on n, so calibrate each n separately"
+        )
     return [low, high]
 
 
@@ -106,10 +116,21 @@ def points_from_records(records: Sequence[ResultRecord]) -> list[Point]:
                 raise HarnessError(f"{row.label} {direction}: xlr or backretrieval {xlr.main_metric} is undefined")
             pools = (bkr.extra.get("n_used"), xlr.extra.get("n_used"))
             if not all(isinstance(v, int) for v in pools):
-                raise HarnessError(f"{row.label} {direction}: the results hold no n_used (extra.n_used): rerun them with this harness")
+                raise HarnessError(
+                    f"{row.label} {direction}: the results hold no n_used (extra.n_used): rerun them with this harness"
+                )
             defined = [v for v in bkr.per_seed.get(bkr.main_metric, []) if v is not None]
-            points.append(Point(row.label, direction, float(values[1]), float(bkr.metrics_std.get(bkr.main_metric) or 0.0),
-                                max(1, len(defined)), float(values[0]), *pools))
+            points.append(
+                Point(
+                    row.label,
+                    direction,
+                    float(values[1]),
+                    float(bkr.metrics_std.get(bkr.main_metric) or 0.0),
+                    max(1, len(defined)),
+                    float(values[0]),
+                    *pools,
+                )
+            )
     return points
 
 
@@ -119,18 +140,29 @@ def _file_hash(path: str) -> str:
     return "sha256:" + hashlib.sha256(target.read_bytes()).hexdigest()[:16]
 
 
-def calibrate(records: Sequence[ResultRecord], *, method: str = "auto", confidence: float = CONFIDENCE,
-              sources: Sequence[str] = ()) -> dict[str, Any]:
+def calibrate(
+    records: Sequence[ResultRecord],
+    *,
+    method: str = "auto",
+    confidence: float = CONFIDENCE,
+    sources: Sequence[str] = (),
+) -> dict[str, Any]:
     """Cross-validate both maps, choose one, fit it on every point; the calibration as a JSON-ready dict."""
     records = [r for r in records if r.task in ("xlr", "backretrieval")]
     shared = check_comparable(records, "calibrate")
     if set(shared) != {"xlr", "backretrieval"}:
-        raise HarnessError(f"calibrate needs xlr and backretrieval results (found: {', '.join(sorted(shared)) or 'none'})")
+        raise HarnessError(
+            f"calibrate needs xlr and backretrieval results (found: {', '.join(sorted(shared)) or 'none'})"
+        )
     if shared["xlr"]["k"] != shared["backretrieval"]["k"]:
-        raise HarnessError(f"xlr and backretrieval were run with different k ({shared['xlr']['k']} vs {shared['backretrieval']['k']})")
+        raise HarnessError(
+            f"xlr and backretrieval were run with different k ({shared['xlr']['k']} vs {shared['backretrieval']['k']})"
+        )
     points = points_from_records(records)
     if len({p.model for p in points}) < 3:
-        raise HarnessError(f"calibrate needs xlr and backretrieval for at least 3 models, found {len({p.model for p in points})}")
+        raise HarnessError(
+            f"calibrate needs xlr and backretrieval for at least 3 models, found {len({p.model for p in points})}"
+        )
     x, y, se = (np.array([getattr(p, name) for p in points]) for name in ("bkr", "xlr", "se"))
     groups = {scheme: [getattr(p, scheme) for p in points] for scheme in SCHEMES}
     validation: dict[str, Any] = {}
@@ -141,9 +173,11 @@ def calibrate(records: Sequence[ResultRecord], *, method: str = "auto", confiden
                 validation[name][scheme] = {"skipped": f"only one {scheme}"}
                 continue
             predicted = calibrate_fit.out_of_fold(x, y, labels, name)
-            validation[name][scheme] = {**calibrate_fit.errors(predicted, y),
-                                        "coverage": calibrate_fit.coverage(x, y, se, labels, name, confidence),
-                                        "residuals": calibrate_fit.logit_residuals(predicted, y).tolist()}
+            validation[name][scheme] = {
+                **calibrate_fit.errors(predicted, y),
+                "coverage": calibrate_fit.coverage(x, y, se, labels, name, confidence),
+                "residuals": calibrate_fit.logit_residuals(predicted, y).tolist(),
+            }
     chosen = _choose(validation) if method == "auto" else method
     if chosen not in calibrate_fit.METHODS:
         raise HarnessError(f"unknown method {method!r}: expected auto, {' or '.join(calibrate_fit.METHODS)}")
@@ -151,23 +185,39 @@ def calibrate(records: Sequence[ResultRecord], *, method: str = "auto", confiden
     if worst is None:
         raise HarnessError("cross-validation needs at least two models and two language pairs")
     return {
-        "format": FORMAT, "method": chosen, "map": calibrate_fit.fit(x, y, chosen).to_dict(), "confidence": confidence,
-        "residuals": worst["residuals"], "validation": validation,
-        "scope": {"k": shared["xlr"]["k"], "ties": shared["xlr"]["ties"], "n": shared["xlr"]["n"],
-                  "versions": {t: shared[t]["version"] for t in shared}, "g": shared["backretrieval"]["g"],
-                  "n_used": {"backretrieval": _pool_range([p.n_bkr for p in points], "backretrieval"),
-                             "xlr": _pool_range([p.n_xlr for p in points], "xlr")},
-                  "bkr_range": [float(x.min()), float(x.max())], "median_bkr_std": float(np.median([p.bkr_std for p in points]))},
-        "provenance": {"results": [{"path": str(s), "hash": _file_hash(s)} for s in sources],
-                       "signatures": sorted({r.task_signature for r in records}),
-                       "points": [asdict(p) for p in points]},
+        "format": FORMAT,
+        "method": chosen,
+        "map": calibrate_fit.fit(x, y, chosen).to_dict(),
+        "confidence": confidence,
+        "residuals": worst["residuals"],
+        "validation": validation,
+        "scope": {
+            "k": shared["xlr"]["k"],
+            "ties": shared["xlr"]["ties"],
+            "n": shared["xlr"]["n"],
+            "versions": {t: shared[t]["version"] for t in shared},
+            "g": shared["backretrieval"]["g"],
+            "n_used": {
+                "backretrieval": _pool_range([p.n_bkr for p in points], "backretrieval"),
+                "xlr": _pool_range([p.n_xlr for p in points], "xlr"),
+            },
+            "bkr_range": [float(x.min()), float(x.max())],
+            "median_bkr_std": float(np.median([p.bkr_std for p in points])),
+        },
+        "provenance": {
+            "results": [{"path": str(s), "hash": _file_hash(s)} for s in sources],
+            "signatures": sorted({r.task_signature for r in records}),
+            "points": [asdict(p) for p in points],
+        },
     }
 
 
 def _choose(validation: dict[str, Any]) -> str:
     """The method whose worse cross-validated RMSE (over the schemes) is smaller."""
+
     def worst(name: str) -> float:
         return max((s["rmse"] for s in validation[name].values() if "rmse" in s), default=math.inf)
+
     return min(calibrate_fit.METHODS, key=worst)
 
 
@@ -181,7 +231,9 @@ def load(path: str) -> dict[str, Any]:
         if not isinstance(data, dict) or field not in data:
             raise HarnessError(f"calibration file {path!r} has no field {field!r}")
     if data["format"] != FORMAT:
-        raise HarnessError(f"calibration file {path!r} has format {data['format']!r}; this harness reads format {FORMAT}")
+        raise HarnessError(
+            f"calibration file {path!r} has format {data['format']!r}; this harness reads format {FORMAT}"
+        )
     if data["map"].get("method") not in calibrate_fit.METHODS or not data["residuals"]:
         raise HarnessError(f"calibration file {path!r}: field 'map' names no known method, or 'residuals' is empty")
     return data
@@ -202,39 +254,61 @@ def estimate(calibration: dict[str, Any], record: ResultRecord, others: Sequence
     label = f"{model_label(record, others)} {_direction(record)}"
     for key in ("k", "ties"):
         if record.task_args.get(key) != scope[key]:
-            raise HarnessError(f"{label}: backretrieval {key} = {record.task_args.get(key)!r}, but the calibration is for "
-                               f"{key} = {scope[key]!r}")
+            raise HarnessError(
+                f"{label}: backretrieval {key} = {record.task_args.get(key)!r}, but the calibration is for "
+                f"{key} = {scope[key]!r}"
+            )
     if record.task_version != scope["versions"]["backretrieval"]:
-        raise HarnessError(f"{label}: backretrieval version {record.task_version}, but the calibration is for version "
-                           f"{scope['versions']['backretrieval']}")
+        raise HarnessError(
+            f"{label}: backretrieval version {record.task_version}, but the calibration is for version "
+            f"{scope['versions']['backretrieval']}"
+        )
     used, (low, high) = record.extra.get("n_used"), scope["n_used"]["backretrieval"]
     if not isinstance(used, int) or not low / (1 + N_TOLERANCE) <= used <= high * (1 + N_TOLERANCE):
-        raise HarnessError(f"{label}: backretrieval ranked among n_used = {used} images, but the calibration holds for "
-                           f"{low}-{high} (±{N_TOLERANCE:.0%}); rerun with --task-args n={(low + high) // 2}")
+        raise HarnessError(
+            f"{label}: backretrieval ranked among n_used = {used} images, but the calibration holds for "
+            f"{low}-{high} (±{N_TOLERANCE:.0%}); rerun with --task-args n={(low + high) // 2}"
+        )
     value = record.metrics.get(record.main_metric)
     if value is None:
         raise HarnessError(f"{label}: backretrieval {record.main_metric} is undefined")
     defined = [v for v in record.per_seed.get(record.main_metric, []) if v is not None]
     std = record.metrics_std.get(record.main_metric) if len(defined) > 1 else scope["median_bkr_std"]
     mapping = calibrate_fit.MonotoneMap(calibration["map"]["method"], calibration["map"]["params"])
-    point, low_y, high_y = calibrate_fit.interval(mapping, float(value), float(std or 0.0) / math.sqrt(max(1, len(defined))),
-                                                  calibration["residuals"], calibration["confidence"])
+    point, low_y, high_y = calibrate_fit.interval(
+        mapping,
+        float(value),
+        float(std or 0.0) / math.sqrt(max(1, len(defined))),
+        calibration["residuals"],
+        calibration["confidence"],
+    )
     warnings = []
     if not scope["bkr_range"][0] <= value <= scope["bkr_range"][1]:
-        warnings.append(f"BkR {value:.3f} is outside the calibrated range {scope['bkr_range'][0]:.3f}-{scope['bkr_range'][1]:.3f}: "
-                        "the map is extrapolated (constant for isotonic)")
+        warnings.append(
+            f"BkR {value:.3f} is outside the calibrated range {scope['bkr_range'][0]:.3f}-{scope['bkr_range'][1]:.3f}: "
+            "the map is extrapolated (constant for isotonic)"
+        )
     if record.extra.get("g") != scope["g"]:
         warnings.append(f"g differs from the calibration's ({record.extra.get('g')} vs {scope['g']})")
     if len(defined) < 2:
         warnings.append("one seed: the calibration's median std over seeds stands in for this result's")
-    return {"label": label, "bkr": float(value), "seeds": len(defined), "xlr": point, "low": low_y, "high": high_y,
-            "warnings": warnings}
+    return {
+        "label": label,
+        "bkr": float(value),
+        "seeds": len(defined),
+        "xlr": point,
+        "low": low_y,
+        "high": high_y,
+        "warnings": warnings,
+    }
 
 
 def format_estimate(result: dict[str, Any], k: Any, confidence: float) -> str:
     """``<model> <direction>: BkR R@10 0.312 (25 seeds) -> estimated XLR R@10 0.83 [0.76, 0.89]``."""
-    return (f"{result['label']}: BkR R@{k} {result['bkr']:.3f} ({result['seeds']} seeds) -> estimated XLR R@{k} "
-            f"{result['xlr']:.2f} [{result['low']:.2f}, {result['high']:.2f}] ({confidence:.0%})")
+    return (
+        f"{result['label']}: BkR R@{k} {result['bkr']:.3f} ({result['seeds']} seeds) -> estimated XLR R@{k} "
+        f"{result['xlr']:.2f} [{result['low']:.2f}, {result['high']:.2f}] ({confidence:.0%})"
+    )
 
 
 def format_validation(calibration: dict[str, Any]) -> str:
@@ -247,12 +321,16 @@ def format_validation(calibration: dict[str, Any]) -> str:
                 continue
             cover = values["coverage"]
             shown = f"{cover['inside']}/{cover['points']}" if cover["points"] else "n/a"
-            lines.append(f"{method:<10}{scheme:<10}{values['mae']:>8.3f}{values['rmse']:>8.3f}{values['max']:>8.3f}{shown:>12}")
+            lines.append(
+                f"{method:<10}{scheme:<10}{values['mae']:>8.3f}{values['rmse']:>8.3f}{values['max']:>8.3f}{shown:>12}"
+            )
     scope = calibration["scope"]
     points = calibration["provenance"]["points"]
-    lines.append(f"chosen: {calibration['method']} (smaller worse-case RMSE), fitted on {len(points)} points "
-                 f"({len({p['model'] for p in points})} models), k = {scope['k']}, BkR n_used "
-                 f"{'-'.join(map(str, scope['n_used']['backretrieval']))}")
+    lines.append(
+        f"chosen: {calibration['method']} (smaller worse-case RMSE), fitted on {len(points)} points "
+        f"({len({p['model'] for p in points})} models), k = {scope['k']}, BkR n_used "
+        f"{'-'.join(map(str, scope['n_used']['backretrieval']))}"
+    )
     return "\n".join(lines)
 
 
@@ -265,18 +343,40 @@ def plot(calibration: dict[str, Any], path: Path) -> None:
     axes = figure.subplots()
     for index, direction in enumerate(sorted({p.direction for p in points})):
         chosen = [p for p in points if p.direction == direction]
-        axes.errorbar([p.bkr for p in chosen], [p.xlr for p in chosen], xerr=[p.bkr_std for p in chosen], fmt="osD^v<>"[index % 7],
-                      markersize=4, capsize=2, linestyle="none", alpha=0.8, label=direction)
+        axes.errorbar(
+            [p.bkr for p in chosen],
+            [p.xlr for p in chosen],
+            xerr=[p.bkr_std for p in chosen],
+            fmt="osD^v<>"[index % 7],
+            markersize=4,
+            capsize=2,
+            linestyle="none",
+            alpha=0.8,
+            label=direction,
+        )
     low, high = calibration["scope"]["bkr_range"]
     grid = np.linspace(max(0.0, low - 0.02), min(1.0, high + 0.02), 200)
     x, y = np.array([p.bkr for p in points]), np.array([p.xlr for p in points])
     for method, style in zip(calibrate_fit.METHODS, ("--", "-")):
-        axes.plot(grid, calibrate_fit.fit(x, y, method)(grid), style, color="black", linewidth=1.0 if method != calibration["method"] else 1.6,
-                  label=f"{method}{' (chosen)' if method == calibration['method'] else ''}")
+        axes.plot(
+            grid,
+            calibrate_fit.fit(x, y, method)(grid),
+            style,
+            color="black",
+            linewidth=1.0 if method != calibration["method"] else 1.6,
+            label=f"{method}{' (chosen)' if method == calibration['method'] else ''}",
+        )
     mapping = calibrate_fit.MonotoneMap(calibration["map"]["method"], calibration["map"]["params"])
     se = float(np.median([p.se for p in points]))
-    bands = np.array([calibrate_fit.interval(mapping, float(v), se, calibration["residuals"], calibration["confidence"]) for v in grid])
-    axes.fill_between(grid, bands[:, 1], bands[:, 2], color="grey", alpha=0.2, label=f"{calibration['confidence']:.0%} interval")
+    bands = np.array(
+        [
+            calibrate_fit.interval(mapping, float(v), se, calibration["residuals"], calibration["confidence"])
+            for v in grid
+        ]
+    )
+    axes.fill_between(
+        grid, bands[:, 1], bands[:, 2], color="grey", alpha=0.2, label=f"{calibration['confidence']:.0%} interval"
+    )
     k = calibration["scope"]["k"]
     axes.set_xlabel(f"BackRetrieval R@{k} (mean ± std over seeds)")
     axes.set_ylabel(f"XLR R@{k}")
@@ -299,7 +399,9 @@ class CalibrateCommand:
         fitting.add_argument("--method", default="auto", choices=("auto", *calibrate_fit.METHODS))
         fitting.add_argument("--confidence", type=float, default=CONFIDENCE, help="interval level (default 0.95)")
         fitting.add_argument("--output", default="calibration.json", help="where to save the calibration")
-        fitting.add_argument("--plot", default=None, help="also draw the points, both maps and the interval to this PNG")
+        fitting.add_argument(
+            "--plot", default=None, help="also draw the points, both maps and the interval to this PNG"
+        )
         applying = actions.add_parser("apply", help="estimate XLR from backretrieval results")
         applying.add_argument("calibration", help="a file written by 'harness calibrate fit'")
         applying.add_argument("results", nargs="+", help="results.jsonl files (or folders) with backretrieval")

@@ -97,8 +97,12 @@ def errors(predicted: np.ndarray, xlr: Sequence[float]) -> dict[str, float | int
     """Mean absolute error, root mean squared error and the largest absolute error, on the Recall scale."""
     error = np.asarray(predicted, dtype=float) - np.asarray(xlr, dtype=float)
     error = error[~np.isnan(error)]
-    return {"mae": float(np.abs(error).mean()), "rmse": float(np.sqrt((error ** 2).mean())),
-            "max": float(np.abs(error).max()), "points": int(error.size)}
+    return {
+        "mae": float(np.abs(error).mean()),
+        "rmse": float(np.sqrt((error**2).mean())),
+        "max": float(np.abs(error).max()),
+        "points": int(error.size),
+    }
 
 
 def logit_residuals(predicted: np.ndarray, xlr: Sequence[float]) -> np.ndarray:
@@ -107,8 +111,9 @@ def logit_residuals(predicted: np.ndarray, xlr: Sequence[float]) -> np.ndarray:
     return residuals[~np.isnan(np.asarray(predicted, dtype=float))]
 
 
-def interval(mapping: MonotoneMap, bkr_mean: float, bkr_se: float, residuals: Sequence[float],
-             confidence: float = 0.95) -> tuple[float, float, float]:
+def interval(
+    mapping: MonotoneMap, bkr_mean: float, bkr_se: float, residuals: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float, float]:
     """(estimate, low, high): the map at the mean BkR, and the interval of map(BkR) + residual on the logit scale.
 
     The input's spread is a grid of ``INPUT_QUANTILES`` normal quantiles of N(mean, se^2) (the mean alone when se = 0); each
@@ -123,8 +128,14 @@ def interval(mapping: MonotoneMap, bkr_mean: float, bkr_se: float, residuals: Se
     return float(mapping(bkr_mean)), float(expit(low)), float(expit(high))
 
 
-def coverage(bkr: Sequence[float], xlr: Sequence[float], se: Sequence[float], groups: Sequence[str], method: str,
-             confidence: float = 0.95) -> dict[str, float | int]:
+def coverage(
+    bkr: Sequence[float],
+    xlr: Sequence[float],
+    se: Sequence[float],
+    groups: Sequence[str],
+    method: str,
+    confidence: float = 0.95,
+) -> dict[str, float | int]:
     """Nested check of the intervals: each group held out, intervals from the map and residuals of the other groups alone."""
     x, y, spread, labels = (np.asarray(v) for v in (bkr, xlr, se, groups))
     inside = total = 0

@@ -53,8 +53,12 @@ def summarize(values: np.ndarray) -> dict[str, Any]:
     """Mean and sample std (ddof 1; 0 for one seed) of the defined per-seed values, their count, and every value (None = undefined)."""
     values = np.asarray(values, dtype=float)
     mean, std = mean_and_std(values.tolist())
-    return {"mean": mean, "std": std, "seeds_defined": len(defined_values(values.tolist())),
-            "per_seed": [None if np.isnan(v) else float(v) for v in values]}
+    return {
+        "mean": mean,
+        "std": std,
+        "seeds_defined": len(defined_values(values.tolist())),
+        "per_seed": [None if np.isnan(v) else float(v) for v in values],
+    }
 
 
 def meta_correlation(xlr: np.ndarray, other: np.ndarray) -> dict[str, dict[str, Any]]:

@@ -66,7 +66,9 @@ class Degradation:
         if self.kind == "truncate":
             dims = int(self.level)
             if dims != self.level or not 1 <= dims <= features.shape[1]:
-                raise HarnessError(f"truncate needs a whole number of dimensions in 1..{features.shape[1]}, got {self.level:g}")
+                raise HarnessError(
+                    f"truncate needs a whole number of dimensions in 1..{features.shape[1]}, got {self.level:g}"
+                )
             return features[:, :dims].copy()
         raise HarnessError(f"unknown degradation {self.kind!r}: expected one of {', '.join(KINDS)}")
 
@@ -107,7 +109,9 @@ def rank_agreement(reference: np.ndarray, degraded: np.ndarray) -> float | None:
     before, after = cosines(reference), cosines(degraded)
     size = len(before)
     others = ~np.eye(size, dtype=bool)
-    ranks = [rankdata(m[others].reshape(size, size - 1).round(6), axis=1) for m in (before, after)]  # ~TIE_TOLERANCE ties
+    ranks = [
+        rankdata(m[others].reshape(size, size - 1).round(6), axis=1) for m in (before, after)
+    ]  # ~TIE_TOLERANCE ties
     centred = [r - r.mean(axis=1, keepdims=True) for r in ranks]
     denominator = np.sqrt((centred[0] ** 2).sum(axis=1) * (centred[1] ** 2).sum(axis=1))
     defined = denominator > 0
@@ -139,8 +143,20 @@ class ModelSpec:
         return cls(name, args.replace(";", ",") or None)
 
 
-def run_condition(condition: Degradation, features: np.ndarray, source: Path, output: Path, models: Sequence[ModelSpec], *,
-                  split: str, src: str, tgt: str, seeds: int, noise_seed: int, k: int) -> dict[str, Any]:
+def run_condition(
+    condition: Degradation,
+    features: np.ndarray,
+    source: Path,
+    output: Path,
+    models: Sequence[ModelSpec],
+    *,
+    split: str,
+    src: str,
+    tgt: str,
+    seeds: int,
+    noise_seed: int,
+    k: int,
+) -> dict[str, Any]:
     """Degrade, measure g, run xlr/backretrieval/corr for every model on the degraded copy, and meta-evaluate."""
     import harness
 
@@ -148,36 +164,62 @@ def run_condition(condition: Degradation, features: np.ndarray, source: Path, ou
     with tempfile.TemporaryDirectory(prefix="g-sweep-") as scratch:
         pair = write_pair_copy(source, Path(scratch) / f"{src}.{tgt}", split, src, tgt, degraded)
         for model in models:
-            harness.evaluate(list(TASKS), model.name, model_args=model.args, data_dir=str(pair.parent), seeds=seeds,
-                             task_args={"src": src, "tgt": tgt, "split": split, "k": k}, output=str(output / condition.label),
-                             resume=True)
+            harness.evaluate(
+                list(TASKS),
+                model.name,
+                model_args=model.args,
+                data_dir=str(pair.parent),
+                seeds=seeds,
+                task_args={"src": src, "tgt": tgt, "split": split, "k": k},
+                output=str(output / condition.label),
+                resume=True,
+            )
     return summarize_level(condition, features, output, noise_seed=noise_seed, k=k)
 
 
-def summarize_level(condition: Degradation, features: np.ndarray, output: Path, *, noise_seed: int, k: int) -> dict[str, Any]:
+def summarize_level(
+    condition: Degradation, features: np.ndarray, output: Path, *, noise_seed: int, k: int
+) -> dict[str, Any]:
     """g's quality at one level and ``harness meta``'s evaluation of the results already in ``output/<level>``."""
     degraded = condition.apply(features, noise_seed)
-    quality = {"agreement": neighbour_agreement(features, degraded, k), "rank_agreement": rank_agreement(features, degraded)}
+    quality = {
+        "agreement": neighbour_agreement(features, degraded, k),
+        "rank_agreement": rank_agreement(features, degraded),
+    }
     result = meta.meta_evaluate(meta.group_models(meta.load_records([str(output / condition.label)])))
-    return {"condition": condition.label, "kind": condition.kind, "level": condition.level, **quality,
-            "chance_agreement": k / (len(features) - 1), "correlations": result["correlations"],
-            "significance": {m: result["significance"][m]["bootstrap"] for m in ("pearson", "spearman")
-                             if m in result["significance"]},
-            "bkr": {r["label"]: r["backretrieval"]["mean"] for r in result["models"]}}
+    return {
+        "condition": condition.label,
+        "kind": condition.kind,
+        "level": condition.level,
+        **quality,
+        "chance_agreement": k / (len(features) - 1),
+        "correlations": result["correlations"],
+        "significance": {
+            m: result["significance"][m]["bootstrap"] for m in ("pearson", "spearman") if m in result["significance"]
+        },
+        "bkr": {r["label"]: r["backretrieval"]["mean"] for r in result["models"]},
+    }
 
 
 def format_table(rows: Sequence[dict[str, Any]], k: int) -> str:
     """One line per condition: g's agreement, rank agreement, and r / rho of BkR and CORR with XLR (mean ± std over seeds)."""
-    header = (f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}{'BkR min-max':>14}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
-              f"{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}")
+    header = (
+        f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}{'BkR min-max':>14}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
+        f"{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}"
+    )
     lines = [header]
     for row in rows:
-        cells = [_pm(row["correlations"].get(task, {}).get(method)) for task in ("backretrieval", "corr")
-                 for method in ("pearson", "spearman")]
+        cells = [
+            _pm(row["correlations"].get(task, {}).get(method))
+            for task in ("backretrieval", "corr")
+            for method in ("pearson", "spearman")
+        ]
         rho = "n/a" if row["rank_agreement"] is None else f"{row['rank_agreement']:.3f}"
         scores = [v for v in row["bkr"].values() if v is not None]
         spread = f"{min(scores):.3f}-{max(scores):.3f}" if scores else "n/a"
-        lines.append(f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}{spread:>14}" + "".join(f"{c:>17}" for c in cells))
+        lines.append(
+            f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}{spread:>14}" + "".join(f"{c:>17}" for c in cells)
+        )
     return "\n".join(lines)
 
 
@@ -196,19 +238,36 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str) -> N
         for kind, (marker, colour) in styles.items():
             series = sorted([r for r in rows if r["kind"] in (kind, "clean")], key=lambda r: r["agreement"])
             for task, line in (("backretrieval", "-"), ("corr", "--")):
-                points = [(r["agreement"], r["correlations"][task][method]) for r in series
-                          if r["correlations"].get(task, {}).get(method, {}).get("mean") is not None]
+                points = [
+                    (r["agreement"], r["correlations"][task][method])
+                    for r in series
+                    if r["correlations"].get(task, {}).get(method, {}).get("mean") is not None
+                ]
                 if not points:
                     continue
-                axes.errorbar([x for x, _ in points], [s["mean"] for _, s in points], yerr=[s["std"] for _, s in points],
-                              fmt=marker + line, color=colour, markersize=4, capsize=2, linewidth=1.2,
-                              alpha=1.0 if task == "backretrieval" else 0.6,
-                              label=f"{'BkR' if task == 'backretrieval' else 'CORR'}, {NAMES[kind]}")
+                axes.errorbar(
+                    [x for x, _ in points],
+                    [s["mean"] for _, s in points],
+                    yerr=[s["std"] for _, s in points],
+                    fmt=marker + line,
+                    color=colour,
+                    markersize=4,
+                    capsize=2,
+                    linewidth=1.2,
+                    alpha=1.0 if task == "backretrieval" else 0.6,
+                    label=f"{'BkR' if task == 'backretrieval' else 'CORR'}, {NAMES[kind]}",
+                )
             for r in series:
                 value = r["correlations"].get("backretrieval", {}).get(method, {}).get("mean")
                 if r["kind"] == kind and value is not None:
-                    axes.annotate(f"{r['level']:g}" + ("×" if kind == "noise" else "d"), (r["agreement"], value),
-                                  xytext=(3, 5 if kind == "noise" else -9), textcoords="offset points", fontsize=6, color=colour)
+                    axes.annotate(
+                        f"{r['level']:g}" + ("×" if kind == "noise" else "d"),
+                        (r["agreement"], value),
+                        xytext=(3, 5 if kind == "noise" else -9),
+                        textcoords="offset points",
+                        fontsize=6,
+                        color=colour,
+                    )
         chance = rows[0]["chance_agreement"]
         axes.axvline(chance, color="grey", linestyle=":", linewidth=1)
         axes.axhline(0, color="grey", linewidth=0.6)
@@ -218,8 +277,14 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str) -> N
         axes.set_title(f"{symbol} with XLR across models", fontsize=9)
         axes.grid(alpha=0.3, which="both")
     panels[0].set_ylabel("meta-correlation (mean ± std over seeds)")
-    panels[0].annotate("random g", (chance, panels[0].get_ylim()[0]), xytext=(3, 3), textcoords="offset points",
-                       fontsize=7, color="grey")
+    panels[0].annotate(
+        "random g",
+        (chance, panels[0].get_ylim()[0]),
+        xytext=(3, 3),
+        textcoords="offset points",
+        fontsize=7,
+        color="grey",
+    )
     panels[1].legend(fontsize=7, loc="lower right")
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
@@ -239,15 +304,24 @@ class GSweepCommand:
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """The command's arguments."""
         parser.add_argument("--data-dir", required=True, help="the IKEA folder (with en.de/, en.fr/) or a pair folder")
-        parser.add_argument("--model", action="append", required=True,
-                            help="a text encoder, NAME or NAME:k=v;k=v (repeat; at least 3)")
-        parser.add_argument("--task-args", default="src=en,tgt=de,split=test", help="src, tgt, split (default en, de, test)")
-        parser.add_argument("--noise", default="0.25,0.5,1,2,4", help="noise ratios to the feature norm (comma-separated)")
+        parser.add_argument(
+            "--model", action="append", required=True, help="a text encoder, NAME or NAME:k=v;k=v (repeat; at least 3)"
+        )
+        parser.add_argument(
+            "--task-args", default="src=en,tgt=de,split=test", help="src, tgt, split (default en, de, test)"
+        )
+        parser.add_argument(
+            "--noise", default="0.25,0.5,1,2,4", help="noise ratios to the feature norm (comma-separated)"
+        )
         parser.add_argument("--truncate", default="512,128,32,8,2", help="numbers of leading dimensions to keep")
         parser.add_argument("--seeds", type=int, default=25, help="sampling seeds of the tasks (default 25)")
         parser.add_argument("--noise-seed", type=int, default=0, help="seed of the Gaussian noise (default 0)")
-        parser.add_argument("--k", type=int, default=10, help="Recall@k cut-off and the k of g's agreement (default 10)")
-        parser.add_argument("--output", default="g-sweep", help="folder for the per-level results, sweep.json and g_sweep.png")
+        parser.add_argument(
+            "--k", type=int, default=10, help="Recall@k cut-off and the k of g's agreement (default 10)"
+        )
+        parser.add_argument(
+            "--output", default="g-sweep", help="folder for the per-level results, sweep.json and g_sweep.png"
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         """Run every level (resumable), print the table, write sweep.json and the plot."""
@@ -263,20 +337,47 @@ class GSweepCommand:
         text_file = source / f"{split}.{src}"
         lines = len(text_file.read_text(encoding="utf-8").splitlines()) if text_file.is_file() else 0
         features = read_features(source / f"{split}.image_features.npy", lines, text_file)
-        conditions = [Degradation("clean", 0), *(Degradation("noise", v) for v in _floats(args.noise)),
-                      *(Degradation("truncate", v) for v in _floats(args.truncate))]
+        conditions = [
+            Degradation("clean", 0),
+            *(Degradation("noise", v) for v in _floats(args.noise)),
+            *(Degradation("truncate", v) for v in _floats(args.truncate)),
+        ]
         output = Path(args.output)
         rows = []
         for condition in conditions:
             print(f"harness: g-sweep: {condition.label}", file=sys.stderr)
-            rows.append(run_condition(condition, features, source, output, models, split=split, src=src, tgt=tgt,
-                                      seeds=args.seeds, noise_seed=args.noise_seed, k=args.k))
-        summary = {"data": str(source), "split": split, "direction": f"{src}-{tgt}", "k": args.k, "seeds": args.seeds,
-                   "noise_seed": args.noise_seed, "models": [m.name + (f":{m.args}" if m.args else "") for m in models],
-                   "levels": rows}
+            rows.append(
+                run_condition(
+                    condition,
+                    features,
+                    source,
+                    output,
+                    models,
+                    split=split,
+                    src=src,
+                    tgt=tgt,
+                    seeds=args.seeds,
+                    noise_seed=args.noise_seed,
+                    k=args.k,
+                )
+            )
+        summary = {
+            "data": str(source),
+            "split": split,
+            "direction": f"{src}-{tgt}",
+            "k": args.k,
+            "seeds": args.seeds,
+            "noise_seed": args.noise_seed,
+            "models": [m.name + (f":{m.args}" if m.args else "") for m in models],
+            "levels": rows,
+        }
         (output / "sweep.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
-        plot(rows, output / "g_sweep.png", k=args.k,
-             title=f"BkR and CORR vs XLR as g degrades: IKEA {split} {src}-{tgt}, {len(models)} encoders, {args.seeds} seeds")
+        plot(
+            rows,
+            output / "g_sweep.png",
+            k=args.k,
+            title=f"BkR and CORR vs XLR as g degrades: IKEA {split} {src}-{tgt}, {len(models)} encoders, {args.seeds} seeds",
+        )
         print(format_table(rows, args.k))
         print(f"written: {output / 'sweep.json'}, {output / 'g_sweep.png'}", file=sys.stderr)
         return 0

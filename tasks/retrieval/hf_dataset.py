@@ -24,7 +24,9 @@ def load_mapped(source: str, args: Mapping[str, Any], images_dir: str | None) ->
     loaded.data = apply_columns(source, loaded.data, args["columns"])
     if images_dir is not None and "image" not in loaded.data.column_names:
         loaded.data, images_revision = attach_images(loaded.data, images_dir, source)
-        loaded.identity.update(images=str(images_dir), revision=combined_revision(str(loaded.identity["revision"]), images_revision))
+        loaded.identity.update(
+            images=str(images_dir), revision=combined_revision(str(loaded.identity["revision"]), images_revision)
+        )
     validate(source, loaded.data, langs)
     return loaded
 

@@ -23,7 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.data import DatasetLoader, LoadedData, check_nonempty, files_revision, read_aligned, require_folder, uses_hf_dataset
+from harness.data import (
+    DatasetLoader,
+    LoadedData,
+    check_nonempty,
+    files_revision,
+    read_aligned,
+    require_folder,
+    uses_hf_dataset,
+)
 from harness.errors import DataError, HarnessError
 from harness.params import Param, resolve_params
 from harness_tasks.parallel_data.images import combined_revision, image_paths
@@ -37,7 +45,7 @@ MISSING_FEATURES = "image features not found: "  # the dataset's description, th
 def missing_features(data: Any) -> str | None:
     """The image-feature files an IKEA-layout dataset expected but did not find (``None``: not such a dataset)."""
     description = getattr(getattr(data, "info", None), "description", None) or ""
-    return description[len(MISSING_FEATURES):] if description.startswith(MISSING_FEATURES) else None
+    return description[len(MISSING_FEATURES) :] if description.startswith(MISSING_FEATURES) else None
 
 
 class IkeaLoader(DatasetLoader):
@@ -51,8 +59,10 @@ class IkeaLoader(DatasetLoader):
         """Read, validate and (for ``a+b``) pool the splits of the pair (src, tgt)."""
         args = resolve_params(self.params, args, f"dataset {self.name!r}")
         if source is None:
-            raise HarnessError(f"dataset {self.name!r} needs --data-dir: the IKEA folder (with en.de/, en.fr/), "
-                               "a save_to_disk folder or a Hub id")
+            raise HarnessError(
+                f"dataset {self.name!r} needs --data-dir: the IKEA folder (with en.de/, en.fr/), "
+                "a save_to_disk folder or a Hub id"
+            )
         if uses_hf_dataset(source):
             return load_mapped(source, args, images_dir)
         src, tgt = languages(args)
@@ -64,13 +74,18 @@ class IkeaLoader(DatasetLoader):
         columns = {name for part in parts for name in part.columns}
         for part in parts:
             if set(part.columns) != columns:
-                raise DataError(str(folder), f"splits {' and '.join(splits)} cannot be pooled: they have different files "
-                                             f"({part.split} has {', '.join(sorted(part.columns))})")
+                raise DataError(
+                    str(folder),
+                    f"splits {' and '.join(splits)} cannot be pooled: they have different files "
+                    f"({part.split} has {', '.join(sorted(part.columns))})",
+                )
         import datasets
         import pyarrow as pa
 
-        arrays = {name: pa.array([v for part in parts for v in part.columns[name]], type=pa.string())
-                  for name in sorted(columns - {"image_features"})}
+        arrays = {
+            name: pa.array([v for part in parts for v in part.columns[name]], type=pa.string())
+            for name in sorted(columns - {"image_features"})
+        }
         if "image_features" in columns:
             dims = {part.split: part.columns["image_features"].shape[1] for part in parts}
             if len(set(dims.values())) > 1:
@@ -98,7 +113,10 @@ def pair_folder(folder: Path, src: str, tgt: str, split: str) -> Path:
     if (folder / f"{split}.{src}").is_file():
         return folder
     pairs = sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name.count(".") == 1)
-    raise DataError(str(folder), f"has neither a {src}.{tgt} folder nor {split}.{src} (language pairs here: {', '.join(pairs) or 'none'})")
+    raise DataError(
+        str(folder),
+        f"has neither a {src}.{tgt} folder nor {split}.{src} (language pairs here: {', '.join(pairs) or 'none'})",
+    )
 
 
 @dataclass
@@ -144,19 +162,27 @@ def read_features(path: Path, rows: int, aligned_with: Path) -> np.ndarray:
         with open(path, "rb") as handle:
             head = handle.read(len(NPY_MAGIC))
         if head != NPY_MAGIC:
-            raise DataError(str(path), f"cannot be read as a NumPy array: it is not a .npy file (it starts with {head!r}, "
-                                       f"not {NPY_MAGIC!r}): write the features with numpy.save")
+            raise DataError(
+                str(path),
+                f"cannot be read as a NumPy array: it is not a .npy file (it starts with {head!r}, "
+                f"not {NPY_MAGIC!r}): write the features with numpy.save",
+            )
         matrix = np.load(path, allow_pickle=False)
     except OSError as exc:
         link = f" (it links to {os.readlink(path)})" if path.is_symlink() else ""
         raise DataError(str(path), f"cannot be read: {exc.strerror or exc}{link}") from None
     except ValueError as exc:
         if "pickle" in str(exc):
-            raise DataError(str(path), "cannot be read as a NumPy array: it holds pickled Python objects, which are never "
-                                       "loaded: save a numeric array with numpy.save") from None
+            raise DataError(
+                str(path),
+                "cannot be read as a NumPy array: it holds pickled Python objects, which are never "
+                "loaded: save a numeric array with numpy.save",
+            ) from None
         raise DataError(str(path), f"cannot be read as a NumPy array: {str(exc).splitlines()[0]}") from None
     if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.number):
-        raise DataError(str(path), f"must be a 2-D numeric array (one vector per line), got {matrix.dtype} of shape {matrix.shape}")
+        raise DataError(
+            str(path), f"must be a 2-D numeric array (one vector per line), got {matrix.dtype} of shape {matrix.shape}"
+        )
     if len(matrix) != rows:
         raise DataError(str(path), f"has {len(matrix)} rows but {aligned_with} has {rows} lines")
     matrix = matrix.astype(np.float32, copy=False)

@@ -64,8 +64,10 @@ def load_records(paths: Sequence[str]) -> list[ResultRecord]:
 def select(records: Sequence[ResultRecord], where: dict[str, Any]) -> list[ResultRecord]:
     """The retrieval-family records whose task arguments match ``where`` (an argument a task lacks is not checked)."""
     return [
-        r for r in records
-        if r.task in TASKS and all(str(r.task_args[key]) == str(value) for key, value in where.items() if key in r.task_args)
+        r
+        for r in records
+        if r.task in TASKS
+        and all(str(r.task_args[key]) == str(value) for key, value in where.items() if key in r.task_args)
     ]
 
 
@@ -79,14 +81,17 @@ def group_models(records: Sequence[ResultRecord]) -> list[ModelRow]:
     for record in records:
         by_task.setdefault(record.task, []).append(record)
     if "xlr" not in by_task or "backretrieval" not in by_task:
-        raise HarnessError("meta needs xlr and backretrieval results (found tasks: "
-                           f"{', '.join(sorted(by_task)) or 'none'})")
+        raise HarnessError(
+            f"meta needs xlr and backretrieval results (found tasks: {', '.join(sorted(by_task)) or 'none'})"
+        )
     for task, task_records in by_task.items():
         signatures = sorted({r.task_signature for r in task_records})
         if len(signatures) > 1:
             listing = "; ".join(signatures)
-            raise HarnessError(f"the {task} results are not comparable across models: {len(signatures)} different task "
-                               f"signatures ({listing}); choose one configuration with --select, e.g. --select src=en,tgt=de")
+            raise HarnessError(
+                f"the {task} results are not comparable across models: {len(signatures)} different task "
+                f"signatures ({listing}); choose one configuration with --select, e.g. --select src=en,tgt=de"
+            )
     _check_shared(by_task)
     rows: dict[str, ModelRow] = {}
     for record in records:
@@ -109,17 +114,25 @@ def _check_shared(by_task: dict[str, list[ResultRecord]]) -> None:
     for task, record in first.items():
         for name in SHARED_ARGS:
             if record.task_args.get(name) != reference.task_args.get(name):
-                raise HarnessError(f"{task} and xlr were run with different {name} ({record.task_args.get(name)!r} "
-                                   f"vs {reference.task_args.get(name)!r}); meta compares one dataset and direction")
+                raise HarnessError(
+                    f"{task} and xlr were run with different {name} ({record.task_args.get(name)!r} "
+                    f"vs {reference.task_args.get(name)!r}); meta compares one dataset and direction"
+                )
         if record.dataset.get("revision") != reference.dataset.get("revision"):
-            raise HarnessError(f"{task} and xlr were run on different data ({record.dataset.get('revision')} vs "
-                               f"{reference.dataset.get('revision')})")
+            raise HarnessError(
+                f"{task} and xlr were run on different data ({record.dataset.get('revision')} vs "
+                f"{reference.dataset.get('revision')})"
+            )
         seeded = first.get("backretrieval", reference)
         if record.seeds != seeded.seeds and not (task == "xlr" and _seed_independent(record)):
-            raise HarnessError(f"{task} and {seeded.task} were run with different seeds; run them with the same --seeds")
+            raise HarnessError(
+                f"{task} and {seeded.task} were run with different seeds; run them with the same --seeds"
+            )
     g_values = {json.dumps(r.extra.get("g"), sort_keys=True) for task in COMPARED for r in by_task.get(task, [])}
     if len(g_values) > 1:
-        raise HarnessError(f"backretrieval/corr results use different image similarities g: {', '.join(sorted(g_values))}")
+        raise HarnessError(
+            f"backretrieval/corr results use different image similarities g: {', '.join(sorted(g_values))}"
+        )
 
 
 def _seed_independent(record: ResultRecord) -> bool:
@@ -150,10 +163,15 @@ def _significance(rows: Sequence[ModelRow], seeds: list[int], resamples: int, se
     if len(members) < MIN_MODELS:
         return {"skipped": f"needs xlr, backretrieval and corr for at least {MIN_MODELS} models, found {len(members)}"}
     xlr, bkr, corr = (_matrix(members, task, seeds) for task in TASKS)
-    return {"models": [m.label for m in members], **significance.compare(xlr, bkr, corr, resamples=resamples, seed=seed)}
+    return {
+        "models": [m.label for m in members],
+        **significance.compare(xlr, bkr, corr, resamples=resamples, seed=seed),
+    }
 
 
-def meta_evaluate(rows: Sequence[ModelRow], *, resamples: int = significance.RESAMPLES, bootstrap_seed: int = 0) -> dict[str, Any]:
+def meta_evaluate(
+    rows: Sequence[ModelRow], *, resamples: int = significance.RESAMPLES, bootstrap_seed: int = 0
+) -> dict[str, Any]:
     """Per-seed Pearson and Spearman correlations of each compared task with xlr across models, and BkR vs CORR."""
     seeds = _reference_seeds(rows)
     correlations: dict[str, Any] = {}
@@ -162,27 +180,46 @@ def meta_evaluate(rows: Sequence[ModelRow], *, resamples: int = significance.RES
         if not members:
             continue
         if len(members) < MIN_MODELS:
-            raise HarnessError(f"correlating {task} with xlr needs at least {MIN_MODELS} models with both results, "
-                               f"found {len(members)}")
-        correlations[task] = {"models": [m.label for m in members],
-                              **meta_correlation(_matrix(members, "xlr", seeds), _matrix(members, task, seeds))}
+            raise HarnessError(
+                f"correlating {task} with xlr needs at least {MIN_MODELS} models with both results, "
+                f"found {len(members)}"
+            )
+        correlations[task] = {
+            "models": [m.label for m in members],
+            **meta_correlation(_matrix(members, "xlr", seeds), _matrix(members, task, seeds)),
+        }
     reference = rows[0].records["xlr"] if "xlr" in rows[0].records else next(iter(rows[0].records.values()))
     return {
-        "signatures": {task: next(r.records[task].task_signature for r in rows if task in r.records)
-                       for task in TASKS if any(task in r.records for r in rows)},
+        "signatures": {
+            task: next(r.records[task].task_signature for r in rows if task in r.records)
+            for task in TASKS
+            if any(task in r.records for r in rows)
+        },
         "dataset": reference.dataset,
         "direction": _direction(reference),
         "g": next((r.records[t].extra.get("g") for r in rows for t in COMPARED if t in r.records), None),
         "seeds": seeds,
         "models": [
-            {"label": r.label, "model": r.identity,
-             **{task: {"mean": rec.metrics.get(rec.main_metric), "std": rec.metrics_std.get(rec.main_metric),
-                       "metric": rec.main_metric} for task, rec in r.records.items()}}
+            {
+                "label": r.label,
+                "model": r.identity,
+                **{
+                    task: {
+                        "mean": rec.metrics.get(rec.main_metric),
+                        "std": rec.metrics_std.get(rec.main_metric),
+                        "metric": rec.main_metric,
+                    }
+                    for task, rec in r.records.items()
+                },
+            }
             for r in rows
         ],
         "k": reference.task_args.get("k"),
-        "chance": {task: _chance([r.records[task] for r in rows if task in r.records]) for task in ("xlr", "backretrieval")
-                   if any(task in r.records for r in rows)},
+        "chance": {
+            task: _chance([r.records[task] for r in rows if task in r.records])
+            for task in ("xlr", "backretrieval")
+            if any(task in r.records for r in rows)
+        },
         "correlations": correlations,
         "significance": _significance(rows, seeds, resamples, bootstrap_seed),
     }
@@ -194,8 +231,11 @@ def _direction(record: ResultRecord) -> str:
 
 def format_table(result: dict[str, Any]) -> str:
     """The correlation table and the per-model scores as plain text."""
-    lines = [f"meta-evaluation {result['direction']} on {result['dataset'].get('loader')} {result['dataset'].get('split')}, "
-             f"{len(result['models'])} models, {len(result['seeds'])} seeds (mean ± std over seeds)", ""]
+    lines = [
+        f"meta-evaluation {result['direction']} on {result['dataset'].get('loader')} {result['dataset'].get('split')}, "
+        f"{len(result['models'])} models, {len(result['seeds'])} seeds (mean ± std over seeds)",
+        "",
+    ]
     lines.append(f"{'with XLR':<16}{'Pearson r':>20}{'Spearman rho':>20}")
     for task, values in result["correlations"].items():
         cells = [_pm(values[kind]["mean"], values[kind]["std"]) for kind in ("pearson", "spearman")]
@@ -206,8 +246,14 @@ def format_table(result: dict[str, Any]) -> str:
         cells = [_pm(model[t]["mean"], model[t]["std"]) if t in model else "-" for t in TASKS]
         lines.append(f"{model['label']:<{width}}" + "".join(f"{c:>20}" for c in cells))
     tested = result.get("significance") or {}
-    lines += ["", *(significance.format_rows({k: tested[k] for k in ("pearson", "spearman")}) if "pearson" in tested
-                    else [f"BkR vs CORR: not tested ({tested.get('skipped', 'no results')})"])]
+    lines += [
+        "",
+        *(
+            significance.format_rows({k: tested[k] for k in ("pearson", "spearman")})
+            if "pearson" in tested
+            else [f"BkR vs CORR: not tested ({tested.get('skipped', 'no results')})"]
+        ),
+    ]
     return "\n".join(lines)
 
 
@@ -222,34 +268,72 @@ def plot(result: dict[str, Any], path: Path) -> None:
     """
     from matplotlib.figure import Figure
 
-    models = [m for m in result["models"] if m.get("xlr", {}).get("mean") is not None
-              and m.get("backretrieval", {}).get("mean") is not None]
+    models = [
+        m
+        for m in result["models"]
+        if m.get("xlr", {}).get("mean") is not None and m.get("backretrieval", {}).get("mean") is not None
+    ]
     models.sort(key=lambda m: (-m["xlr"]["mean"], -m["backretrieval"]["mean"], m["label"]))
     figure = Figure(figsize=(9, 5.2))
     axes = figure.subplots()
-    palette = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:grey",
-               "tab:olive", "tab:cyan")
+    palette = (
+        "tab:blue",
+        "tab:orange",
+        "tab:green",
+        "tab:red",
+        "tab:purple",
+        "tab:brown",
+        "tab:pink",
+        "tab:grey",
+        "tab:olive",
+        "tab:cyan",
+    )
     for index, m in enumerate(models):
-        axes.errorbar(m["xlr"]["mean"], m["backretrieval"]["mean"], xerr=m["xlr"]["std"] or 0, yerr=m["backretrieval"]["std"] or 0,
-                      fmt="osD^v<>ph*"[index // len(palette) % 10], color=palette[index % len(palette)], capsize=3,
-                      label=f"{index + 1}. {m['label']}")
-        axes.annotate(str(index + 1), (m["xlr"]["mean"], m["backretrieval"]["mean"]), textcoords="offset points",
-                      xytext=(4, -10 if index % 2 else 4), fontsize=7)
+        axes.errorbar(
+            m["xlr"]["mean"],
+            m["backretrieval"]["mean"],
+            xerr=m["xlr"]["std"] or 0,
+            yerr=m["backretrieval"]["std"] or 0,
+            fmt="osD^v<>ph*"[index // len(palette) % 10],
+            color=palette[index % len(palette)],
+            capsize=3,
+            label=f"{index + 1}. {m['label']}",
+        )
+        axes.annotate(
+            str(index + 1),
+            (m["xlr"]["mean"], m["backretrieval"]["mean"]),
+            textcoords="offset points",
+            xytext=(4, -10 if index % 2 else 4),
+            fontsize=7,
+        )
     chance = result.get("chance") or {}
     if chance.get("xlr") is not None:
-        axes.axvline(chance["xlr"], color="grey", linestyle=":", linewidth=1, label=f"XLR chance k/n ({chance['xlr']:.3f})")
+        axes.axvline(
+            chance["xlr"], color="grey", linestyle=":", linewidth=1, label=f"XLR chance k/n ({chance['xlr']:.3f})"
+        )
     if chance.get("backretrieval") is not None:
-        axes.axhline(chance["backretrieval"], color="grey", linestyle="--", linewidth=1,
-                     label=f"BkR chance k/n ({chance['backretrieval']:.3f})")
+        axes.axhline(
+            chance["backretrieval"],
+            color="grey",
+            linestyle="--",
+            linewidth=1,
+            label=f"BkR chance k/n ({chance['backretrieval']:.3f})",
+        )
     stats = result["correlations"].get("backretrieval", {})
-    subtitle = ", ".join(f"{name} = {_pm(stats[key]['mean'], stats[key]['std'])}" for key, name in (("pearson", "r"), ("spearman", "ρ"))
-                         if key in stats)
+    subtitle = ", ".join(
+        f"{name} = {_pm(stats[key]['mean'], stats[key]['std'])}"
+        for key, name in (("pearson", "r"), ("spearman", "ρ"))
+        if key in stats
+    )
     boot = (result.get("significance") or {}).get("pearson", {}).get("bootstrap", {})
     if boot.get("low") is not None:
         subtitle += f"\nr(BkR, XLR) - r(CORR, XLR) = {boot['difference']:+.3f}, {boot['confidence']:.0%} interval [{boot['low']:.3f}, {boot['high']:.3f}]"
     dataset = result["dataset"]
-    axes.set_title(f"XLR vs BackRetrieval, {dataset.get('loader')} {dataset.get('split')} {result['direction']}, "
-                   f"{len(models)} models, {len(result['seeds'])} seeds\n{subtitle}", fontsize=9)
+    axes.set_title(
+        f"XLR vs BackRetrieval, {dataset.get('loader')} {dataset.get('split')} {result['direction']}, "
+        f"{len(models)} models, {len(result['seeds'])} seeds\n{subtitle}",
+        fontsize=9,
+    )
     k = result.get("k", "k")
     axes.set_xlabel(f"XLR Recall@{k} (mean ± std over seeds)")
     axes.set_ylabel(f"BackRetrieval Recall@{k} (mean ± std over seeds)")
@@ -282,34 +366,48 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
         raise HarnessError("aggregating over language pairs needs backretrieval results")
     configs = sorted({_pair_config(r) for r in bkr})
     if len(configs) > 1:
-        raise HarnessError(f"the backretrieval results of the language pairs differ in more than the direction "
-                           f"({len(configs)} configurations); choose one with --select, e.g. --select split=test,k=10")
+        raise HarnessError(
+            f"the backretrieval results of the language pairs differ in more than the direction "
+            f"({len(configs)} configurations); choose one with --select, e.g. --select split=test,k=10"
+        )
     rows: dict[str, ModelRow] = {}
     for record in bkr:
         rows.setdefault(_model_key(record), ModelRow("", record.model, {})).records[_direction(record)] = record
     _label(list(rows.values()))
-    scores = {row.label: {pair: rec.metrics.get(rec.main_metric) for pair, rec in row.records.items()} for row in rows.values()}
+    scores = {
+        row.label: {pair: rec.metrics.get(rec.main_metric) for pair, rec in row.records.items()}
+        for row in rows.values()
+    }
     by_pair: dict[str, list[ResultRecord]] = {}
     for record in bkr:
         by_pair.setdefault(_direction(record), []).append(record)
     chance = {pair: c for pair, recs in by_pair.items() if (c := _chance(recs)) is not None}
-    return {"metric": f"{bkr[0].main_metric} (mean over seeds)", "k": bkr[0].task_args.get("k"),
-            "table": aggregations.pair_table(scores).to_dict(), "scores": scores, "chance": chance}
+    return {
+        "metric": f"{bkr[0].main_metric} (mean over seeds)",
+        "k": bkr[0].task_args.get("k"),
+        "table": aggregations.pair_table(scores).to_dict(),
+        "scores": scores,
+        "chance": chance,
+    }
 
 
 def meta_by_direction(records: Sequence[ResultRecord], *, resamples: int, bootstrap_seed: int) -> dict[str, Any]:
     """Several directions of one data set: the meta-evaluation of each direction and the aggregation over them."""
     datasets = sorted({(str(r.task_args.get("dataset")), str(r.task_args.get("split"))) for r in records})
     if len(datasets) > 1:
-        raise HarnessError(f"the results span {len(datasets)} data sets or splits ({', '.join(' '.join(d) for d in datasets)}); "
-                           "choose one with --select, e.g. --select dataset=ikea,split=test")
+        raise HarnessError(
+            f"the results span {len(datasets)} data sets or splits ({', '.join(' '.join(d) for d in datasets)}); "
+            "choose one with --select, e.g. --select dataset=ikea,split=test"
+        )
     by_direction: dict[str, list[ResultRecord]] = {}
     for record in records:
         by_direction.setdefault(_direction(record), []).append(record)
     directions: dict[str, Any] = {}
     for direction, found in sorted(by_direction.items()):
         try:
-            directions[direction] = meta_evaluate(group_models(found), resamples=resamples, bootstrap_seed=bootstrap_seed)
+            directions[direction] = meta_evaluate(
+                group_models(found), resamples=resamples, bootstrap_seed=bootstrap_seed
+            )
         except HarnessError as exc:
             print(f"harness: warning: {direction}: no meta-evaluation: {exc}", file=sys.stderr)
             directions[direction] = {"skipped": str(exc)}
@@ -325,8 +423,10 @@ def format_aggregation(aggregation: dict[str, Any]) -> str:
     """The per-pair table as text, with the chance level of each pair."""
     if "skipped" in aggregation:
         return f"no aggregation over language pairs: {aggregation['skipped']}"
-    table = aggregations.PairTable(aggregation["table"]["pairs"], [aggregations.PairRow(r["model"], r["scores"], r["average"])
-                                                                  for r in aggregation["table"]["rows"]])
+    table = aggregations.PairTable(
+        aggregation["table"]["pairs"],
+        [aggregations.PairRow(r["model"], r["scores"], r["average"]) for r in aggregation["table"]["rows"]],
+    )
     text = aggregations.format_pair_table(table, f"BackRetrieval {aggregation['metric']}")
     chance = ", ".join(f"{pair} {value:.4f}" for pair, value in sorted(aggregation["chance"].items()))
     return text + (f"\nchance (k / n): {chance}" if chance else "")
@@ -345,10 +445,13 @@ def _write(folder: Path, result: dict[str, Any]) -> list[Path]:
     if "skipped" not in aggregation:
         written.append(folder / "bkr_over_pairs.png")
         drawn = aggregations.pair_boxplot(
-            aggregation["scores"], written[-1], chance=aggregation["chance"],
+            aggregation["scores"],
+            written[-1],
+            chance=aggregation["chance"],
             title=f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, "
-                  f"{result['dataset']} {result['split']}",
-            ylabel=f"BackRetrieval Recall@{aggregation['k']}")
+            f"{result['dataset']} {result['split']}",
+            ylabel=f"BackRetrieval Recall@{aggregation['k']}",
+        )
         aggregation["boxplot"] = {"file": written[-1].name, "models": drawn.models, "medians": drawn.medians}
     (folder / "meta.json").write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
     return [folder / "meta.json", *written]
@@ -359,12 +462,22 @@ class MetaCommand:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """The command's arguments."""
-        parser.add_argument("results", nargs="+", help="results.jsonl files, or folders holding one, for several models")
-        parser.add_argument("--select", default=None, help="keep only records whose task arguments match, k=v,... (e.g. src=en,tgt=de)")
+        parser.add_argument(
+            "results", nargs="+", help="results.jsonl files, or folders holding one, for several models"
+        )
+        parser.add_argument(
+            "--select", default=None, help="keep only records whose task arguments match, k=v,... (e.g. src=en,tgt=de)"
+        )
         parser.add_argument("--output", default="meta", help="folder for meta.json and the plots (default ./meta)")
-        parser.add_argument("--resamples", type=int, default=significance.RESAMPLES,
-                            help=f"bootstrap resamples of the models (default {significance.RESAMPLES})")
-        parser.add_argument("--bootstrap-seed", type=int, default=0, help="seed of the bootstrap over models (default 0)")
+        parser.add_argument(
+            "--resamples",
+            type=int,
+            default=significance.RESAMPLES,
+            help=f"bootstrap resamples of the models (default {significance.RESAMPLES})",
+        )
+        parser.add_argument(
+            "--bootstrap-seed", type=int, default=0, help="seed of the bootstrap over models (default 0)"
+        )
 
     def run(self, args: argparse.Namespace) -> int:
         """Read, check, correlate, test, print and write; several directions of one data set are also aggregated."""
@@ -374,8 +487,12 @@ class MetaCommand:
         options = {"resamples": args.resamples, "bootstrap_seed": args.bootstrap_seed}
         if len({_direction(r) for r in records}) > 1:
             result = meta_by_direction(records, **options)
-            text = "\n\n".join([*(format_table(one) for one in result["directions"].values() if "skipped" not in one),
-                                 format_aggregation(result["aggregation"])])
+            text = "\n\n".join(
+                [
+                    *(format_table(one) for one in result["directions"].values() if "skipped" not in one),
+                    format_aggregation(result["aggregation"]),
+                ]
+            )
         else:
             result = meta_evaluate(group_models(records), **options)
             text = format_table(result)

@@ -166,8 +166,14 @@ def _chunks(block: Block, row_side: _Side, col_side: _Side):
 Scored = tuple[Block, _Side, _Side]
 
 
-def scored_blocks(row_side: _Side, col_side: _Side, row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray],
-                  retrieval: str = "cosine", neighbours: int = CSLS_NEIGHBOURS) -> Iterator[Scored]:
+def scored_blocks(
+    row_side: _Side,
+    col_side: _Side,
+    row_sets: Sequence[np.ndarray],
+    col_sets: Sequence[np.ndarray],
+    retrieval: str = "cosine",
+    neighbours: int = CSLS_NEIGHBOURS,
+) -> Iterator[Scored]:
     """The blocks to compute and the sides to score them with.
 
     ``cosine``: seeds share blocks (``plan_blocks``). ``csls`` (Lample et al., ICLR 2018, sect. 2.3):
@@ -184,8 +190,13 @@ def scored_blocks(row_side: _Side, col_side: _Side, row_sets: Sequence[np.ndarra
     for seed, (rows, cols) in enumerate(zip(row_sets, col_sets)):
         (block,) = plan_blocks([rows], [cols])
         row_penalty = mean_top_similarity(row_side, col_side, block, neighbours, len(row_side.vectors))
-        col_penalty = mean_top_similarity(col_side, row_side, Block((0,), block.cols, block.rows, block.col_member,
-                                                                     block.row_member), neighbours, len(col_side.vectors))
+        col_penalty = mean_top_similarity(
+            col_side,
+            row_side,
+            Block((0,), block.cols, block.rows, block.col_member, block.row_member),
+            neighbours,
+            len(col_side.vectors),
+        )
         yield replace(block, seeds=(seed,)), row_side.penalized(row_penalty), col_side.penalized(col_penalty)
 
 
@@ -198,7 +209,7 @@ def mean_top_similarity(row_side: _Side, col_side: _Side, block: Block, neighbou
     depth = min(neighbours, len(block.cols))
     for part, sims in _chunks(block, row_side, col_side):
         if depth:
-            top = np.partition(sims, len(block.cols) - depth, axis=1)[:, len(block.cols) - depth:]
+            top = np.partition(sims, len(block.cols) - depth, axis=1)[:, len(block.cols) - depth :]
             out[block.rows[part]] = top.astype(np.float64).sum(axis=1) / depth
     return out
 
@@ -262,7 +273,9 @@ def _member_lists(
     return out_rows, out_cols, out_vals
 
 
-def _full_row_list(row: np.ndarray, member_cols: np.ndarray, depth: int, margin: float) -> tuple[np.ndarray, np.ndarray]:
+def _full_row_list(
+    row: np.ndarray, member_cols: np.ndarray, depth: int, margin: float
+) -> tuple[np.ndarray, np.ndarray]:
     values = row[member_cols].astype(np.float64)
     order = np.argsort(-values, kind="stable")
     values, cols = values[order], member_cols[order]
@@ -307,8 +320,16 @@ def _check(rule: str, k: int, tol: float) -> None:
         raise ValueError(f"tol must be non-negative, got {tol}")
 
 
-def xlr(src: np.ndarray, tgt: np.ndarray, samples: Sequence[np.ndarray], k: int = 10, rule: str = "expected",
-        tol: float = TIE_TOLERANCE, retrieval: str = "cosine", neighbours: int = CSLS_NEIGHBOURS) -> SeedResults:
+def xlr(
+    src: np.ndarray,
+    tgt: np.ndarray,
+    samples: Sequence[np.ndarray],
+    k: int = 10,
+    rule: str = "expected",
+    tol: float = TIE_TOLERANCE,
+    retrieval: str = "cosine",
+    neighbours: int = CSLS_NEIGHBOURS,
+) -> SeedResults:
     """Cross-lingual retrieval: each sampled source against the targets of the same sample.
 
     Per seed: ``recall@k`` (hit when the item's own target is within the top k of the sample's
@@ -340,19 +361,30 @@ def xlr(src: np.ndarray, tgt: np.ndarray, samples: Sequence[np.ndarray], k: int 
     for sample, b_, t_, count in zip(samples, better, tied, counts):
         hits, ranks, reciprocal = hit_probability(b_, t_, k, rule), rank(b_, t_, rule), reciprocal_rank(b_, t_, rule)
         defined = len(sample) > 0
-        metrics.append({
-            "recall@k": float(hits.mean()) if defined else None,
-            "mrr": float(reciprocal.mean()) if defined else None,
-            "median_rank": float(np.median(ranks)) if defined else None,
-            **hubness(count[np.asarray(sample, dtype=np.int64)]),
-        })
+        metrics.append(
+            {
+                "recall@k": float(hits.mean()) if defined else None,
+                "mrr": float(reciprocal.mean()) if defined else None,
+                "median_rank": float(np.median(ranks)) if defined else None,
+                **hubness(count[np.asarray(sample, dtype=np.int64)]),
+            }
+        )
         queries.append(PerQuery(np.asarray(sample), hits, ranks, reciprocal=reciprocal))
     return SeedResults(metrics, queries)
 
 
-def backretrieval(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence[np.ndarray],
-                  targets: Sequence[np.ndarray], k: int = 10, rule: str = "expected",
-                  tol: float = TIE_TOLERANCE, retrieval: str = "cosine", neighbours: int = CSLS_NEIGHBOURS) -> SeedResults:
+def backretrieval(
+    src: np.ndarray,
+    tgt: np.ndarray,
+    images: np.ndarray,
+    sources: Sequence[np.ndarray],
+    targets: Sequence[np.ndarray],
+    k: int = 10,
+    rule: str = "expected",
+    tol: float = TIE_TOLERANCE,
+    retrieval: str = "cosine",
+    neighbours: int = CSLS_NEIGHBOURS,
+) -> SeedResults:
     """BackRetrieval: per seed, sources and disjoint targets; for each source q, T* = the target
     text most similar to q, I* = T*'s image; hit when q's own image is within the top k of all
     the seed's source images ranked by similarity to I*. Per seed: ``recall@k`` and the hubness
@@ -378,8 +410,10 @@ def backretrieval(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources:
         where = _positions(sources[seed], order[seed], items)
         hits[seed][where] = _aggregate_ties(rows, probs, len(items), rule)
         match[seed][where] = matches[np.searchsorted(rows, np.arange(len(items)))]
-    metrics = [{"recall@k": float(h.mean()) if len(h) else None, **hubness(c[np.asarray(t, dtype=np.int64)])}
-               for h, c, t in zip(hits, counts, targets)]
+    metrics = [
+        {"recall@k": float(h.mean()) if len(h) else None, **hubness(c[np.asarray(t, dtype=np.int64)])}
+        for h, c, t in zip(hits, counts, targets)
+    ]
     return SeedResults(metrics, [PerQuery(np.asarray(q), h, match=m) for q, h, m in zip(sources, hits, match)])
 
 
@@ -424,8 +458,9 @@ def _chunk_lists(block: Block, part: slice, sims: np.ndarray, needed: int, margi
             yield seed, block.rows[part][local], rows, block.cols[cols], values
 
 
-def occurrences(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, k: int, rule: str, tol: float,
-                size: int) -> np.ndarray:
+def occurrences(
+    rows: np.ndarray, cols: np.ndarray, values: np.ndarray, k: int, rule: str, tol: float, size: int
+) -> np.ndarray:
     """The k-occurrences N_k of a ``_top_lists`` entry list (margin >= 2 tol): per column item (an array
     over all ``size`` items), how many rows have it among their k best, ties counted by the tie rule
     (``expected``: the probability of being in the top k under random tie-breaking)."""
@@ -443,8 +478,15 @@ def hubness(counts: np.ndarray) -> dict[str, float | None]:
     return {"hub_skew": skew, "antihubs": float(np.mean(counts <= 0))}
 
 
-def _image_hits(images: _Side, sources: Sequence[np.ndarray], targets: Sequence[np.ndarray], k: int, rule: str,
-                tol: float, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+def _image_hits(
+    images: _Side,
+    sources: Sequence[np.ndarray],
+    targets: Sequence[np.ndarray],
+    k: int,
+    rule: str,
+    tol: float,
+    n_items: int,
+) -> tuple[np.ndarray, np.ndarray]:
     """For every seed s, target t and source q with a non-zero chance: the probability that q's
     image is within the top k of the seed's source images ranked by similarity to t's image.
 
@@ -471,8 +513,14 @@ def corr_side(n: int, max_pairs: int) -> int:
     return n if n * n <= max_pairs else math.isqrt(max_pairs)
 
 
-def corr(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence[np.ndarray],
-         targets: Sequence[np.ndarray], max_pairs: int = 1_000_000) -> list[dict[str, float | None]]:
+def corr(
+    src: np.ndarray,
+    tgt: np.ndarray,
+    images: np.ndarray,
+    sources: Sequence[np.ndarray],
+    targets: Sequence[np.ndarray],
+    max_pairs: int = 1_000_000,
+) -> list[dict[str, float | None]]:
     """Spearman correlation of text and image cosine distances over source x target pairs.
 
     All pairs of the seed's sources and targets when there are at most ``max_pairs``; otherwise
@@ -482,8 +530,14 @@ def corr(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence
     return corr_with_moments(src, tgt, images, sources, targets, max_pairs)[0]
 
 
-def corr_with_moments(src: np.ndarray, tgt: np.ndarray, images: np.ndarray, sources: Sequence[np.ndarray],
-                      targets: Sequence[np.ndarray], max_pairs: int = 1_000_000) -> tuple[list[dict[str, float | None]], list[np.ndarray]]:
+def corr_with_moments(
+    src: np.ndarray,
+    tgt: np.ndarray,
+    images: np.ndarray,
+    sources: Sequence[np.ndarray],
+    targets: Sequence[np.ndarray],
+    max_pairs: int = 1_000_000,
+) -> tuple[list[dict[str, float | None]], list[np.ndarray]]:
     """``corr``'s values, and per seed the rank moments of each paired source (``rank_moments``)."""
     src_side, tgt_side, image_side = _Side(src), _Side(tgt), _Side(images)
     out: list[dict[str, float | None]] = []

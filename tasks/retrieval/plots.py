@@ -17,8 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.leaderboard.figures import (Plot, chance_line, colours, describe, error_label, error_of, figure, file_names,
-                                         legend_outside, markers, models_with, save)
+from harness.leaderboard.figures import (
+    Plot,
+    chance_line,
+    colours,
+    describe,
+    error_label,
+    error_of,
+    figure,
+    file_names,
+    legend_outside,
+    markers,
+    models_with,
+    save,
+)
 from harness.leaderboard.merge import Board, Column
 from harness.leaderboard.metrics import info_of
 from harness.leaderboard.sections import Section
@@ -54,8 +66,13 @@ def triples(board: Board) -> list[Triple]:
         xlr = [c for c in board.columns if c.task == XLR and _args(board, c) == args and _same_data(board, c, bkr)]
         if len(xlr) != 1 or not models_with(board, xlr[0], bkr):
             continue
-        corr = [c for c in board.columns if c.task == CORR and _same_data(board, c, bkr)
-                and all(_args(board, c).get(k) == args.get(k) for k in SHARED)]
+        corr = [
+            c
+            for c in board.columns
+            if c.task == CORR
+            and _same_data(board, c, bkr)
+            and all(_args(board, c).get(k) == args.get(k) for k in SHARED)
+        ]
         found.append(Triple(xlr[0], bkr, corr[0] if len(corr) == 1 else None))
     return found
 
@@ -102,8 +119,10 @@ def _meta_title(board: Board, triple: Triple) -> str:
         return f"meta-correlation undefined: {exc}"
     if not found or found["pearson"]["mean"] is None:
         return "meta-correlation undefined (constant or missing values)"
-    return (f"meta-correlation over {found['pearson']['seeds_defined']} seeds: Pearson r = {_pm(found['pearson'])}, "
-            f"Spearman ρ = {_pm(found['spearman'])}")
+    return (
+        f"meta-correlation over {found['pearson']['seeds_defined']} seeds: Pearson r = {_pm(found['pearson'])}, "
+        f"Spearman ρ = {_pm(found['spearman'])}"
+    )
 
 
 def scatter_plots(board: Board, folder: Path) -> list[Plot]:
@@ -113,24 +132,43 @@ def scatter_plots(board: Board, folder: Path) -> list[Plot]:
     plots = []
     for triple, name in zip(found, file_names("bkr_vs_xlr", [describe(t.xlr, board) for t in found])):
         xlr, bkr = triple.xlr, triple.bkr
-        keys = [k for k in models_with(board, xlr, bkr)
-                if board.cells[k, xlr].record.metrics.get(xlr.metric) is not None
-                and board.cells[k, bkr].record.metrics.get(bkr.metric) is not None]
+        keys = [
+            k
+            for k in models_with(board, xlr, bkr)
+            if board.cells[k, xlr].record.metrics.get(xlr.metric) is not None
+            and board.cells[k, bkr].record.metrics.get(bkr.metric) is not None
+        ]
         xs = [board.cells[k, xlr].record for k in keys]
         ys = [board.cells[k, bkr].record for k in keys]
         description = describe(xlr, board)
         with figure(9, 5.5) as fig:
             axes = fig.subplots()
             for key, rx, ry in zip(keys, xs, ys):
-                axes.errorbar(rx.metrics[xlr.metric], ry.metrics[bkr.metric], xerr=[[v] for v in error_of(rx, xlr.metric)],
-                              yerr=[[v] for v in error_of(ry, bkr.metric)], fmt=shapes[key], color=palette[key],
-                              elinewidth=1, capsize=2, markersize=7, label=board.labels[key], zorder=3)
+                axes.errorbar(
+                    rx.metrics[xlr.metric],
+                    ry.metrics[bkr.metric],
+                    xerr=[[v] for v in error_of(rx, xlr.metric)],
+                    yerr=[[v] for v in error_of(ry, bkr.metric)],
+                    fmt=shapes[key],
+                    color=palette[key],
+                    elinewidth=1,
+                    capsize=2,
+                    markersize=7,
+                    label=board.labels[key],
+                    zorder=3,
+                )
             chance_line(axes, board.example(xlr), xlr.metric, vertical=True, name="XLR")
             chance_line(axes, board.example(bkr), bkr.metric, name="BkR")
-            fig.suptitle(f"BackRetrieval vs XLR: {description}, {len(keys)} models\n{_meta_title(board, triple)}", fontsize=9)
-            axes.set_xlabel(f"XLR {info_of(xs[0], xlr.metric).display if xs else xlr.metric} ({error_label(xs, xlr.metric)})")
-            axes.set_ylabel(f"BackRetrieval {info_of(ys[0], bkr.metric).display if ys else bkr.metric} "
-                            f"({error_label(ys, bkr.metric)})")
+            fig.suptitle(
+                f"BackRetrieval vs XLR: {description}, {len(keys)} models\n{_meta_title(board, triple)}", fontsize=9
+            )
+            axes.set_xlabel(
+                f"XLR {info_of(xs[0], xlr.metric).display if xs else xlr.metric} ({error_label(xs, xlr.metric)})"
+            )
+            axes.set_ylabel(
+                f"BackRetrieval {info_of(ys[0], bkr.metric).display if ys else bkr.metric} "
+                f"({error_label(ys, bkr.metric)})"
+            )
             axes.grid(alpha=0.3)
             legend_outside(fig, axes)
             save(fig, folder / name)
@@ -160,11 +198,15 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
             data = {k: _per_seed(board.cells[k, column].record, column.metric) for k in models_with(board, column)}
             keys = best_first(data, board.labels)
             axes.boxplot([data[k] for k in keys], widths=0.5, medianprops={"color": "black"})
-            axes.set_xticks(range(1, len(keys) + 1), [board.labels[k] for k in keys], rotation=25, ha="right", fontsize=8)
+            axes.set_xticks(
+                range(1, len(keys) + 1), [board.labels[k] for k in keys], rotation=25, ha="right", fontsize=8
+            )
             chance_line(axes, board.example(column), column.metric)
             record = board.example(column)
-            axes.set_title(f"BackRetrieval per seed ({len(record.seeds)} seeds), best median first: {describe(column, board)}",
-                           fontsize=9)
+            axes.set_title(
+                f"BackRetrieval per seed ({len(record.seeds)} seeds), best median first: {describe(column, board)}",
+                fontsize=9,
+            )
             axes.set_ylabel(info_of(record, column.metric).display)
             axes.grid(axis="y", alpha=0.3)
             if info_of(record, column.metric).chance is not None:
@@ -181,8 +223,11 @@ def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:
         example = board.example(column)
         key = f"{example.dataset.get('loader')} {example.dataset.get('split')}"
         groups.setdefault(key, []).extend(board.cells[k, column].record for k in models_with(board, column))
-    return {key: records for key, records in sorted(groups.items())
-            if len({(r.task_args.get("src"), r.task_args.get("tgt")) for r in records}) > 1}
+    return {
+        key: records
+        for key, records in sorted(groups.items())
+        if len({(r.task_args.get("src"), r.task_args.get("tgt")) for r in records}) > 1
+    }
 
 
 def pair_plots(board: Board, folder: Path) -> list[Plot]:
@@ -193,13 +238,20 @@ def pair_plots(board: Board, folder: Path) -> list[Plot]:
     plots = []
     for (dataset, records), name in zip(groups.items(), file_names("bkr_over_pairs", list(groups))):
         aggregation = meta.aggregate_pairs(records)
-        title = (f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, {dataset} "
-                 "(best median first)")
+        title = (
+            f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, {dataset} "
+            "(best median first)"
+        )
         import matplotlib.style
 
         with matplotlib.style.context("default"):
-            aggregations.pair_boxplot(aggregation["scores"], folder / name, chance=aggregation["chance"], title=title,
-                                      ylabel=f"BackRetrieval Recall@{aggregation['k']}")
+            aggregations.pair_boxplot(
+                aggregation["scores"],
+                folder / name,
+                chance=aggregation["chance"],
+                title=title,
+                ylabel=f"BackRetrieval Recall@{aggregation['k']}",
+            )
         plots.append(Plot(FAMILY, f"BackRetrieval over language pairs: {dataset}", name))
     return plots
 
@@ -214,10 +266,15 @@ def _significance_rows(tested: dict[str, Any]) -> list[tuple[str, ...]]:
         if not values:
             continue
         boot = values["bootstrap"]
-        share = ("n/a" if values["share_significant"] is None
-                 else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}")
+        share = (
+            "n/a"
+            if values["share_significant"] is None
+            else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}"
+        )
         combined = "n/a" if values["combined_p"] is None else f"{values['combined_p']:.2g}"
-        interval = "n/a" if boot["low"] is None else f"{boot['difference']:+.3f} [{boot['low']:+.3f}, {boot['high']:+.3f}]"
+        interval = (
+            "n/a" if boot["low"] is None else f"{boot['difference']:+.3f} [{boot['low']:+.3f}, {boot['high']:+.3f}]"
+        )
         rows.append((method.capitalize(), share, combined, interval))
     return rows
 
@@ -230,23 +287,40 @@ def sections(board: Board) -> list[Section]:
         try:
             result = meta_result(board, triple)
         except HarnessError as exc:
-            found.append(Section(f"Meta-evaluation, {description}", ("with XLR", "Pearson r", "Spearman ρ"), (),
-                                 f"not computed: {exc}"))
+            found.append(
+                Section(
+                    f"Meta-evaluation, {description}",
+                    ("with XLR", "Pearson r", "Spearman ρ"),
+                    (),
+                    f"not computed: {exc}",
+                )
+            )
             continue
-        rows = tuple((task, _pm(values["pearson"]), _pm(values["spearman"]))
-                     for task, values in result["correlations"].items())
-        found.append(Section(f"Meta-evaluation, {description}", ("with XLR", "Pearson r", "Spearman ρ"), rows,
-                             f"across {len(result['models'])} models, per seed, mean ± std over {len(result['seeds'])} seeds "
-                             "(as harness meta; SIGIR 2021 Table 1)"))
+        rows = tuple(
+            (task, _pm(values["pearson"]), _pm(values["spearman"])) for task, values in result["correlations"].items()
+        )
+        found.append(
+            Section(
+                f"Meta-evaluation, {description}",
+                ("with XLR", "Pearson r", "Spearman ρ"),
+                rows,
+                f"across {len(result['models'])} models, per seed, mean ± std over {len(result['seeds'])} seeds "
+                "(as harness meta; SIGIR 2021 Table 1)",
+            )
+        )
         tested = result.get("significance") or {}
         if "pearson" in tested:
             boot = tested["pearson"]["bootstrap"]
-            found.append(Section(
-                f"BkR vs CORR, {description}", ("correlation", "seeds p < 0.05", "combined p", "r(BkR) − r(CORR), interval"),
-                tuple(_significance_rows(tested)),
-                f"{tested['pearson']['test']} per seed over {tested['pearson']['models']} models, combined by "
-                f"{tested['pearson']['combination']}; {boot['confidence']:.0%} bootstrap interval over models "
-                f"({boot['resamples']} resamples, seed {boot['seed']})"))
+            found.append(
+                Section(
+                    f"BkR vs CORR, {description}",
+                    ("correlation", "seeds p < 0.05", "combined p", "r(BkR) − r(CORR), interval"),
+                    tuple(_significance_rows(tested)),
+                    f"{tested['pearson']['test']} per seed over {tested['pearson']['models']} models, combined by "
+                    f"{tested['pearson']['combination']}; {boot['confidence']:.0%} bootstrap interval over models "
+                    f"({boot['resamples']} resamples, seed {boot['seed']})",
+                )
+            )
         elif tested.get("skipped"):
             found.append(Section(f"BkR vs CORR, {description}", ("test",), (), f"not tested: {tested['skipped']}"))
     found += _pair_sections(board)
@@ -261,14 +335,27 @@ def _pair_sections(board: Board) -> list[Section]:
         try:
             aggregation = meta.aggregate_pairs(records)
         except HarnessError as exc:
-            found.append(Section(f"BackRetrieval over language pairs, {dataset}", ("model",), (), f"not computed: {exc}"))
+            found.append(
+                Section(f"BackRetrieval over language pairs, {dataset}", ("model",), (), f"not computed: {exc}")
+            )
             continue
         pairs = aggregation["table"]["pairs"]
-        rows = tuple((row["model"], *("—" if row["scores"][p] is None else f"{row['scores'][p]:.4f}" for p in pairs),
-                      "n/a" if row["average"] is None else f"{row['average']:.4f}") for row in aggregation["table"]["rows"])
+        rows = tuple(
+            (
+                row["model"],
+                *("—" if row["scores"][p] is None else f"{row['scores'][p]:.4f}" for p in pairs),
+                "n/a" if row["average"] is None else f"{row['average']:.4f}",
+            )
+            for row in aggregation["table"]["rows"]
+        )
         chance = ", ".join(f"{p} {v:.4f}" for p, v in sorted(aggregation["chance"].items()))
-        found.append(Section(f"BackRetrieval over language pairs, {dataset}",
-                             ("model", *(p.replace("-", "→") for p in pairs), "average"), rows,
-                             f"{aggregation['metric']}, averaged over all pairs only for models that have every pair "
-                             f"(SIGIR 2021 Table 2)" + (f"; chance: {chance}" if chance else "")))
+        found.append(
+            Section(
+                f"BackRetrieval over language pairs, {dataset}",
+                ("model", *(p.replace("-", "→") for p in pairs), "average"),
+                rows,
+                f"{aggregation['metric']}, averaged over all pairs only for models that have every pair "
+                f"(SIGIR 2021 Table 2)" + (f"; chance: {chance}" if chance else ""),
+            )
+        )
     return found

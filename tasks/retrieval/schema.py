@@ -30,7 +30,9 @@ SCHEMA = "id: string, text_<lang>: string, image: Image (optional), image_file: 
 DATA_PARAMS: dict[str, Param] = {
     "src": Param("en", "source language code"),
     "tgt": Param("de", "target language code"),
-    "columns": Param("", "rename dataset columns to the schema: schema:dataset pairs separated by ';', e.g. id:sku;text_en:desc_en"),
+    "columns": Param(
+        "", "rename dataset columns to the schema: schema:dataset pairs separated by ';', e.g. id:sku;text_en:desc_en"
+    ),
 }
 
 
@@ -54,7 +56,10 @@ def apply_columns(source: str, data: Any, spec: str) -> Any:
     mapping = parse_columns(spec)
     missing = [name for name in mapping if name not in data.column_names]
     if missing:
-        raise DataError(source, f"columns= names column(s) {', '.join(missing)} that the dataset lacks (it has: {', '.join(data.column_names)})")
+        raise DataError(
+            source,
+            f"columns= names column(s) {', '.join(missing)} that the dataset lacks (it has: {', '.join(data.column_names)})",
+        )
     return data.rename_columns(mapping) if mapping else data
 
 
@@ -89,10 +94,18 @@ def image_features(source: str, data: Any) -> np.ndarray:
     except (ValueError, TypeError):
         lengths = [len(v) if v is not None else 0 for v in data["image_features"]]
         row = next(i for i, n in enumerate(lengths, start=1) if n != lengths[0])
-        raise DataError(source, f"image feature vectors differ in length ({lengths[row - 1]} here, {lengths[0]} in row 1)",
-                        row=row, field="image_features") from None
+        raise DataError(
+            source,
+            f"image feature vectors differ in length ({lengths[row - 1]} here, {lengths[0]} in row 1)",
+            row=row,
+            field="image_features",
+        ) from None
     if matrix.ndim != 2 or matrix.shape[1] == 0:
-        raise DataError(source, f"image_features must be one non-empty vector per row, got shape {matrix.shape}", field="image_features")
+        raise DataError(
+            source,
+            f"image_features must be one non-empty vector per row, got shape {matrix.shape}",
+            field="image_features",
+        )
     check_finite(source, matrix)
     return matrix
 
@@ -102,7 +115,9 @@ def check_finite(source: str, matrix: np.ndarray) -> None:
     bad = ~np.isfinite(matrix).all(axis=1)
     if bad.any():
         row = int(np.argmax(bad))
-        raise DataError(source, f"non-finite value {matrix[row][~np.isfinite(matrix[row])][0]}", row=row + 1, field="image_features")
+        raise DataError(
+            source, f"non-finite value {matrix[row][~np.isfinite(matrix[row])][0]}", row=row + 1, field="image_features"
+        )
 
 
 def languages(args: Mapping[str, Any]) -> tuple[str, str]:

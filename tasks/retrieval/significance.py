@@ -33,7 +33,9 @@ MIN_MODELS_TEST = 4  # Steiger's Z scales by sqrt(n - 3)
 VARIANCE_FACTOR: dict[str, float] = {"pearson": 1.0, "spearman": 1.06}
 
 
-def steiger_z(r_xb: float, r_xc: float, r_bc: float, n: int, variance_factor: float = 1.0) -> tuple[float, float] | None:
+def steiger_z(
+    r_xb: float, r_xc: float, r_bc: float, n: int, variance_factor: float = 1.0
+) -> tuple[float, float] | None:
     """Steiger's (1980, eq. 15) Z and its two-sided p for H0: rho(x, b) = rho(x, c), with b and c correlated by ``r_bc``.
 
     Z = (atanh r_xb - atanh r_xc) sqrt(n - 3) / sqrt(f (2 - 2 c)), where, with rbar = (r_xb + r_xc) / 2,
@@ -47,7 +49,7 @@ def steiger_z(r_xb: float, r_xc: float, r_bc: float, n: int, variance_factor: fl
     if n < MIN_MODELS_TEST or any(v is None or not math.isfinite(v) or abs(v) >= 1 for v in values):
         return None
     mean_sq = ((r_xb + r_xc) / 2) ** 2
-    psi = r_bc * (1 - 2 * mean_sq) - 0.5 * mean_sq * (1 - 2 * mean_sq - r_bc ** 2)
+    psi = r_bc * (1 - 2 * mean_sq) - 0.5 * mean_sq * (1 - 2 * mean_sq - r_bc**2)
     covariance = psi / (1 - mean_sq) ** 2
     if 2 - 2 * covariance <= 0:
         return None
@@ -77,11 +79,15 @@ def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: M
         seeds.append(None if result is None else {"z": result[0], "p": result[1]})
     pvalues = [s["p"] for s in seeds if s is not None]
     return {
-        "test": "Steiger (1980) Z, two-sided", "models": n, "alpha": ALPHA, "per_seed": seeds,
+        "test": "Steiger (1980) Z, two-sided",
+        "models": n,
+        "alpha": ALPHA,
+        "per_seed": seeds,
         "seeds_tested": len(pvalues),
         "share_significant": sum(p < ALPHA for p in pvalues) / len(pvalues) if pvalues else None,
         "median_p": float(np.median(pvalues)) if pvalues else None,
-        "combined_p": ruger_combination(pvalues), "combination": "Rüger (1978), about 2 x median p, valid under dependence",
+        "combined_p": ruger_combination(pvalues),
+        "combination": "Rüger (1978), about 2 x median p, valid under dependence",
     }
 
 
@@ -93,8 +99,16 @@ def _mean_difference(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method:
         return np.where(defined.any(axis=-1), np.nansum(difference, axis=-1) / defined.sum(axis=-1), np.nan)
 
 
-def bootstrap_difference(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: Method = "pearson", *,
-                         resamples: int = RESAMPLES, seed: int = 0, confidence: float = CONFIDENCE) -> dict[str, Any]:
+def bootstrap_difference(
+    xlr: np.ndarray,
+    bkr: np.ndarray,
+    corr: np.ndarray,
+    method: Method = "pearson",
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+) -> dict[str, Any]:
     """Percentile interval of the per-seed-mean difference r(BkR, XLR) - r(CORR, XLR) over models resampled with replacement.
 
     Resamples where the difference is undefined on every seed (e.g. all draws of one model) are
@@ -108,37 +122,58 @@ def bootstrap_difference(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, met
     draws = draws[~np.isnan(draws)]
     tail = (1 - confidence) / 2 * 100
     low, high = (float(v) for v in np.percentile(draws, [tail, 100 - tail])) if draws.size else (None, None)
-    return {"difference": None if np.isnan(observed) else float(observed), "low": low, "high": high,
-            "confidence": confidence, "resamples": resamples, "resamples_used": int(draws.size), "seed": seed,
-            "over": "models", "method": "percentile"}
+    return {
+        "difference": None if np.isnan(observed) else float(observed),
+        "low": low,
+        "high": high,
+        "confidence": confidence,
+        "resamples": resamples,
+        "resamples_used": int(draws.size),
+        "seed": seed,
+        "over": "models",
+        "method": "percentile",
+    }
 
 
-def compare(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, *, resamples: int = RESAMPLES,
-            seed: int = 0) -> dict[str, dict[str, Any]]:
+def compare(
+    xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, *, resamples: int = RESAMPLES, seed: int = 0
+) -> dict[str, dict[str, Any]]:
     """For Pearson and Spearman: the per-seed dependent-correlation test and the bootstrap interval of the difference.
 
     ``xlr``, ``bkr``, ``corr``: ``(models, seeds)`` arrays, rows in the same model order. Returns
     ``{method: {<dependent_test fields>, "bootstrap": <bootstrap_difference fields>}}``.
     """
-    return {method: {**dependent_test(xlr, bkr, corr, method),
-                     "bootstrap": bootstrap_difference(xlr, bkr, corr, method, resamples=resamples, seed=seed)}
-            for method in METHODS}
+    return {
+        method: {
+            **dependent_test(xlr, bkr, corr, method),
+            "bootstrap": bootstrap_difference(xlr, bkr, corr, method, resamples=resamples, seed=seed),
+        }
+        for method in METHODS
+    }
 
 
 def format_rows(result: dict[str, dict[str, Any]]) -> list[str]:
     """The comparison as text lines: one row per correlation (share significant, median p, combined p, difference, interval)."""
     first = next(iter(result.values()))
     boot = first["bootstrap"]
-    lines = [f"BkR vs CORR, per seed: {first['test']} (n = {first['models']} models); combined p: {first['combination']}",
-             f"difference: mean over seeds, {boot['confidence']:.0%} percentile interval of a bootstrap over models "
-             f"({boot['resamples']} resamples, seed {boot['seed']})",
-             f"{'':<12}{'p<0.05':>10}{'median p':>12}{'combined p':>12}{'r(BkR)-r(CORR)':>17}{'interval':>20}"]
+    lines = [
+        f"BkR vs CORR, per seed: {first['test']} (n = {first['models']} models); combined p: {first['combination']}",
+        f"difference: mean over seeds, {boot['confidence']:.0%} percentile interval of a bootstrap over models "
+        f"({boot['resamples']} resamples, seed {boot['seed']})",
+        f"{'':<12}{'p<0.05':>10}{'median p':>12}{'combined p':>12}{'r(BkR)-r(CORR)':>17}{'interval':>20}",
+    ]
     for method, values in result.items():
         b = values["bootstrap"]
-        share = "n/a" if values["share_significant"] is None else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}"
+        share = (
+            "n/a"
+            if values["share_significant"] is None
+            else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}"
+        )
         interval = "n/a" if b["low"] is None else f"[{b['low']:.3f}, {b['high']:.3f}]"
-        lines.append(f"{method:<12}{share:>10}{_p(values['median_p']):>12}{_p(values['combined_p']):>12}"
-                     f"{_num(b['difference']):>17}{interval:>20}")
+        lines.append(
+            f"{method:<12}{share:>10}{_p(values['median_p']):>12}{_p(values['combined_p']):>12}"
+            f"{_num(b['difference']):>17}{interval:>20}"
+        )
     return lines
 
 

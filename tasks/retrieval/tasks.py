@@ -38,9 +38,16 @@ COMMON_PARAMS: dict[str, Param] = {
 }
 RANKING_PARAMS: dict[str, Param] = {
     "k": Param(10, "cut-off of Recall@k", min=1),
-    "ties": Param("expected", "how ties count: expected (random tie-breaking), optimistic or pessimistic", choices=metrics.TIE_RULES),
-    "retrieval": Param("cosine", "how the model's texts are ranked: cosine, or csls (Lample et al. 2018, sect. 2.3)",
-                       choices=metrics.RETRIEVALS),
+    "ties": Param(
+        "expected",
+        "how ties count: expected (random tie-breaking), optimistic or pessimistic",
+        choices=metrics.TIE_RULES,
+    ),
+    "retrieval": Param(
+        "cosine",
+        "how the model's texts are ranked: cosine, or csls (Lample et al. 2018, sect. 2.3)",
+        choices=metrics.RETRIEVALS,
+    ),
     "csls_k": Param(metrics.CSLS_NEIGHBOURS, "K of CSLS: the neighbourhood whose mean similarity is subtracted", min=1),
 }
 
@@ -54,19 +61,35 @@ def disjoint_samples(size: int, n: int, seeds: Sequence[int]) -> tuple[int, list
     """(n used, sources per seed, targets per seed): two disjoint samples of min(n, size // 2) items."""
     used = min(n, size // 2)
     if used < 1:
-        raise HarnessError(f"backretrieval and corr need at least 2 items for two disjoint samples, the data has {size}")
+        raise HarnessError(
+            f"backretrieval and corr need at least 2 items for two disjoint samples, the data has {size}"
+        )
     perms = permutations(size, seeds)
     return used, [p[:used] for p in perms], [p[used : 2 * used] for p in perms]
 
 
 HUBNESS = (
-    Metric("hub_skew", "N{k} skew", None, None, None,
-           "skewness of the k-occurrences N{k} of the {n_used} candidates (Radovanovic et al. 2010): "
-           "large and positive when a few hubs are retrieved for many queries"),
-    Metric("antihubs", "anti-hubs", None, None, None, "share of the candidates that are among no query's {k} most similar"),
+    Metric(
+        "hub_skew",
+        "N{k} skew",
+        None,
+        None,
+        None,
+        "skewness of the k-occurrences N{k} of the {n_used} candidates (Radovanovic et al. 2010): "
+        "large and positive when a few hubs are retrieved for many queries",
+    ),
+    Metric(
+        "antihubs", "anti-hubs", None, None, None, "share of the candidates that are among no query's {k} most similar"
+    ),
 )
-RECALL = Metric("recall@k", "R@{k}", True, recall_chance, "mean:hit",
-                "Recall@{k}: share of sources whose own target is among the {k} most similar of {n_used} candidates")
+RECALL = Metric(
+    "recall@k",
+    "R@{k}",
+    True,
+    recall_chance,
+    "mean:hit",
+    "Recall@{k}: share of sources whose own target is among the {k} most similar of {n_used} candidates",
+)
 
 
 def mrr_chance(values: dict[str, Any]) -> float | None:
@@ -123,16 +146,22 @@ class RetrievalTask(Task):
         image_model = ctx.load_model("image", self.name)
         if image_model is not None:
             if "image" not in data.column_names:
-                raise HarnessError(f"task {self.name!r}: --image-model needs images, but the dataset has no 'image' column "
-                                   "(give --images DIR for a dataset that lists image files)")
-            parts = [image_model.encode_images(list(data.select(items[i : i + IMAGE_CHUNK])["image"]))
-                     for i in range(0, len(items), IMAGE_CHUNK)]
+                raise HarnessError(
+                    f"task {self.name!r}: --image-model needs images, but the dataset has no 'image' column "
+                    "(give --images DIR for a dataset that lists image files)"
+                )
+            parts = [
+                image_model.encode_images(list(data.select(items[i : i + IMAGE_CHUNK])["image"]))
+                for i in range(0, len(items), IMAGE_CHUNK)
+            ]
             return np.concatenate(parts), {"source": "image_model", "model": image_model.identity.as_dict()}
         if "image_features" not in data.column_names:
             expected = missing_features(data)
-            where = (f"{expected} not found" if expected else "the dataset has no 'image_features' column")
-            raise HarnessError(f"task {self.name!r} needs image vectors for g: {where}; "
-                               "give --image-model NAME (with --images DIR for datasets that list image files)")
+            where = f"{expected} not found" if expected else "the dataset has no 'image_features' column"
+            raise HarnessError(
+                f"task {self.name!r} needs image vectors for g: {where}; "
+                "give --image-model NAME (with --images DIR for datasets that list image files)"
+            )
         return image_features(f"dataset {self.dataset!r}", data)[items], {"source": "image_features"}
 
     def retrieval(self) -> dict[str, Any]:
@@ -151,8 +180,22 @@ class Xlr(RetrievalTask):
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
     metrics = (
         RECALL,
-        Metric("mrr", "MRR", True, mrr_chance, "mean:rr", "mean reciprocal rank of the own target among {n_used} candidates"),
-        Metric("median_rank", "median rank", False, median_rank_chance, None, "median rank of the own target among {n_used} candidates"),
+        Metric(
+            "mrr",
+            "MRR",
+            True,
+            mrr_chance,
+            "mean:rr",
+            "mean reciprocal rank of the own target among {n_used} candidates",
+        ),
+        Metric(
+            "median_rank",
+            "median rank",
+            False,
+            median_rank_chance,
+            None,
+            "median rank of the own target among {n_used} candidates",
+        ),
         *HUBNESS,
     )
 
@@ -172,8 +215,14 @@ class Xlr(RetrievalTask):
             raise HarnessError(f"task {self.name!r}: the dataset is empty")
         samples = [p[:used] for p in permutations(size, ctx.seeds)]
         subset = _Subset(samples)
-        result = metrics.xlr(self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt),
-                             subset.local(samples), self.args["k"], self.args["ties"], **self.retrieval())
+        result = metrics.xlr(
+            self.texts(model, data, subset.items, src),
+            self.texts(model, data, subset.items, tgt),
+            subset.local(samples),
+            self.args["k"],
+            self.args["ties"],
+            **self.retrieval(),
+        )
         ids = self.ids(data)
         records = [
             {"seed": seed, "id": ids[item], "hit": float(hit), "rank": float(rank), "rr": float(rr)}
@@ -202,8 +251,14 @@ class BackRetrieval(RetrievalTask):
         subset = _Subset(sources, targets)
         images, g = self.images(data, subset.items, ctx)
         result = metrics.backretrieval(
-            self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt), images,
-            subset.local(sources), subset.local(targets), self.args["k"], self.args["ties"], **self.retrieval(),
+            self.texts(model, data, subset.items, src),
+            self.texts(model, data, subset.items, tgt),
+            images,
+            subset.local(sources),
+            subset.local(targets),
+            self.args["k"],
+            self.args["ties"],
+            **self.retrieval(),
         )
         ids = self.ids(data)
         records = [
@@ -220,9 +275,20 @@ class Corr(RetrievalTask):
     version = 1
     aux_roles = ("image",)  # --image-model computes g from the images
     main_metric = "spearman"
-    params = {**COMMON_PARAMS, "max_pairs": Param(1_000_000, "largest number of pairs per seed (beyond it: a random square sub-block)", min=1)}
-    metrics = (Metric("spearman", "Spearman ρ", True, 0.0, "moments:pairs,sx,sy,sxx,syy,sxy",
-                      "Spearman's rho of text and image similarities over source x target pairs"),)
+    params = {
+        **COMMON_PARAMS,
+        "max_pairs": Param(1_000_000, "largest number of pairs per seed (beyond it: a random square sub-block)", min=1),
+    }
+    metrics = (
+        Metric(
+            "spearman",
+            "Spearman ρ",
+            True,
+            0.0,
+            "moments:pairs,sx,sy,sxx,syy,sxy",
+            "Spearman's rho of text and image similarities over source x target pairs",
+        ),
+    )
 
     def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
         """Spearman's rho per seed, on the same samples as backretrieval."""
@@ -233,11 +299,20 @@ class Corr(RetrievalTask):
         subset = _Subset(sources, targets)
         images, g = self.images(data, subset.items, ctx)
         per_seed, moments = metrics.corr_with_moments(
-            self.texts(model, data, subset.items, src), self.texts(model, data, subset.items, tgt), images,
-            subset.local(sources), subset.local(targets), self.args["max_pairs"],
+            self.texts(model, data, subset.items, src),
+            self.texts(model, data, subset.items, tgt),
+            images,
+            subset.local(sources),
+            subset.local(targets),
+            self.args["max_pairs"],
         )
         ids = self.ids(data)
         names = ("pairs", "sx", "sy", "sxx", "syy", "sxy")
-        records = [{"seed": seed, "id": ids[item], **dict(zip(names, map(float, row)))}
-                   for seed, sample, rows in zip(ctx.seeds, sources, moments) for item, row in zip(sample, rows)]
-        return TaskOutput(per_seed, records, {"n_used": used, "pairs_per_seed": side * side, "items": len(data), "g": g})
+        records = [
+            {"seed": seed, "id": ids[item], **dict(zip(names, map(float, row)))}
+            for seed, sample, rows in zip(ctx.seeds, sources, moments)
+            for item, row in zip(sample, rows)
+        ]
+        return TaskOutput(
+            per_seed, records, {"n_used": used, "pairs_per_seed": side * side, "items": len(data), "g": g}
+        )

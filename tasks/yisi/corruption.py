@@ -22,39 +22,309 @@ import numpy as np
 
 OPENERS: dict[str, frozenset[str]] = {
     "en": frozenset(
-        "and or but while as who which that where when because with without in on at near by for from of "
-        "into onto through under over behind beside next along across around against during toward towards".split()
+        [
+            "and",
+            "or",
+            "but",
+            "while",
+            "as",
+            "who",
+            "which",
+            "that",
+            "where",
+            "when",
+            "because",
+            "with",
+            "without",
+            "in",
+            "on",
+            "at",
+            "near",
+            "by",
+            "for",
+            "from",
+            "of",
+            "into",
+            "onto",
+            "through",
+            "under",
+            "over",
+            "behind",
+            "beside",
+            "next",
+            "along",
+            "across",
+            "around",
+            "against",
+            "during",
+            "toward",
+            "towards",
+        ]
     ),
     "de": frozenset(
-        "und oder aber während als wobei weil wenn deren dessen welche welcher mit ohne "
-        "in im am an auf bei beim neben vor hinter unter über zwischen für von vom aus nach durch entlang gegen".split()
+        [
+            "und",
+            "oder",
+            "aber",
+            "während",
+            "als",
+            "wobei",
+            "weil",
+            "wenn",
+            "deren",
+            "dessen",
+            "welche",
+            "welcher",
+            "mit",
+            "ohne",
+            "in",
+            "im",
+            "am",
+            "an",
+            "auf",
+            "bei",
+            "beim",
+            "neben",
+            "vor",
+            "hinter",
+            "unter",
+            "über",
+            "zwischen",
+            "für",
+            "von",
+            "vom",
+            "aus",
+            "nach",
+            "durch",
+            "entlang",
+            "gegen",
+        ]
     ),
     "fr": frozenset(
-        "et ou mais pendant tandis qui que dont où quand avec sans dans sur sous devant derrière près à au aux "
-        "pour par de du des vers entre contre".split()
+        [
+            "et",
+            "ou",
+            "mais",
+            "pendant",
+            "tandis",
+            "qui",
+            "que",
+            "dont",
+            "où",
+            "quand",
+            "avec",
+            "sans",
+            "dans",
+            "sur",
+            "sous",
+            "devant",
+            "derrière",
+            "près",
+            "à",
+            "au",
+            "aux",
+            "pour",
+            "par",
+            "de",
+            "du",
+            "des",
+            "vers",
+            "entre",
+            "contre",
+        ]
     ),
     "cs": frozenset(
-        "a i nebo ale zatímco když protože který která které kteří jenž jež kde s se bez v ve na pod nad před "
-        "za u při k ke od do z ze po mezi přes kolem podél proti".split()
+        [
+            "a",
+            "i",
+            "nebo",
+            "ale",
+            "zatímco",
+            "když",
+            "protože",
+            "který",
+            "která",
+            "které",
+            "kteří",
+            "jenž",
+            "jež",
+            "kde",
+            "s",
+            "se",
+            "bez",
+            "v",
+            "ve",
+            "na",
+            "pod",
+            "nad",
+            "před",
+            "za",
+            "u",
+            "při",
+            "k",
+            "ke",
+            "od",
+            "do",
+            "z",
+            "ze",
+            "po",
+            "mezi",
+            "přes",
+            "kolem",
+            "podél",
+            "proti",
+        ]
     ),
 }
 
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "en": frozenset(
-        "the a an this that these those his her its their some one two three is are was were be being been "
-        "has have had there here it he she they them him not very also".split()
+        [
+            "the",
+            "a",
+            "an",
+            "this",
+            "that",
+            "these",
+            "those",
+            "his",
+            "her",
+            "its",
+            "their",
+            "some",
+            "one",
+            "two",
+            "three",
+            "is",
+            "are",
+            "was",
+            "were",
+            "be",
+            "being",
+            "been",
+            "has",
+            "have",
+            "had",
+            "there",
+            "here",
+            "it",
+            "he",
+            "she",
+            "they",
+            "them",
+            "him",
+            "not",
+            "very",
+            "also",
+        ]
     ),
     "de": frozenset(
-        "der die das dem den des ein eine einen einem einer eines sein seine ihr ihre ist sind war waren wird "
-        "werden hat haben es er sie sich man zwei drei nicht sehr auch etwas einige viele".split()
+        [
+            "der",
+            "die",
+            "das",
+            "dem",
+            "den",
+            "des",
+            "ein",
+            "eine",
+            "einen",
+            "einem",
+            "einer",
+            "eines",
+            "sein",
+            "seine",
+            "ihr",
+            "ihre",
+            "ist",
+            "sind",
+            "war",
+            "waren",
+            "wird",
+            "werden",
+            "hat",
+            "haben",
+            "es",
+            "er",
+            "sie",
+            "sich",
+            "man",
+            "zwei",
+            "drei",
+            "nicht",
+            "sehr",
+            "auch",
+            "etwas",
+            "einige",
+            "viele",
+        ]
     ),
     "fr": frozenset(
-        "le la les un une son sa ses leur leurs est sont était être a ont il elle ils elles se en y ne pas "
-        "deux trois très aussi quelque quelques".split()
+        [
+            "le",
+            "la",
+            "les",
+            "un",
+            "une",
+            "son",
+            "sa",
+            "ses",
+            "leur",
+            "leurs",
+            "est",
+            "sont",
+            "était",
+            "être",
+            "a",
+            "ont",
+            "il",
+            "elle",
+            "ils",
+            "elles",
+            "se",
+            "en",
+            "y",
+            "ne",
+            "pas",
+            "deux",
+            "trois",
+            "très",
+            "aussi",
+            "quelque",
+            "quelques",
+        ]
     ),
     "cs": frozenset(
-        "je jsou byl byla bylo jsou jeho její jejich svůj své svou si to ten ta tento tato toto dva dvě tři "
-        "jeden jedna jedno velmi také něco".split()
+        [
+            "je",
+            "jsou",
+            "byl",
+            "byla",
+            "bylo",
+            "jsou",
+            "jeho",
+            "její",
+            "jejich",
+            "svůj",
+            "své",
+            "svou",
+            "si",
+            "to",
+            "ten",
+            "ta",
+            "tento",
+            "tato",
+            "toto",
+            "dva",
+            "dvě",
+            "tři",
+            "jeden",
+            "jedna",
+            "jedno",
+            "velmi",
+            "také",
+            "něco",
+        ]
     ),
 }
 
@@ -81,10 +351,7 @@ def cut_points(sentence: str, lang: str) -> list[int]:
     """Word positions where a trailing clause or phrase may be dropped."""
     words, _ = _split(sentence)
     openers = OPENERS.get(lang, frozenset())
-    return [
-        p for p in range(3, len(words) - 1)
-        if words[p - 1].endswith(",") or _core(words[p]).lower() in openers
-    ]
+    return [p for p in range(3, len(words) - 1) if words[p - 1].endswith(",") or _core(words[p]).lower() in openers]
 
 
 def drop_clause(sentence: str, lang: str, rng: np.random.Generator) -> str | None:
@@ -102,8 +369,10 @@ def is_content_word(word: str, lang: str) -> bool:
     core = _core(word)
     lower = core.lower()
     return (
-        len(core) >= 3 and core.isalpha()
-        and lower not in OPENERS.get(lang, frozenset()) and lower not in FUNCTION_WORDS.get(lang, frozenset())
+        len(core) >= 3
+        and core.isalpha()
+        and lower not in OPENERS.get(lang, frozenset())
+        and lower not in FUNCTION_WORDS.get(lang, frozenset())
     )
 
 

@@ -97,7 +97,9 @@ class Multi30kFilterLoader(DatasetLoader):
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
         """Build the set from the raw Multi30K layout, or load a ready-made one."""
         if source is None:
-            raise HarnessError("dataset 'multi30k_filter' needs --data-dir: a Multi30K folder (<split>.<lang>), a save_to_disk folder or a Hub id")
+            raise HarnessError(
+                "dataset 'multi30k_filter' needs --data-dir: a Multi30K folder (<split>.<lang>), a save_to_disk folder or a Hub id"
+            )
         if uses_hf_dataset(source):
             return load_pairs(source, args["split"], "label", check_label)
         from harness_tasks.parallel_data.multi30k import Multi30kLoader

@@ -40,5 +40,7 @@ def first_column_is(rows: Sequence[tuple[str, str]], lang: str, other: str, sour
         difference = _lean(identifier, first, lang) - _lean(identifier, second, lang)
         votes += (difference > 0) - (difference < 0)
     if votes == 0:
-        raise DataError(source, f"cannot tell which column is {lang!r} and which is {other!r} (the rows are split evenly)")
+        raise DataError(
+            source, f"cannot tell which column is {lang!r} and which is {other!r} (the rows are split evenly)"
+        )
     return votes > 0

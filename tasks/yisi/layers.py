@@ -34,8 +34,10 @@ def embed_all_layers(model: Any, texts: Sequence[str], lang: str) -> list[TokenE
 
     As in ``embed_side``, texts that tokenize identically share the vectors of the first of them.
     """
-    unsupported = HarnessError(f"model {model.adapter.name!r} does not return the vectors of all its layers "
-                               "(embed_tokens(..., all_layers=True)): a layer sweep needs a Hugging Face token embedder")
+    unsupported = HarnessError(
+        f"model {model.adapter.name!r} does not return the vectors of all its layers "
+        "(embed_tokens(..., all_layers=True)): a layer sweep needs a Hugging Face token embedder"
+    )
     try:
         embeddings = model.call(Capability.TOKEN_EMBEDDER, list(texts), {"lang": lang, "all_layers": True})
     except TypeError:
@@ -74,8 +76,9 @@ class LayerSweep:
         per_layer = []
         for layer in range(layers):
             e_side, f_side = at_layer(e_all, layer), at_layer(f_all, layer)
-            per_layer.append([yisi(prepare(e, e_table), prepare(f, f_table), self.args["alpha"])
-                              for e, f in zip(e_side, f_side)])
+            per_layer.append(
+                [yisi(prepare(e, e_table), prepare(f, f_table), self.args["alpha"]) for e, f in zip(e_side, f_side)]
+            )
         return per_layer, self.reference_extra()
 
     def summary(self, per_layer: list[dict[str, float | None]]) -> dict[str, float | None]:
@@ -99,8 +102,14 @@ class LayerSweep:
         for layer in range(layers):
             for name in self.swept:
                 base = declared[name]
-                metric = Metric(layer_name(name, layer), f"{base.display} L{layer}", base.higher_is_better, base.chance,
-                                None, f"{base.description}, at layer {layer}")
+                metric = Metric(
+                    layer_name(name, layer),
+                    f"{base.display} L{layer}",
+                    base.higher_is_better,
+                    base.chance,
+                    None,
+                    f"{base.description}, at layer {layer}",
+                )
                 info[metric.name] = metric.info(values)
         return info
 
@@ -108,8 +117,14 @@ class LayerSweep:
 def sweep_metrics(main: Metric) -> tuple[Metric, ...]:
     """The declared metrics of a sweep whose best layer is chosen by ``main``."""
     return (
-        Metric(f"best_{main.name}", f"{main.display} (best layer)", main.higher_is_better, main.chance, None,
-               f"{main.description}, at the layer where it is highest (chosen on the evaluated data: optimistic)"),
+        Metric(
+            f"best_{main.name}",
+            f"{main.display} (best layer)",
+            main.higher_is_better,
+            main.chance,
+            None,
+            f"{main.description}, at the layer where it is highest (chosen on the evaluated data: optimistic)",
+        ),
         Metric("best_layer", "best layer", None, None, None, f"hidden_states index with the highest {main.display}"),
         Metric("layers", "layers", None, None, None, "number of layers swept (0 is the embedding output)"),
     )
@@ -129,8 +144,10 @@ class Yisi2FilterLayers(LayerSweep, Yisi2Filter):
         per_layer, extra = self.sweep(data, model)
         results = [filter_metrics([f for _, _, f in scores], data) for scores in per_layer]
         kinds = results[0][1] if results else []
-        samples = [{"id": i, "label": y, "kind": k, "yisi2": [scores[n][2] for scores in per_layer]}
-                   for n, (i, y, k) in enumerate(zip(data["id"], data["label"], kinds))]
+        samples = [
+            {"id": i, "label": y, "kind": k, "yisi2": [scores[n][2] for scores in per_layer]}
+            for n, (i, y, k) in enumerate(zip(data["id"], data["label"], kinds))
+        ]
         return TaskOutput([self.summary([metrics for metrics, _ in results])], samples, extra)
 
 
@@ -148,6 +165,8 @@ class Yisi2StsLayers(LayerSweep, Yisi2Sts):
         per_layer, extra = self.sweep(data, model)
         metrics = self.summary([correlations([f for _, _, f in scores], data) for scores in per_layer])
         metrics["n"] = float(len(data["score"]))
-        samples = [{"id": i, "gold": g, "yisi2": [scores[n][2] for scores in per_layer]}
-                   for n, (i, g) in enumerate(zip(data["id"], data["score"]))]
+        samples = [
+            {"id": i, "gold": g, "yisi2": [scores[n][2] for scores in per_layer]}
+            for n, (i, g) in enumerate(zip(data["id"], data["score"]))
+        ]
         return TaskOutput([metrics], samples, extra)

@@ -30,8 +30,13 @@ def layer_values(metrics: Mapping[str, Any], metric: str) -> list[float | None]:
     return [metrics.get(f"{metric}@L{layer}") for layer in range(layers)]
 
 
-def layer_axes(axes: Any, series: Mapping[str, Sequence[float | None]], ylabel: str,
-               palette: Mapping[str, str] | None = None, reference: int | None = 9) -> None:
+def layer_axes(
+    axes: Any,
+    series: Mapping[str, Sequence[float | None]],
+    ylabel: str,
+    palette: Mapping[str, str] | None = None,
+    reference: int | None = 9,
+) -> None:
     """One line per label of ``metric`` against the layer, its best layer circled and named in the legend;
     a dotted line at ``reference``."""
     for index, (label, values) in enumerate(series.items()):
@@ -41,10 +46,14 @@ def layer_axes(axes: Any, series: Mapping[str, Sequence[float | None]], ylabel: 
         colour = (palette or {}).get(label, f"C{index % 10}")
         layers, ys = zip(*points)
         best = best_layer(values)
-        axes.plot(layers, ys, marker="o", markersize=4, color=colour, label=f"{label} (best: L{best}, {values[best]:.3f})")
+        axes.plot(
+            layers, ys, marker="o", markersize=4, color=colour, label=f"{label} (best: L{best}, {values[best]:.3f})"
+        )
         axes.scatter([best], [values[best]], s=120, facecolors="none", edgecolors=colour, linewidths=1.5)
     if reference is not None:
-        axes.axvline(reference, color="grey", linestyle=":", linewidth=1, label=f"layer {reference} (Lo and Simard 2019, mBERT)")
+        axes.axvline(
+            reference, color="grey", linestyle=":", linewidth=1, label=f"layer {reference} (Lo and Simard 2019, mBERT)"
+        )
     axes.set_xlabel("layer (hidden_states index; 0 = embedding output)")
     axes.set_ylabel(ylabel)
     axes.grid(alpha=0.3)
@@ -59,8 +68,11 @@ def layer_plots(board: Board, folder: Path) -> list[Plot]:
     plots = []
     for column, name in zip(columns, names):
         metric, display = SWEEPS[column.task]
-        series = {board.labels[key]: layer_values(board.cells[key, column].record.metrics, metric)
-                  for key in board.labels if (key, column) in board.cells}
+        series = {
+            board.labels[key]: layer_values(board.cells[key, column].record.metrics, metric)
+            for key in board.labels
+            if (key, column) in board.cells
+        }
         if not any(v is not None for values in series.values() for v in values):
             continue
         title = f"{column.task}: {display} per layer ({describe(column, board)})"

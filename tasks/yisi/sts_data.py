@@ -32,7 +32,7 @@ INPUT, GOLD = "STS.input.{}.txt", "STS.gs.{}.txt"
 
 def find_sets(folder: Path, wanted: str) -> list[str]:
     """The set names to read: all in the folder for ``all``, else the ``+``-separated names."""
-    present = sorted(p.name[len("STS.input."):-len(".txt")] for p in folder.glob(INPUT.format("*")))
+    present = sorted(p.name[len("STS.input.") : -len(".txt")] for p in folder.glob(INPUT.format("*")))
     if wanted == "all":
         if not present:
             raise DataError(str(folder), f"no {INPUT.format('<set>')} files (the SemEval-2016 STS layout)")
@@ -60,7 +60,9 @@ def read_set(folder: Path, name: str, src: str, tgt: str) -> tuple[dict[str, lis
     if not pairs:
         raise DataError(str(input_path), "has no pairs (the file is empty)")
     if not any(gold.strip() for gold in lines["gold"]):
-        raise DataError(str(gold_path), f"no pair has a gold score: all {len(pairs)} gold lines are empty", field="score")
+        raise DataError(
+            str(gold_path), f"no pair has a gold score: all {len(pairs)} gold lines are empty", field="score"
+        )
     src_first = first_column_is(pairs, src, tgt, str(input_path))
     rows: dict[str, list[Any]] = {"id": [], "set": [], "sentence1": [], "sentence2": [], "score": []}
     for row, ((first, second), gold) in enumerate(zip(pairs, lines["gold"]), start=1):
@@ -92,7 +94,9 @@ class StsLoader(DatasetLoader):
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
         """Read and validate the pairs."""
         if source is None:
-            raise HarnessError("dataset 'sts_crosslingual' needs --data-dir: a SemEval-2016 STS folder, a save_to_disk folder or a Hub id")
+            raise HarnessError(
+                "dataset 'sts_crosslingual' needs --data-dir: a SemEval-2016 STS folder, a save_to_disk folder or a Hub id"
+            )
         src, tgt = args["src"], args["tgt"]
         if src == tgt:
             raise HarnessError(f"src and tgt are both {src!r}: give two different languages")
@@ -109,5 +113,10 @@ class StsLoader(DatasetLoader):
         import datasets
 
         files = [folder / pattern.format(name) for name in names for pattern in (INPUT, GOLD)]
-        identity = {"source": str(folder), "revision": files_revision(files), "split": "+".join(names), "column_order": orders}
+        identity = {
+            "source": str(folder),
+            "revision": files_revision(files),
+            "split": "+".join(names),
+            "column_order": orders,
+        }
         return LoadedData(datasets.Dataset.from_dict(columns), identity)

@@ -23,8 +23,11 @@ from harness_tasks.yisi.sts_data import StsLoader
 
 YISI_PARAMS = {
     "alpha": Param(0.5, "YiSi-2 = PR / (alpha P + (1 - alpha) R); 0.5 is the harmonic mean", min=0.0, max=1.0),
-    "idf": Param("corpus", "unit weights: idf from each side of the evaluated corpus, from reference files, or none",
-                 choices=("corpus", "reference", "none")),
+    "idf": Param(
+        "corpus",
+        "unit weights: idf from each side of the evaluated corpus, from reference files, or none",
+        choices=("corpus", "reference", "none"),
+    ),
     "idf_src_file": Param(None, "with idf=reference: text file, one src sentence per line", str),
     "idf_tgt_file": Param(None, "with idf=reference: text file, one tgt sentence per line", str),
 }
@@ -66,7 +69,9 @@ class YisiScoring(Task):
         if self.args["idf"] != "reference" and files != (None, None):
             raise HarnessError(f"task {name!r}: idf_src_file / idf_tgt_file are used only with idf=reference")
 
-    def _table(self, side: Sequence[TokenEmbeddings], model: Any, lang: str, file: str | None) -> tuple[Counter[str], int] | None:
+    def _table(
+        self, side: Sequence[TokenEmbeddings], model: Any, lang: str, file: str | None
+    ) -> tuple[Counter[str], int] | None:
         if self.args["idf"] == "none":
             return None
         if self.args["idf"] == "corpus":
@@ -80,9 +85,7 @@ class YisiScoring(Task):
         e_side, f_side = embed_pairs(data, model, src, tgt)
         e_table = self._table(e_side, model, src, self.args["idf_src_file"])
         f_table = self._table(f_side, model, tgt, self.args["idf_tgt_file"])
-        scores = [
-            yisi(prepare(e, e_table), prepare(f, f_table), self.args["alpha"]) for e, f in zip(e_side, f_side)
-        ]
+        scores = [yisi(prepare(e, e_table), prepare(f, f_table), self.args["alpha"]) for e, f in zip(e_side, f_side)]
         return scores, self.reference_extra()
 
     def reference_extra(self) -> dict[str, Any]:
@@ -95,8 +98,22 @@ class YisiScoring(Task):
 def sts_metrics(score: str) -> tuple[Metric, ...]:
     """The declared metrics of an STS task whose per-pair score is the samples' field ``score``."""
     return (
-        Metric("pearson", "Pearson r", True, 0.0, f"pearson:{score},gold", f"Pearson's r of {score} with the gold similarity"),
-        Metric("spearman", "Spearman ρ", True, 0.0, f"spearman:{score},gold", f"Spearman's rho of {score} with the gold similarity"),
+        Metric(
+            "pearson",
+            "Pearson r",
+            True,
+            0.0,
+            f"pearson:{score},gold",
+            f"Pearson's r of {score} with the gold similarity",
+        ),
+        Metric(
+            "spearman",
+            "Spearman ρ",
+            True,
+            0.0,
+            f"spearman:{score},gold",
+            f"Spearman's rho of {score} with the gold similarity",
+        ),
         Metric("n", "pairs", None, None, None, "number of scored pairs"),
     )
 
@@ -104,9 +121,25 @@ def sts_metrics(score: str) -> tuple[Metric, ...]:
 def filter_metric_list(score: str) -> tuple[Metric, ...]:
     """The declared metrics of a filtering task whose per-pair score is the samples' field ``score``."""
     return (
-        Metric("roc_auc", "ROC AUC", True, 0.5, f"auc:{score},label", f"ROC AUC of {score} separating good from bad pairs"),
-        Metric("mean_f1", "mean F1", True, None, None, "mean F1 of finding the bad pairs over all cut-offs (lowest score first)"),
-        Metric("mean_f2", "mean F2", True, None, None, "mean F2 of finding the bad pairs over all cut-offs (lowest score first)"),
+        Metric(
+            "roc_auc", "ROC AUC", True, 0.5, f"auc:{score},label", f"ROC AUC of {score} separating good from bad pairs"
+        ),
+        Metric(
+            "mean_f1",
+            "mean F1",
+            True,
+            None,
+            None,
+            "mean F1 of finding the bad pairs over all cut-offs (lowest score first)",
+        ),
+        Metric(
+            "mean_f2",
+            "mean F2",
+            True,
+            None,
+            None,
+            "mean F2 of finding the bad pairs over all cut-offs (lowest score first)",
+        ),
         Metric("n_good", "good pairs", None, None, None, "number of good pairs"),
         Metric("n_bad", "bad pairs", None, None, None, "number of bad pairs"),
     )
@@ -213,5 +246,8 @@ class BertSumFilter(Task):
         """Cosine of the summed token vectors per pair, then the filtering metrics."""
         scores = bert_sum_scores(data, model, self.args["src"], self.args["tgt"])
         metrics, kinds = filter_metrics(scores, data)
-        samples = [{"id": i, "label": y, "kind": k, "bert_sum": v} for i, y, k, v in zip(data["id"], data["label"], kinds, scores)]
+        samples = [
+            {"id": i, "label": y, "kind": k, "bert_sum": v}
+            for i, y, k, v in zip(data["id"], data["label"], kinds, scores)
+        ]
         return TaskOutput([metrics], samples)

@@ -9,6 +9,7 @@ import shutil
 import numpy as np
 import pytest
 import torch
+from commute import mmt_builders as build
 from safetensors.torch import load_file, save_file
 
 from harness.capabilities import ScoreRequest
@@ -17,8 +18,6 @@ from harness_models.loading import KeyMismatch, beyond_layer, enforce, identity_
 from harness_models.translation import vgamt_modules
 from harness_models.translation.seq2seq import Seq2SeqScorer
 from harness_models.translation.vgamt import VgamtScorer
-
-from commute import mmt_builders as build
 
 SOURCE, TARGET = "He finally made it to the bank.", "Il a réussi à atteindre la rive."
 
@@ -38,8 +37,9 @@ def vgamt_with(vgamt_dir, target, extra: dict) -> str:
     for part in ("mbart", "clip"):
         shutil.copytree(vgamt_dir / part, target / part)
     torch.save({"model": {**state, **extra}, "epoch": 3}, target / "ck.pth")
-    (target / "config.json").write_text(json.dumps(
-        {"model_type": "vgamt", "mbart": "mbart", "clip": "clip", "checkpoint": "ck.pth"}))
+    (target / "config.json").write_text(
+        json.dumps({"model_type": "vgamt", "mbart": "mbart", "clip": "clip", "checkpoint": "ck.pth"})
+    )
     return str(target)
 
 
@@ -55,8 +55,11 @@ def test_the_region_branch_counts_as_trained_only_when_its_layer_norm_moved():
 
 def test_a_vgamt_trained_with_mdetr_regions_is_refused_naming_the_keys(vgamt_dir, tmp_path):
     folder = vgamt_with(vgamt_dir, tmp_path / "mdetr", build.region_branch(32, trained=True))
-    with pytest.raises(HarnessError, match=r"MDETR region features \(6 keys, e\.g\. model\.encoder\.layer_norm_reg_img\.bias, "
-                                           r"model\.encoder\.layer_norm_reg_img\.weight, model\.encoder\.proj_reg_img"):
+    with pytest.raises(
+        HarnessError,
+        match=r"MDETR region features \(6 keys, e\.g\. model\.encoder\.layer_norm_reg_img\.bias, "
+        r"model\.encoder\.layer_norm_reg_img\.weight, model\.encoder\.proj_reg_img",
+    ):
         VgamtScorer("v", {"pretrained": folder}).ensure_loaded()
 
 
@@ -68,13 +71,18 @@ def test_strict_false_scores_the_clip_branch_warns_and_changes_the_identity(vgam
     assert loose._loaded  # the keys are known only once the checkpoint is read
     assert identity.args["strict"] is False
     assert identity.args["key_mismatch"] == {
-        "missing": 0, "unexpected": 6, "missing_keys": [],
-        "unexpected_keys": sorted(build.region_branch(32, trained=True))}
+        "missing": 0,
+        "unexpected": 6,
+        "missing_keys": [],
+        "unexpected_keys": sorted(build.region_branch(32, trained=True)),
+    }
     assert "loaded with strict=false" in capsys.readouterr().err
     assert not clean._loaded and "key_mismatch" not in clean.identity().args and not clean._loaded
     assert "key_mismatch" not in VgamtScorer("v", {"pretrained": str(vgamt_dir), "strict": "false"}).identity().args
-    np.testing.assert_array_equal(loose.score_translations([request(features(0), "a")])[0],
-                                  clean.score_translations([request(features(0), "a")])[0])
+    np.testing.assert_array_equal(
+        loose.score_translations([request(features(0), "a")])[0],
+        clean.score_translations([request(features(0), "a")])[0],
+    )
 
 
 def broken_copy(source, target, edit) -> str:
@@ -86,31 +94,51 @@ def broken_copy(source, target, edit) -> str:
 
 
 def test_missing_and_unexpected_hugging_face_keys_are_errors(marian_dir, tmp_path):
-    missing = broken_copy(marian_dir, tmp_path / "missing",
-                          lambda s: {k: v for k, v in s.items() if k != "model.decoder.layers.1.fc2.bias"})
+    missing = broken_copy(
+        marian_dir,
+        tmp_path / "missing",
+        lambda s: {k: v for k, v in s.items() if k != "model.decoder.layers.1.fc2.bias"},
+    )
     with pytest.raises(HarnessError, match=r"missing 1 \(e\.g\. model\.decoder\.layers\.1\.fc2\.bias\).*strict=false"):
         Seq2SeqScorer("m", {"pretrained": missing}).ensure_loaded()
-    extra = broken_copy(marian_dir, tmp_path / "extra", lambda s: {
-        **s, **{f"model.encoder.layers.{n}.fc1.weight": torch.zeros(64, 32) for n in range(2, 9)}})
-    with pytest.raises(HarnessError, match=r"unexpected 7 \(e\.g\. model\.encoder\.layers\.2\.fc1\.weight, "
-                                           r"model\.encoder\.layers\.3\.fc1\.weight, .*layers\.6\.fc1\.weight\) "):
+    extra = broken_copy(
+        marian_dir,
+        tmp_path / "extra",
+        lambda s: {**s, **{f"model.encoder.layers.{n}.fc1.weight": torch.zeros(64, 32) for n in range(2, 9)}},
+    )
+    with pytest.raises(
+        HarnessError,
+        match=r"unexpected 7 \(e\.g\. model\.encoder\.layers\.2\.fc1\.weight, "
+        r"model\.encoder\.layers\.3\.fc1\.weight, .*layers\.6\.fc1\.weight\) ",
+    ):
         Seq2SeqScorer("m", {"pretrained": extra}).ensure_loaded()
 
 
 def test_a_discarded_head_is_not_a_mismatch(marian_dir, tmp_path):
-    head = broken_copy(marian_dir, tmp_path / "head", lambda s: {**s, "classification_head.dense.weight": torch.zeros(2, 2)})
+    head = broken_copy(
+        marian_dir, tmp_path / "head", lambda s: {**s, "classification_head.dense.weight": torch.zeros(2, 2)}
+    )
     scorer = Seq2SeqScorer("m", {"pretrained": head})
     reference = Seq2SeqScorer("m", {"pretrained": str(marian_dir)})
-    np.testing.assert_array_equal(scorer.score_translations([request()])[0], reference.score_translations([request()])[0])
+    np.testing.assert_array_equal(
+        scorer.score_translations([request()])[0], reference.score_translations([request()])[0]
+    )
     assert not scorer.key_mismatch
 
 
 def test_strict_false_loads_a_hugging_face_model_and_records_the_keys(marian_dir, tmp_path, capsys):
-    missing = broken_copy(marian_dir, tmp_path / "missing",
-                          lambda s: {k: v for k, v in s.items() if k != "model.decoder.layers.1.fc2.bias"})
+    missing = broken_copy(
+        marian_dir,
+        tmp_path / "missing",
+        lambda s: {k: v for k, v in s.items() if k != "model.decoder.layers.1.fc2.bias"},
+    )
     scorer = Seq2SeqScorer("m", {"pretrained": missing, "strict": "false"})
-    assert scorer.identity().args["key_mismatch"] == {"missing": 1, "unexpected": 0, "unexpected_keys": [],
-                                                      "missing_keys": ["model.decoder.layers.1.fc2.bias"]}
+    assert scorer.identity().args["key_mismatch"] == {
+        "missing": 1,
+        "unexpected": 0,
+        "unexpected_keys": [],
+        "missing_keys": ["model.decoder.layers.1.fc2.bias"],
+    }
     assert "missing 1 (e.g. model.decoder.layers.1.fc2.bias)" in capsys.readouterr().err
     strict = Seq2SeqScorer("m", {"pretrained": str(marian_dir)})
     assert strict.identity().args == {**strict.args} and not strict._loaded
@@ -118,8 +146,11 @@ def test_strict_false_loads_a_hugging_face_model_and_records_the_keys(marian_dir
 
 def test_enforce_names_five_keys_and_the_counts(capsys):
     found = KeyMismatch(tuple(f"m{i}" for i in range(7)), ("u",))
-    with pytest.raises(HarnessError, match=r"^x: checkpoint does not match the model: missing 7 \(e\.g\. m0, m1, m2, m3, m4\); "
-                                           r"unexpected 1 \(e\.g\. u\)"):
+    with pytest.raises(
+        HarnessError,
+        match=r"^x: checkpoint does not match the model: missing 7 \(e\.g\. m0, m1, m2, m3, m4\); "
+        r"unexpected 1 \(e\.g\. u\)",
+    ):
         enforce(found, "x", strict=True)
     assert enforce(found, "x", strict=False) is found
     assert "harness: warning: x:" in capsys.readouterr().err

@@ -36,7 +36,10 @@ def test_the_two_en_fr_pairs_that_are_not_swaps_are_loaded_faithfully():
     not_swaps = [row for row, swap in zip(data, swaps) if not swap]
     assert [(row["line_a"], row["line_b"]) for row in not_swaps] == [(23, 24), (99, 100)]
     assert not_swaps[0]["incorrect_b"] == "J'ai du mal à respirer.../J'ai la poitrine lourde..."
-    assert not_swaps[1]["incorrect_a"] == "Ne mange pas les arêtes !" and not_swaps[1]["target_b"] == "Ne mange pas les arêtes"
+    assert (
+        not_swaps[1]["incorrect_a"] == "Ne mange pas les arêtes !"
+        and not_swaps[1]["target_b"] == "Ne mange pas les arêtes"
+    )
 
 
 def test_synthetic_layout_with_images(mini_commute):
@@ -65,7 +68,7 @@ def test_odd_line_count_is_an_error_naming_the_file(tmp_path):
 
 def test_a_pair_whose_sources_differ_is_an_error_naming_the_lines(tmp_path):
     lines = list(MINI)
-    lines[3] = ("Something else.",) + lines[3][1:]
+    lines[3] = ("Something else.", *lines[3][1:])
     write_commute(tmp_path, lines)
     with pytest.raises(DataError, match=r"row 4, field 'source': lines 3 and 4 form a tuple but their sources differ"):
         load(tmp_path)
@@ -73,12 +76,12 @@ def test_a_pair_whose_sources_differ_is_an_error_naming_the_lines(tmp_path):
 
 def test_identical_correct_translations_and_empty_texts_are_errors(tmp_path):
     lines = list(MINI)
-    lines[1] = (lines[1][0], lines[0][1]) + lines[1][2:]
+    lines[1] = (lines[1][0], lines[0][1], *lines[1][2:])
     write_commute(tmp_path / "same", lines)
     with pytest.raises(DataError, match=r"row 1, field 'target_b': the two correct translations"):
         load(tmp_path / "same")
     lines = list(MINI)
-    lines[2] = (lines[2][0], " ") + lines[2][2:]
+    lines[2] = (lines[2][0], " ", *lines[2][2:])
     write_commute(tmp_path / "empty", lines)
     with pytest.raises(DataError, match=r"correct\.fr, row 3, field 'correct': empty text"):
         load(tmp_path / "empty")
@@ -95,7 +98,9 @@ def test_misaligned_files_are_an_error(tmp_path):
 def test_every_missing_image_is_named(mini_commute, tmp_path):
     data_dir, _ = mini_commute
     partial = stand_in_images(tmp_path / "partial", ["rive.jpg", "os.jpeg", "grain.jpg"])
-    with pytest.raises(DataError, match=r"3 image file\(s\) of the dataset are missing: aretes.jpg, banque.png, taupe.jpg"):
+    with pytest.raises(
+        DataError, match=r"3 image file\(s\) of the dataset are missing: aretes.jpg, banque.png, taupe.jpg"
+    ):
         load(data_dir, partial)
 
 
@@ -120,7 +125,9 @@ def test_save_to_disk_round_trip_with_a_lang_column(mini_commute, tmp_path):
     assert loaded.data[0]["image_b_path"].endswith("banque.png")
     with pytest.raises(DataError, match="has no rows with lang 'cs'"):
         load(tmp_path / "saved", lang="cs")
-    datasets.DatasetDict({"test": datasets.Dataset.from_dict({"id": ["1"], "source": ["x"]})}).save_to_disk(tmp_path / "bad")
+    datasets.DatasetDict({"test": datasets.Dataset.from_dict({"id": ["1"], "source": ["x"]})}).save_to_disk(
+        tmp_path / "bad"
+    )
     with pytest.raises(DataError, match="missing column"):
         load(tmp_path / "bad")
 
@@ -155,9 +162,14 @@ def with_image(line: int, name: str) -> list[tuple[str, str, str, str]]:
 def test_image_names_that_leave_the_images_folder_are_data_errors(tmp_path, images_given):
     secret = stand_in_images(tmp_path / "outside", ["secret.png"]) / "secret.png"  # a real image outside --images
     images = stand_in_images(tmp_path / "images" / "inner", [line[3] for line in MINI])
-    cases = [(4, "../../outside/secret.png", "goes up with '..'"), (4, "../../../../etc/passwd", "goes up with '..'"),
-             (1, str(secret), "is an absolute path"), (5, "sub/../../outside/secret.png", "goes up with '..'"),
-             (2, "..\\..\\outside\\secret.png", "goes up with '..'"), (6, "C:\\Windows\\win.ini", "is an absolute path")]
+    cases = [
+        (4, "../../outside/secret.png", "goes up with '..'"),
+        (4, "../../../../etc/passwd", "goes up with '..'"),
+        (1, str(secret), "is an absolute path"),
+        (5, "sub/../../outside/secret.png", "goes up with '..'"),
+        (2, "..\\..\\outside\\secret.png", "goes up with '..'"),
+        (6, "C:\\Windows\\win.ini", "is an absolute path"),
+    ]
     for line, name, problem in cases:
         data_dir = write_commute(tmp_path / f"data{line}{len(name)}", with_image(line, name))
         expected = f"img.order, row {line}, field 'image': image name {name!r} {problem}: image names must resolve inside --images"

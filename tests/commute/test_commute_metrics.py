@@ -87,8 +87,12 @@ def test_consistency_rates_by_hand():
     baseline = [Pair(0, 1), Pair(1, 0), Pair(0, 1)]
     # directions: (1 vs 0) IP, (0 vs 1) IN, (1 vs 1) CP, (1 vs 0) IP, (0 vs 0) CN, (0 vs 1) IN
     rates = consistency_rates(image, baseline)
-    assert rates == {"ipr": pytest.approx(2 / 6), "inr": pytest.approx(2 / 6),
-                     "cpr": pytest.approx(1 / 6), "cnr": pytest.approx(1 / 6)}
+    assert rates == {
+        "ipr": pytest.approx(2 / 6),
+        "inr": pytest.approx(2 / 6),
+        "cpr": pytest.approx(1 / 6),
+        "cnr": pytest.approx(1 / 6),
+    }
     assert rates["cpr"] + rates["ipr"] == pytest.approx(mean_rate(image))  # = TC with the true images
     with pytest.raises(ValueError):
         consistency_rates(image, baseline[:2])
@@ -97,8 +101,12 @@ def test_consistency_rates_by_hand():
 perplexities = st.floats(min_value=1.0, max_value=1000.0, allow_nan=False)
 
 
-@given(st.lists(st.tuples(perplexities, perplexities, perplexities, perplexities, perplexities, perplexities), max_size=30),
-       st.sampled_from(["wrong", "right"]))
+@given(
+    st.lists(
+        st.tuples(perplexities, perplexities, perplexities, perplexities, perplexities, perplexities), max_size=30
+    ),
+    st.sampled_from(["wrong", "right"]),
+)
 def test_consistency_identities_hold_for_any_scores(tuples, ties):
     """IPR + CNR = INR + CPR = 0.5 whenever the mixed-image baseline has no ties (swap pairs)."""
     image, baseline = [], []
@@ -118,8 +126,8 @@ def test_consistency_identities_hold_for_any_scores(tuples, ties):
 
 def test_oracle_finds_the_gic_maximising_and_minimising_pairs_by_hand():
     # candidates a0 (original), a1; b0 (original), b1
-    p_aa, p_ab = [3.0, 1.0], [2.0, 6.0]   # P(s, a_i, t^a), P(s, a_i, t^b)
-    p_ba, p_bb = [2.0, 5.0], [4.0, 1.0]   # P(s, b_j, t^a), P(s, b_j, t^b)
+    p_aa, p_ab = [3.0, 1.0], [2.0, 6.0]  # P(s, a_i, t^a), P(s, a_i, t^b)
+    p_ba, p_bb = [2.0, 5.0], [4.0, 1.0]  # P(s, b_j, t^a), P(s, b_j, t^b)
     best, worst = oracle_choices(p_aa, p_ba, p_bb, p_ab, "wrong")
     # (a0,b0): 3<2 no, 4<2 no -> GIC 0, D = (3-2)+(4-2) = 3: the only GIC-0 pair, so the minimum.
     # GIC 1: (a0,b1) 3<5, 1<2, D = (3-5)+(1-2) = -3; (a1,b0) 1<2, 4<6, D = -3; (a1,b1) 1<5, 1<6, D = -9.

@@ -7,8 +7,8 @@ import math
 from argparse import Namespace
 
 import pytest
-from commute.mmt_builders import write_commute
 from commute.fakes import RedScorer, TextOnlyCharScorer, run_task, solid_images
+from commute.mmt_builders import write_commute
 
 from harness.errors import DataError, HarnessError
 from harness_tasks.commute.data import CommuteLoader
@@ -25,8 +25,12 @@ def flat(points):
 @pytest.fixture
 def two_tuples(tmp_path):
     """Tuple 1: x#10 / y#200 with images of red 20 / 190; tuple 2: x#100 / y#150 with red 160 / 140."""
-    lines = [("s", "x#10", "y#200", "a.png"), ("s", "y#200", "x#10", "b.png"),
-             ("t", "x#100", "y#150", "c.png"), ("t", "y#150", "x#100", "d.png")]
+    lines = [
+        ("s", "x#10", "y#200", "a.png"),
+        ("s", "y#200", "x#10", "b.png"),
+        ("t", "x#100", "y#150", "c.png"),
+        ("t", "y#150", "x#100", "d.png"),
+    ]
     data_dir = write_commute(tmp_path / "data", lines)
     images = solid_images(tmp_path / "images", {"a.png": 20, "b.png": 190, "c.png": 160, "d.png": 140})
     return CommuteLoader("commute").load(str(data_dir), {"lang": "fr"}, images_dir=str(images)).data
@@ -44,9 +48,13 @@ def test_tc_and_ic_points_by_hand(two_tuples, tmp_path):
     assert ic_points(read_tables(tc)) == []  # a TC log has no translation under the other image
     tables = read_tables(ic, read_tables(tc))
     # correct vs incorrect per image: t1 a: |20-10|, |20-200|; b: |190-200|, |190-10|; t2 c: |160-100|, |160-150|; d: |140-150|, |140-100|
-    assert flat(tc_points(tables)) == pytest.approx(flat([(E(0.1), E(1.8)), (E(0.1), E(1.8)), (E(0.6), E(0.1)), (E(0.1), E(0.4))]))
+    assert flat(tc_points(tables)) == pytest.approx(
+        flat([(E(0.1), E(1.8)), (E(0.1), E(1.8)), (E(0.6), E(0.1)), (E(0.1), E(0.4))])
+    )
     # own vs other image per translation: t1 x#10 under 20 / 190, y#200 under 190 / 20; t2 x#100 under 160 / 140, y#150 under 140 / 160
-    assert flat(ic_points(tables)) == pytest.approx(flat([(E(0.1), E(1.8)), (E(0.1), E(1.8)), (E(0.6), E(0.4)), (E(0.1), E(0.1))]))
+    assert flat(ic_points(tables)) == pytest.approx(
+        flat([(E(0.1), E(1.8)), (E(0.1), E(1.8)), (E(0.6), E(0.4)), (E(0.1), E(0.1))])
+    )
 
 
 def test_a_text_only_scorer_is_identical_under_both_images(two_tuples, tmp_path):
@@ -68,7 +76,9 @@ def test_unscored_slots_are_left_out_and_bad_logs_fail(tmp_path):
 
 def test_the_command_writes_one_row_per_run(two_tuples, tmp_path, capsys):
     red = write_samples(tmp_path / "red.jsonl", run_task(CommuteIC("commute_ic"), two_tuples, RedScorer("r")))
-    blind = write_samples(tmp_path / "blind.jsonl", run_task(CommuteIC("commute_ic"), two_tuples, TextOnlyCharScorer("c")))
+    blind = write_samples(
+        tmp_path / "blind.jsonl", run_task(CommuteIC("commute_ic"), two_tuples, TextOnlyCharScorer("c"))
+    )
     from PIL import Image
 
     assert COMMAND.run(Namespace(results=[str(red)], output=str(tmp_path / "one.png"))) == 0

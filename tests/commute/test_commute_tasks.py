@@ -63,7 +63,9 @@ def test_temperature_reaches_the_scorer_only_when_not_one(tmp_path):
     hot = run_task(CommuteTC("commute_tc", {"temperature": 2.0}), data, CharScorer("c")).samples[0]["ppl"]
     assert hot["a|a"] == pytest.approx(math.exp(0.56 / 2)) and CharScorer.calls[-1]["temperature"] == 2.0
     plain = run_task(CommuteTC("commute_tc", {"temperature": 1.0}), data, CharScorer("c"))
-    assert CharScorer.calls[-1]["temperature"] == 1.0 and plain.samples[0]["ppl"]["a|a"] == pytest.approx(math.exp(0.56))
+    assert CharScorer.calls[-1]["temperature"] == 1.0 and plain.samples[0]["ppl"]["a|a"] == pytest.approx(
+        math.exp(0.56)
+    )
     with pytest.raises(HarnessError, match="temperature must be positive"):
         CommuteTC("commute_tc", {"temperature": 0})
 
@@ -84,8 +86,12 @@ def test_ic_task_needs_images(mini_commute):
 
 
 def test_ic_and_consistency_with_the_red_scorer_by_hand(tmp_path):
-    lines = [("s", "x#10", "y#200", "a.png"), ("s", "y#200", "x#10", "b.png"),
-             ("t", "x#100", "y#150", "c.png"), ("t", "y#150", "x#100", "d.png")]
+    lines = [
+        ("s", "x#10", "y#200", "a.png"),
+        ("s", "y#200", "x#10", "b.png"),
+        ("t", "x#100", "y#150", "c.png"),
+        ("t", "y#150", "x#100", "d.png"),
+    ]
     data_dir = write_commute(tmp_path / "data", lines)
     images = solid_images(tmp_path / "images", {"a.png": 20, "b.png": 190, "c.png": 160, "d.png": 140})
     data = CommuteLoader("commute").load(str(data_dir), {"lang": "fr"}, images_dir=str(images)).data
@@ -104,8 +110,10 @@ def test_oracle_task_by_hand(tmp_path):
     lines = [("s", "x#0", "y#100", "a.png"), ("s", "y#100", "x#0", "b.png")]
     data_dir = write_commute(tmp_path / "data", lines)
     # candidates for t^a (prefers red 0): a.png 60 (original), a1 10, a2 90; for t^b (prefers 100): b.png 40, b1 95
-    images = solid_images(tmp_path / "images", {"a.png": 60, "b.png": 40, "extended/1/a/a1.png": 10,
-                                                "extended/1/a/a2.png": 90, "extended/1/b/b1.png": 95})
+    images = solid_images(
+        tmp_path / "images",
+        {"a.png": 60, "b.png": 40, "extended/1/a/a1.png": 10, "extended/1/a/a2.png": 90, "extended/1/b/b1.png": 95},
+    )
     data = CommuteExtendedLoader("commute_extended").load(str(data_dir), {"lang": "fr"}, images_dir=str(images)).data
     out = run_task(CommuteOracle("commute_oracle"), data, RedScorer("r"))
     chosen = out.samples[0]["chosen"]
@@ -130,8 +138,24 @@ def fr_images(tmp_path_factory):
 @pytest.mark.real
 def test_the_four_tasks_run_from_the_cli_with_a_vgamt_folder(vgamt_dir, fr_images, tmp_path, fresh_cache):
     out = tmp_path / "out"
-    code = main(["run", "--tasks", FOUR, "--model", str(vgamt_dir), "--data-dir", str(shared_data("commute")),
-                 "--task-args", "lang=fr", "--images", str(fr_images), "--output", str(out), "--log-samples"])
+    code = main(
+        [
+            "run",
+            "--tasks",
+            FOUR,
+            "--model",
+            str(vgamt_dir),
+            "--data-dir",
+            str(shared_data("commute")),
+            "--task-args",
+            "lang=fr",
+            "--images",
+            str(fr_images),
+            "--output",
+            str(out),
+            "--log-samples",
+        ]
+    )
     assert code == 0
     records, problems = read_records(out / "results.jsonl")
     assert problems == [] and [r.task for r in records] == FOUR.split(",")
@@ -143,7 +167,10 @@ def test_the_four_tasks_run_from_the_cli_with_a_vgamt_folder(vgamt_dir, fr_image
         samples = [json.loads(line) for line in (out / record.samples_file).read_text().splitlines()]
         assert len(samples) == 154 and samples[11]["lines"] == [23, 24]
     by_task = {r.task: r.metrics for r in records}
-    assert by_task["commute_gtc"]["gtc"] <= by_task["commute_tc"]["tc"] and by_task["commute_gic"]["gic"] <= by_task["commute_ic"]["ic"]
+    assert (
+        by_task["commute_gtc"]["gtc"] <= by_task["commute_tc"]["tc"]
+        and by_task["commute_gic"]["gic"] <= by_task["commute_ic"]["ic"]
+    )
 
 
 def test_running_the_four_tasks_scores_each_triple_once(vgamt_dir, mini_commute, tmp_path, fresh_cache, monkeypatch):
@@ -167,15 +194,25 @@ def test_running_the_four_tasks_scores_each_triple_once(vgamt_dir, mini_commute,
 @pytest.mark.real
 @pytest.mark.parametrize("lang", ["de", "cs"])
 def test_text_only_tc_is_exactly_one_half_on_real_commute(mbart_dir, lang, tmp_path):
-    (record,) = evaluate("commute_tc", str(mbart_dir), data_dir=str(shared_data("commute")),
-                         task_args={"lang": lang}, output=tmp_path)
+    (record,) = evaluate(
+        "commute_tc", str(mbart_dir), data_dir=str(shared_data("commute")), task_args={"lang": lang}, output=tmp_path
+    )
     assert record.metrics == {"tc": 0.5, "ties": 0.0} and record.model["adapter"].endswith("seq2seq:Seq2SeqScorer")
 
 
 def test_text_only_ic_is_all_ties_and_undefined(mbart_dir, mini_commute, tmp_path):
     data_dir, images = mini_commute
-    wrong, right = (evaluate("commute_ic", str(mbart_dir), data_dir=str(data_dir), images=str(images),
-                             task_args={"ties": ties}, output=tmp_path / ties)[0] for ties in ("wrong", "right"))
+    wrong, right = (
+        evaluate(
+            "commute_ic",
+            str(mbart_dir),
+            data_dir=str(data_dir),
+            images=str(images),
+            task_args={"ties": ties},
+            output=tmp_path / ties,
+        )[0]
+        for ties in ("wrong", "right")
+    )
     assert wrong.metrics == {"ic": None, "ties": 1.0} and right.metrics == {"ic": None, "ties": 1.0}
     assert "section 5.4" in wrong.undefined["ic"] and "|ties:right|" in right.signature
 
@@ -186,18 +223,33 @@ def test_consistency_identities_on_real_german(vgamt_dir, tmp_path):
     images = stand_in_images(tmp_path / "images", names, size=12)
     rows = CommuteLoader("commute").load(str(shared_data("commute")), {"lang": "de"}).data.select(range(40)).to_list()
     assert all(r["incorrect_a"] == r["target_b"] and r["incorrect_b"] == r["target_a"] for r in rows)  # exact swaps
-    (record,) = evaluate("commute_consistency", str(vgamt_dir), data_dir=str(shared_data("commute")), images=str(images),
-                         task_args={"lang": "de"}, limit=40, output=tmp_path / "out")
+    (record,) = evaluate(
+        "commute_consistency",
+        str(vgamt_dir),
+        data_dir=str(shared_data("commute")),
+        images=str(images),
+        task_args={"lang": "de"},
+        limit=40,
+        output=tmp_path / "out",
+    )
     m = record.metrics
     assert m["ipr"] + m["cnr"] == pytest.approx(0.5) and m["inr"] + m["cpr"] == pytest.approx(0.5)
-    assert m["cpr"] + m["ipr"] == pytest.approx(m["tc"]) and sum(m[k] for k in ("ipr", "inr", "cpr", "cnr")) == pytest.approx(1)
+    assert m["cpr"] + m["ipr"] == pytest.approx(m["tc"]) and sum(
+        m[k] for k in ("ipr", "inr", "cpr", "cnr")
+    ) == pytest.approx(1)
 
 
 def test_failure_iou_command_from_two_runs(vgamt_dir, cliptrans_dir, mini_commute, tmp_path, capsys):
     data_dir, images = mini_commute
     for name, model in (("vgamt", vgamt_dir), ("cliptrans", cliptrans_dir)):  # two scorers that use the image
-        evaluate("commute_tc,commute_ic", str(model), data_dir=str(data_dir), images=str(images),
-                 output=tmp_path / name, log_samples=True)
+        evaluate(
+            "commute_tc,commute_ic",
+            str(model),
+            data_dir=str(data_dir),
+            images=str(images),
+            output=tmp_path / name,
+            log_samples=True,
+        )
     capsys.readouterr()
     assert main(["commute-iou", str(tmp_path / "vgamt"), str(tmp_path / "cliptrans"), "--task", "commute_ic"]) == 0
     table = capsys.readouterr().out.strip().splitlines()
@@ -236,11 +288,30 @@ def test_failure_iou_command_errors(tmp_path, capsys):
 def test_temperature_sweep_command_writes_a_table_and_a_plot(mbart_dir, mini_commute, tmp_path, capsys):
     data_dir, images = mini_commute
     out = tmp_path / "sweep"
-    code = main(["commute-temperature", "--model", str(mbart_dir), "--data-dir", str(data_dir), "--images", str(images),
-                 "--tasks", "commute_tc,commute_gtc", "--temperatures", "0.5,1,2", "--output", str(out)])
+    code = main(
+        [
+            "commute-temperature",
+            "--model",
+            str(mbart_dir),
+            "--data-dir",
+            str(data_dir),
+            "--images",
+            str(images),
+            "--tasks",
+            "commute_tc,commute_gtc",
+            "--temperatures",
+            "0.5,1,2",
+            "--output",
+            str(out),
+        ]
+    )
     assert code == 0
     table = (out / "temperature_sweep.md").read_text().splitlines()
-    assert table[0] == "| T | commute_tc | commute_gtc |" and [row.split(" |")[0] for row in table[2:]] == ["| 0.5", "| 1", "| 2"]
+    assert table[0] == "| T | commute_tc | commute_gtc |" and [row.split(" |")[0] for row in table[2:]] == [
+        "| 0.5",
+        "| 1",
+        "| 2",
+    ]
     assert (out / "temperature_sweep.png").stat().st_size > 1000
     (plain,) = evaluate("commute_tc", str(mbart_dir), data_dir=str(data_dir), output=tmp_path / "plain")
     assert table[3].startswith(f"| 1 | {plain.metrics['tc']:.4f} |")
@@ -252,12 +323,26 @@ def test_temperature_sweep_command_writes_a_table_and_a_plot(mbart_dir, mini_com
 
 def test_prefix_removal_with_a_real_scorer(mbart_dir, mini_commute, tmp_path):
     data_dir, _ = mini_commute
-    plain, trimmed = (evaluate("commute_tc", str(mbart_dir), data_dir=str(data_dir), task_args={"prefix_removal": flag},
-                               output=tmp_path / str(flag), log_samples=True)[0] for flag in (False, True))
+    plain, trimmed = (
+        evaluate(
+            "commute_tc",
+            str(mbart_dir),
+            data_dir=str(data_dir),
+            task_args={"prefix_removal": flag},
+            output=tmp_path / str(flag),
+            log_samples=True,
+        )[0]
+        for flag in (False, True)
+    )
     assert "|prefix_removal:True|" in trimmed.signature
 
     def ppl(record):
-        return [json.loads(line)["ppl"] for line in (tmp_path / str(record.task_args["prefix_removal"]) / record.samples_file).read_text().splitlines()]
+        return [
+            json.loads(line)["ppl"]
+            for line in (tmp_path / str(record.task_args["prefix_removal"]) / record.samples_file)
+            .read_text()
+            .splitlines()
+        ]
 
     # tuple 3 shares "Il va falloir": its perplexities change; every value stays a finite perplexity
     assert ppl(plain)[2]["a|a"] != pytest.approx(ppl(trimmed)[2]["a|a"], rel=1e-6)

@@ -26,8 +26,12 @@ from harness_tasks.commute.tasks import (
     CommuteTC,
 )
 
-LINES = [("s", "x#10", "y#200", "a.png"), ("s", "y#200", "x#10", "b.png"),
-         ("t", "x#100", "y#150", "c.png"), ("t", "y#150", "x#100", "d.png")]
+LINES = [
+    ("s", "x#10", "y#200", "a.png"),
+    ("s", "y#200", "x#10", "b.png"),
+    ("t", "x#100", "y#150", "c.png"),
+    ("t", "y#150", "x#100", "d.png"),
+]
 REDS = {"a.png": 20, "b.png": 190, "c.png": 160, "d.png": 140}
 
 
@@ -46,13 +50,19 @@ class DeclaredRedScorer(RedScorer):
 @pytest.fixture
 def red_data(tmp_path):
     images = solid_images(tmp_path / "images", REDS)
-    return CommuteLoader("commute").load(str(write_commute(tmp_path / "data", LINES)), {"lang": "fr"},
-                                         images_dir=str(images)).data
+    return (
+        CommuteLoader("commute")
+        .load(str(write_commute(tmp_path / "data", LINES)), {"lang": "fr"}, images_dir=str(images))
+        .data
+    )
 
 
 @pytest.mark.parametrize("ties", ["wrong", "right"])
 def test_ic_and_gic_are_undefined_for_a_text_only_scorer_whatever_the_tie_rule(red_data, ties):
-    for task, metric in ((CommuteIC("commute_ic", {"ties": ties}), "ic"), (CommuteGIC("commute_gic", {"ties": ties}), "gic")):
+    for task, metric in (
+        (CommuteIC("commute_ic", {"ties": ties}), "ic"),
+        (CommuteGIC("commute_gic", {"ties": ties}), "gic"),
+    ):
         out = run_task(task, red_data, BlindRedScorer("r"))
         # before: IC 0.0 with ties=wrong and 1.0 with ties=right, for a model that never looks at the image
         assert out.per_seed == [{metric: None, "ties": 1.0}]
@@ -101,10 +111,14 @@ def test_text_only_ic_needs_no_images(tmp_path):
 
 def test_oracle_image_metrics_are_undefined_for_a_text_only_scorer(tmp_path):
     lines = [("s", "x#0", "y#100", "a.png"), ("s", "y#100", "x#0", "b.png")]
-    images = solid_images(tmp_path / "images", {"a.png": 60, "b.png": 40, "extended/1/a/a1.png": 10,
-                                                "extended/1/b/b1.png": 95})
-    data = CommuteExtendedLoader("commute_extended").load(str(write_commute(tmp_path / "data", lines)), {"lang": "fr"},
-                                                          images_dir=str(images)).data
+    images = solid_images(
+        tmp_path / "images", {"a.png": 60, "b.png": 40, "extended/1/a/a1.png": 10, "extended/1/b/b1.png": 95}
+    )
+    data = (
+        CommuteExtendedLoader("commute_extended")
+        .load(str(write_commute(tmp_path / "data", lines)), {"lang": "fr"}, images_dir=str(images))
+        .data
+    )
     out = run_task(CommuteOracle("commute_oracle"), data, BlindRedScorer("r"))
     metrics = out.per_seed[0]
     image_metrics = ("max_ic", "max_gic", "rr_max", "min_ic", "min_gic", "rr_min")
@@ -115,21 +129,43 @@ def test_oracle_image_metrics_are_undefined_for_a_text_only_scorer(tmp_path):
     assert out.samples[0]["chosen"]["max"]["ic_ab"] is None
 
 
-def test_results_line_summary_and_warning_for_a_real_text_only_model(mbart_dir, mini_commute, tmp_path, capsys, fresh_cache):
+def test_results_line_summary_and_warning_for_a_real_text_only_model(
+    mbart_dir, mini_commute, tmp_path, capsys, fresh_cache
+):
     data_dir, images = mini_commute
     out = tmp_path / "out"
-    code = main(["run", "--tasks", "commute_tc,commute_ic,commute_gic", "--model", str(mbart_dir), "--data-dir", str(data_dir),
-                 "--images", str(images), "--output", str(out), "--log-samples"])
+    code = main(
+        [
+            "run",
+            "--tasks",
+            "commute_tc,commute_ic,commute_gic",
+            "--model",
+            str(mbart_dir),
+            "--data-dir",
+            str(data_dir),
+            "--images",
+            str(images),
+            "--output",
+            str(out),
+            "--log-samples",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     by_task = {line["task"]: line for line in lines}
     assert by_task["commute_ic"]["metrics"]["ic"] is None and by_task["commute_ic"]["undefined"] == {"ic": IMAGE_BLIND}
-    assert by_task["commute_gic"]["metrics"]["gic"] is None and by_task["commute_gic"]["undefined"] == {"gic": IMAGE_BLIND}
+    assert by_task["commute_gic"]["metrics"]["gic"] is None and by_task["commute_gic"]["undefined"] == {
+        "gic": IMAGE_BLIND
+    }
     assert 0.0 <= by_task["commute_tc"]["metrics"]["tc"] <= 1.0 and by_task["commute_tc"]["undefined"] == {}
     assert "|v:2" in by_task["commute_ic"]["signature"] and "|v:1" in by_task["commute_tc"]["signature"]
     assert not any("fixed by ties" in w for w in by_task["commute_ic"]["warnings"])  # null, not a tie-rule value
-    main_rows = {cells[0]: cells[2] for cells in (line.split("\t") for line in captured.out.splitlines()) if cells[1].endswith("*")}
+    main_rows = {
+        cells[0]: cells[2]
+        for cells in (line.split("\t") for line in captured.out.splitlines())
+        if cells[1].endswith("*")
+    }
     assert main_rows["commute_ic"] == main_rows["commute_gic"] == "n/a" and main_rows["commute_tc"] != "n/a"
     warnings = [line for line in captured.err.splitlines() if line.startswith("warning: n/a")]
     assert warnings == [f"warning: n/a for commute_ic ic, commute_gic gic: {IMAGE_BLIND}"]

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from commute import mmt_builders as build
 
 from harness.capabilities import ScoreRequest
 from harness.cli import main
@@ -20,12 +21,28 @@ from harness.errors import HarnessError
 from harness_models.translation.fairseq_gated import convert, fsmt_vocab, read_dictionary
 from harness_models.translation.gated_fusion import GatedFusionScorer
 
-from commute import mmt_builders as build
-
 D, FFN, HEADS, IMAGE_DIM = 16, 32, 2, 32  # the tiny ResNet's pooled feature is 32-d
 # A joined fairseq dictionary: whole words, and "banque" split as ban@@ que (no merge joins them).
-WORDS = ["il", "a", "atteint", "la", "rive", "ban@@", "que", ".", "the", "he", "made", "it", "to", "bank", "aller", "à",
-         "l&apos;", "usine"]  # Moses (fr) splits "l'usine" into l&apos; usine, Moses (en) into l &apos;usine
+WORDS = [
+    "il",
+    "a",
+    "atteint",
+    "la",
+    "rive",
+    "ban@@",
+    "que",
+    ".",
+    "the",
+    "he",
+    "made",
+    "it",
+    "to",
+    "bank",
+    "aller",
+    "à",
+    "l&apos;",
+    "usine",
+]  # Moses (fr) splits "l'usine" into l&apos; usine, Moses (en) into l &apos;usine
 
 
 def merges_for(word: str) -> list[str]:
@@ -55,14 +72,36 @@ def write_data(folder: Path) -> tuple[Path, Path]:
 
 def namespace(**overrides) -> argparse.Namespace:
     """The training arguments as fairseq's ``gated`` model records them (``gated_tiny``, shared embeddings)."""
-    values = dict(arch="gated_tiny", task="mmt", source_lang="en", target_lang="fr", encoder_embed_dim=D,
-                  decoder_embed_dim=D, encoder_ffn_embed_dim=FFN, decoder_ffn_embed_dim=FFN, encoder_layers=2,
-                  decoder_layers=2, encoder_attention_heads=HEADS, decoder_attention_heads=HEADS,
-                  encoder_normalize_before=False, decoder_normalize_before=False, encoder_learned_pos=False,
-                  decoder_learned_pos=False, share_all_embeddings=True, share_decoder_input_output_embed=True,
-                  no_scale_embedding=False, layernorm_embedding=False, activation_fn="relu", dropout=0.3,
-                  max_source_positions=64, max_target_positions=64, adaptive_softmax_cutoff=None,
-                  no_token_positional_embeddings=False, visual_feature_file="resnet50-avgpool.npy", save_dir="ckpt")
+    values = dict(
+        arch="gated_tiny",
+        task="mmt",
+        source_lang="en",
+        target_lang="fr",
+        encoder_embed_dim=D,
+        decoder_embed_dim=D,
+        encoder_ffn_embed_dim=FFN,
+        decoder_ffn_embed_dim=FFN,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=HEADS,
+        decoder_attention_heads=HEADS,
+        encoder_normalize_before=False,
+        decoder_normalize_before=False,
+        encoder_learned_pos=False,
+        decoder_learned_pos=False,
+        share_all_embeddings=True,
+        share_decoder_input_output_embed=True,
+        no_scale_embedding=False,
+        layernorm_embedding=False,
+        activation_fn="relu",
+        dropout=0.3,
+        max_source_positions=64,
+        max_target_positions=64,
+        adaptive_softmax_cutoff=None,
+        no_token_positional_embeddings=False,
+        visual_feature_file="resnet50-avgpool.npy",
+        save_dir="ckpt",
+    )
     values.update(overrides)
     return argparse.Namespace(**values)
 
@@ -77,13 +116,19 @@ def fairseq_state(seed: int = 0) -> dict[str, torch.Tensor]:
 
     embed = rand(vocab, D, scale=0.5)
     embed[1] = 0  # padding row
-    state = {"encoder.version": torch.tensor([3.0]), "decoder.version": torch.tensor([3.0]),
-             "encoder.embed_tokens.weight": embed, "decoder.embed_tokens.weight": embed,
-             "encoder.embed_positions._float_tensor": torch.zeros(1),
-             "decoder.embed_positions._float_tensor": torch.zeros(1),
-             "encoder.visual_features.weight": rand(5, IMAGE_DIM),
-             "encoder.dense.weight": rand(D, IMAGE_DIM), "encoder.dense.bias": rand(D),
-             "encoder.gate_dense.weight": rand(D, 2 * D), "encoder.gate_dense.bias": rand(D)}
+    state = {
+        "encoder.version": torch.tensor([3.0]),
+        "decoder.version": torch.tensor([3.0]),
+        "encoder.embed_tokens.weight": embed,
+        "decoder.embed_tokens.weight": embed,
+        "encoder.embed_positions._float_tensor": torch.zeros(1),
+        "decoder.embed_positions._float_tensor": torch.zeros(1),
+        "encoder.visual_features.weight": rand(5, IMAGE_DIM),
+        "encoder.dense.weight": rand(D, IMAGE_DIM),
+        "encoder.dense.bias": rand(D),
+        "encoder.gate_dense.weight": rand(D, 2 * D),
+        "encoder.gate_dense.bias": rand(D),
+    }
     for side, attentions in (("encoder", ("self_attn",)), ("decoder", ("self_attn", "encoder_attn"))):
         for layer in range(2):
             prefix = f"{side}.layers.{layer}."
@@ -102,12 +147,26 @@ def fairseq_state(seed: int = 0) -> dict[str, torch.Tensor]:
 
 def save_checkpoint(path: Path, state: dict, args: argparse.Namespace) -> Path:
     """As fairseq 0.9's ``save_state``: args, model, optimizer history, extra state."""
-    torch.save({"args": args, "model": state, "optimizer_history": [{"criterion_name": "LabelSmoothedCrossEntropyCriterion",
-                "optimizer_name": "FairseqAdam", "num_updates": 10}], "extra_state": {"val_loss": 3.2}}, path)
+    torch.save(
+        {
+            "args": args,
+            "model": state,
+            "optimizer_history": [
+                {
+                    "criterion_name": "LabelSmoothedCrossEntropyCriterion",
+                    "optimizer_name": "FairseqAdam",
+                    "num_updates": 10,
+                }
+            ],
+            "extra_state": {"val_loss": 3.2},
+        },
+        path,
+    )
     return path
 
 
 # --- the fairseq computation, written out (post-norm transformer, sinusoids from padding_idx + 1, gate) ---
+
 
 def sinusoids(length: int) -> torch.Tensor:
     half = D // 2
@@ -135,7 +194,10 @@ def norm(s, name, x):
 
 
 def feed_forward(s, prefix, x):
-    return F.relu(x @ s[prefix + "fc1.weight"].T + s[prefix + "fc1.bias"]) @ s[prefix + "fc2.weight"].T + s[prefix + "fc2.bias"]
+    return (
+        F.relu(x @ s[prefix + "fc1.weight"].T + s[prefix + "fc1.bias"]) @ s[prefix + "fc2.weight"].T
+        + s[prefix + "fc2.bias"]
+    )
 
 
 def fairseq_logprobs(s, source_ids, target_ids, image):
@@ -147,7 +209,9 @@ def fairseq_logprobs(s, source_ids, target_ids, image):
         x = norm(s, p + "self_attn_layer_norm", x + attention(s, p + "self_attn.", x, x))
         x = norm(s, p + "final_layer_norm", x + feed_forward(s, p, x))
     projected = (image @ s["encoder.dense.weight"].T + s["encoder.dense.bias"]).expand_as(x)
-    gate = torch.sigmoid(torch.cat([x, projected], -1) @ s["encoder.gate_dense.weight"].T + s["encoder.gate_dense.bias"])
+    gate = torch.sigmoid(
+        torch.cat([x, projected], -1) @ s["encoder.gate_dense.weight"].T + s["encoder.gate_dense.bias"]
+    )
     memory = x + gate * projected
     decoder_input = [2, *target_ids[:-1]]
     y = math.sqrt(D) * embed[decoder_input] + sinusoids(len(decoder_input))
@@ -201,8 +265,9 @@ def test_converted_model_scores_as_the_fairseq_computation(converted):
     targets = ("Il a atteint la rive.", "Il a atteint la banque.")
     got = scorer.score_translations([ScoreRequest(source, t, image, "img", "en", "fr") for t in targets])
     source_ids = ids("he", "made", "it", "to", "the", "bank", ".")
-    for target, value in zip((ids("il", "a", "atteint", "la", "rive", "."),
-                              ids("il", "a", "atteint", "la", "ban@@", "que", ".")), got):
+    for target, value in zip(
+        (ids("il", "a", "atteint", "la", "rive", "."), ids("il", "a", "atteint", "la", "ban@@", "que", ".")), got
+    ):
         expected = fairseq_logprobs(state, source_ids, target, torch.from_numpy(image))
         np.testing.assert_allclose(value, expected, atol=1e-4)
     assert len(got[0]) == 7 and len(got[1]) == 8
@@ -216,12 +281,17 @@ def test_converted_folder_layout_and_dictionary_mapping(converted, tmp_path):
     import json
 
     config = json.loads((folder / "config.json").read_text())
-    assert config == {"model_type": "gated_fusion", "text_model": "text", "image_model": str(resnet),
-                      "fusion": "fusion.safetensors"}
+    assert config == {
+        "model_type": "gated_fusion",
+        "text_model": "text",
+        "image_model": str(resnet),
+        "fusion": "fusion.safetensors",
+    }
     from safetensors.torch import load_file
 
     assert sorted(load_file(str(folder / "fusion.safetensors"))) == sorted(
-        ["encoder.dense.weight", "encoder.dense.bias", "encoder.gate_dense.weight", "encoder.gate_dense.bias"])
+        ["encoder.dense.weight", "encoder.dense.bias", "encoder.gate_dense.weight", "encoder.gate_dense.bias"]
+    )
     (tmp_path / "dict.en.txt").write_text("ab@@ 5\ncd 3\nx 1 #fairseq:overwrite\n")
     vocab = read_dictionary(tmp_path / "dict.en.txt", 8)
     assert vocab == {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, "ab@@": 4, "cd": 5, "x": 6, "madeupword0003": 7}
@@ -239,8 +309,11 @@ def test_the_cli_converts_and_refuses_what_it_cannot_convert(converted, tmp_path
     assert "exists and is not empty" in capsys.readouterr().err
     cases = {
         "prenorm.pt": (state, namespace(encoder_normalize_before=True), "pre-norm encoder layers"),
-        "extra.pt": ({**state, "encoder.retriever.weight": torch.zeros(2)}, namespace(),
-                     r"1 keys the converter does not know \(e.g. encoder.retriever.weight\)"),
+        "extra.pt": (
+            {**state, "encoder.retriever.weight": torch.zeros(2)},
+            namespace(),
+            r"1 keys the converter does not know \(e.g. encoder.retriever.weight\)",
+        ),
         "text.pt": ({k: v for k, v in state.items() if "gate" not in k}, namespace(), "not a Gated Fusion checkpoint"),
     }
     for name, (saved, args, message) in cases.items():
@@ -267,8 +340,18 @@ def test_a_pickle_with_a_forbidden_global_is_refused_unread(tmp_path, capsys):
     path = tmp_path / "evil.pt"
     torch.save({"args": namespace(), "model": fairseq_state(), "extra_state": Payload(marker)}, path)
     data, codes = write_data(tmp_path / "data-bin")
-    code = main(["convert", "gated-fusion", str(path), str(tmp_path / "out"), "--dictionaries", str(data),
-                 "--bpe-codes", str(codes)])
+    code = main(
+        [
+            "convert",
+            "gated-fusion",
+            str(path),
+            str(tmp_path / "out"),
+            "--dictionaries",
+            str(data),
+            "--bpe-codes",
+            str(codes),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "refusing to unpickle objects of" in err and "system" in err
@@ -289,8 +372,23 @@ def test_the_converted_folder_runs_commute_tc_from_the_cli(converted, mini_commu
 
     folder, _, _ = converted
     data_dir, images = mini_commute
-    code = main(["run", "--tasks", "commute_tc", "--model", str(folder), "--data-dir", str(data_dir),
-                 "--task-args", "lang=fr", "--images", str(images), "--output", str(tmp_path / "out")])
+    code = main(
+        [
+            "run",
+            "--tasks",
+            "commute_tc",
+            "--model",
+            str(folder),
+            "--data-dir",
+            str(data_dir),
+            "--task-args",
+            "lang=fr",
+            "--images",
+            str(images),
+            "--output",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 0
     (record,), problems = read_records(tmp_path / "out" / "results.jsonl")
     assert problems == [] and record.model["adapter"].endswith("gated_fusion:GatedFusionScorer")

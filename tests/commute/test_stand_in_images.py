@@ -29,12 +29,18 @@ def test_writes_each_name_once_distinct_and_keeps_existing_files(tmp_path, capsy
 
 def test_only_one_language_and_unsafe_names(tmp_path, capsys):
     data = commute_folder(tmp_path / "commute", {"fr": ["a.jpg"], "cs": ["../escape.jpg"]})
-    assert main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "fr", "--output", str(tmp_path / "o")]) == 0
+    assert (
+        main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "fr", "--output", str(tmp_path / "o")]) == 0
+    )
     assert [p.name for p in (tmp_path / "o").iterdir()] == ["a.jpg"]
-    assert main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "cs", "--output", str(tmp_path / "o")]) == 2
+    assert (
+        main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "cs", "--output", str(tmp_path / "o")]) == 2
+    )
     assert "'../escape.jpg', which is not a plain file name" in capsys.readouterr().err
     assert not (tmp_path / "escape.jpg").exists()
-    assert main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "ru", "--output", str(tmp_path / "o")]) == 2
+    assert (
+        main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "ru", "--output", str(tmp_path / "o")]) == 2
+    )
     assert "has no img.order in en-ru/" in capsys.readouterr().err
 
 

@@ -8,6 +8,7 @@ import shutil
 import numpy as np
 import pytest
 import torch
+from commute import mmt_builders as build
 from PIL import Image
 
 from harness.cached_model import image_content_key
@@ -15,15 +16,13 @@ from harness.capabilities import MixedImage, ScoreRequest
 from harness.errors import HarnessError
 from harness.registry import get_registry
 from harness.resolve import find_adapter
+from harness_models.translation import vgamt_modules
 from harness_models.translation.causal import CausalLMScorer
 from harness_models.translation.cliptrans import ClipTransScorer
-from harness_models.translation.gated_fusion import GateFusion, GatedFusionScorer, parse_gate
+from harness_models.translation.gated_fusion import GatedFusionScorer, GateFusion, parse_gate
 from harness_models.translation.images import ImageSpec
 from harness_models.translation.seq2seq import Seq2SeqScorer
 from harness_models.translation.vgamt import VgamtScorer
-from harness_models.translation import vgamt_modules
-
-from commute import mmt_builders as build
 
 SOURCE = "We'll have to get rid of that mole."
 TARGETS = ("Il va falloir enlever ce grain de beauté.", "Il va falloir se débarasser de cette taupe.")
@@ -49,7 +48,7 @@ def request(target=TARGETS[0], image=None, source=SOURCE, tgt="fr", key=None):
 def requests_with_images():
     mix = MixedImage((IMAGE_A, IMAGE_B), (0.5, 0.5))
     reqs = [request(t, image) for image in (IMAGE_A, IMAGE_B, mix) for t in TARGETS]
-    return reqs + [request("Il a réussi à aller à la banque.", IMAGE_B, source="He finally made it to the bank.")]
+    return [*reqs, request("Il a réussi à aller à la banque.", IMAGE_B, source="He finally made it to the bank.")]
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +98,8 @@ def test_the_image_changes_the_scores(scorers, name):
 def test_text_only_scorers_ignore_images(scorers, name):
     scorer = scorers[name]
     plain, with_a, mixed = scorer.score_translations(
-        [request(), request(image=IMAGE_A), request(image=MixedImage((IMAGE_A, IMAGE_B), (0.5, 0.5)))])
+        [request(), request(image=IMAGE_A), request(image=MixedImage((IMAGE_A, IMAGE_B), (0.5, 0.5)))]
+    )
     np.testing.assert_array_equal(plain, with_a)
     np.testing.assert_array_equal(plain, mixed)
 
@@ -139,7 +139,9 @@ def test_mbart50_log_probabilities_equal_a_hand_computation(scorers, mbart_dir):
         (got,) = scorers["mbart50"].score_translations([request(TARGETS[1])], temperature=temperature)
         np.testing.assert_allclose(got, expected.numpy(), atol=1e-5)
     plain = scorers["mbart50"].score_translations([request(TARGETS[1])])[0]
-    np.testing.assert_array_equal(plain, scorers["mbart50"].score_translations([request(TARGETS[1])], temperature=1.0)[0])
+    np.testing.assert_array_equal(
+        plain, scorers["mbart50"].score_translations([request(TARGETS[1])], temperature=1.0)[0]
+    )
 
 
 def test_vgamt_feeds_the_language_code_first_and_scores_the_rest(scorers, mbart_dir):
@@ -176,7 +178,9 @@ def test_m2m100_uses_double_underscore_codes(scorers):
     source = scorers["m2m100"].source_ids(request(tgt="de"))
     tokens = scorers["m2m100"].target_tokens(request(tgt="de"))
     assert tokenizer.convert_ids_to_tokens(source[:1]) == ["__en__"] and source[-1] == tokenizer.eos_token_id
-    assert tokenizer.convert_ids_to_tokens(list(tokens.labels[:1])) == ["__de__"] and tokens.scored == (False,) + (True,) * (len(tokens.labels) - 1)
+    assert tokenizer.convert_ids_to_tokens(list(tokens.labels[:1])) == ["__de__"] and tokens.scored == (False,) + (
+        True,
+    ) * (len(tokens.labels) - 1)
     assert tokens.decoder_input[:2] == (tokenizer.eos_token_id, tokens.labels[0])
 
 
@@ -185,7 +189,7 @@ def test_language_codes_can_be_overridden_and_unknown_languages_are_explained(mb
     scorer.ensure_loaded()
     assert scorer.tokenizer.convert_ids_to_tokens(scorer.target_tokens(request()).labels[:1]) == ["de_DE"]
     default = Seq2SeqScorer("m", {"pretrained": str(mbart_dir)})
-    with pytest.raises(HarnessError, match="no language code for 'xx'.*tgt_code"):
+    with pytest.raises(HarnessError, match=r"no language code for 'xx'.*tgt_code"):
         default.score_translations([request(tgt="xx")])
 
 
@@ -195,7 +199,7 @@ def test_causal_lm_scores_the_continuation_and_eos(scorers, gpt2_dir):
     tokenizer = AutoTokenizer.from_pretrained(gpt2_dir)
     scorer = scorers["causal"]
     prompt = tokenizer("Translate from English to French.\nEnglish: " + SOURCE + "\nFrench:").input_ids
-    continuation = tokenizer(" " + TARGETS[0], add_special_tokens=False).input_ids + [tokenizer.eos_token_id]
+    continuation = [*tokenizer(" " + TARGETS[0], add_special_tokens=False).input_ids, tokenizer.eos_token_id]
     assert scorer.prompt_ids(request()) == prompt
     assert scorer.score_translations([request()], output="token_ids")[0].tolist() == continuation
     model = AutoModelForCausalLM.from_pretrained(gpt2_dir).eval()
@@ -208,7 +212,9 @@ def test_causal_lm_scores_the_continuation_and_eos(scorers, gpt2_dir):
     everywhere = CausalLMScorer("causal", {"pretrained": str(gpt2_dir)}, batch_size=3)
     everywhere.ensure_loaded()
     everywhere.keeps_logits = False  # a model without logits_to_keep: full logits, then the span
-    for spanned, full in zip(scorer.score_translations(requests_with_images()), everywhere.score_translations(requests_with_images())):
+    for spanned, full in zip(
+        scorer.score_translations(requests_with_images()), everywhere.score_translations(requests_with_images())
+    ):
         np.testing.assert_allclose(spanned, full, atol=1e-5, rtol=0)
     bad = CausalLMScorer("c", {"pretrained": str(gpt2_dir), "template": "{nope}"})
     with pytest.raises(HarnessError, match="cannot be filled"):
@@ -230,13 +236,18 @@ def test_vgamt_state_dict_keys_are_the_authors(vgamt_dir):
     vgamt_modules.install(model, 16, 4)
     keys = set(model.state_dict())
     adapter = "adapters.bottleneck_adapter"
-    for key in ("model.encoder.proj_full_img.linear.weight", "model.encoder.layer_norm_full_img.bias",
-                "model.encoder.img_embedding.weight", "model.encoder.img_embedding.bias",
-                f"model.encoder.layers.0.attention_adapters.{adapter}.adapter_down.0.weight",
-                f"model.encoder.layers.1.output_adapters.{adapter}.adapter_up.bias",
-                f"model.decoder.layers.1.attention_adapters.{adapter}.adapter_up.weight",
-                f"model.decoder.layers.0.output_adapters.{adapter}.adapter_down.0.bias",
-                "lm_head.weight", "final_logits_bias"):
+    for key in (
+        "model.encoder.proj_full_img.linear.weight",
+        "model.encoder.layer_norm_full_img.bias",
+        "model.encoder.img_embedding.weight",
+        "model.encoder.img_embedding.bias",
+        f"model.encoder.layers.0.attention_adapters.{adapter}.adapter_down.0.weight",
+        f"model.encoder.layers.1.output_adapters.{adapter}.adapter_up.bias",
+        f"model.decoder.layers.1.attention_adapters.{adapter}.adapter_up.weight",
+        f"model.decoder.layers.0.output_adapters.{adapter}.adapter_down.0.bias",
+        "lm_head.weight",
+        "final_logits_bias",
+    ):
         assert key in keys
 
 
@@ -279,8 +290,9 @@ def copy_vgamt(vgamt_dir, target, state, checkpoint):
         save_file(state, str(target / checkpoint))
     else:
         torch.save(state, target / checkpoint)
-    (target / "config.json").write_text(json.dumps(
-        {"model_type": "vgamt", "mbart": "mbart", "clip": "clip", "checkpoint": checkpoint}))
+    (target / "config.json").write_text(
+        json.dumps({"model_type": "vgamt", "mbart": "mbart", "clip": "clip", "checkpoint": checkpoint})
+    )
     return target
 
 
@@ -296,8 +308,15 @@ def test_vgamt_checkpoints_in_the_documented_layouts_load_to_identical_scores(sc
         reloaded = VgamtScorer("v", {"pretrained": str(folder)}, batch_size=3).score_translations(reqs)
         for a, b in zip(reference, reloaded):
             np.testing.assert_array_equal(a, b)
-    parts = VgamtScorer("v", {"mbart": str(vgamt_dir / "mbart"), "clip": str(vgamt_dir / "clip"),
-                              "checkpoint": str(vgamt_dir / "vgamt.pth")}, batch_size=3)
+    parts = VgamtScorer(
+        "v",
+        {
+            "mbart": str(vgamt_dir / "mbart"),
+            "clip": str(vgamt_dir / "clip"),
+            "checkpoint": str(vgamt_dir / "vgamt.pth"),
+        },
+        batch_size=3,
+    )
     for a, b in zip(reference, parts.score_translations(reqs)):
         np.testing.assert_array_equal(a, b)
 
@@ -316,7 +335,9 @@ def test_vgamt_checkpoint_errors_name_the_problem(vgamt_dir, tmp_path):
     with pytest.raises(HarnessError, match="not a VGAMT checkpoint"):
         VgamtScorer("v", {"pretrained": str(folder)}).ensure_loaded()
     with pytest.raises(HarnessError, match="needs checkpoint"):
-        VgamtScorer("vgamt", {"mbart": "facebook/mbart-large-50", "clip": "openai/clip-vit-base-patch32"}).ensure_loaded()
+        VgamtScorer(
+            "vgamt", {"mbart": "facebook/mbart-large-50", "clip": "openai/clip-vit-base-patch32"}
+        ).ensure_loaded()
 
 
 def test_vgamt_without_adapters_loads_and_differs(scorers, vgamt_dir, tmp_path):
@@ -342,7 +363,9 @@ def test_precomputed_features_equal_the_image_they_were_computed_from(scorers):
 
 def test_gate_zero_is_the_text_model_alone(gated_dir, marian_dir):
     text_only = Seq2SeqScorer("m", {"pretrained": str(marian_dir)}).score_translations([request()])[0]
-    gated = GatedFusionScorer("g", {"pretrained": str(gated_dir), "gate": "0"}).score_translations([request(image=IMAGE_A)])[0]
+    gated = GatedFusionScorer("g", {"pretrained": str(gated_dir), "gate": "0"}).score_translations(
+        [request(image=IMAGE_A)]
+    )[0]
     np.testing.assert_allclose(gated, text_only, atol=1e-5)
 
 
@@ -378,7 +401,10 @@ def test_gated_fusion_weights_round_trip_through_pth(scorers, gated_dir, tmp_pat
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "fusion": "fusion.pth"}))
     reqs = requests_with_images()
-    for a, b in zip(scorers["gated"].score_translations(reqs), GatedFusionScorer("g", {"pretrained": str(folder)}, batch_size=3).score_translations(reqs)):
+    for a, b in zip(
+        scorers["gated"].score_translations(reqs),
+        GatedFusionScorer("g", {"pretrained": str(folder)}, batch_size=3).score_translations(reqs),
+    ):
         np.testing.assert_array_equal(a, b)
 
 
@@ -397,7 +423,10 @@ def test_cliptrans_scores_translation_tokens_only_and_ignores_clip_keys(scorers,
     config = json.loads((cliptrans_dir / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "checkpoint": "ct.pth"}))
     reqs = requests_with_images()
-    for a, b in zip(scorers["cliptrans"].score_translations(reqs), ClipTransScorer("c", {"pretrained": str(folder)}, batch_size=3).score_translations(reqs)):
+    for a, b in zip(
+        scorers["cliptrans"].score_translations(reqs),
+        ClipTransScorer("c", {"pretrained": str(folder)}, batch_size=3).score_translations(reqs),
+    ):
         np.testing.assert_array_equal(a, b)
 
 
@@ -410,7 +439,9 @@ def test_mixed_image_is_the_average_of_the_prepared_pixels():
     np.testing.assert_allclose(mixed[0, 0], [(10 + 200) / 2, (245 + 55) / 2, (30 + 88) / 2])
     batch = spec.batch([a])
     assert batch.shape == (1, 3, 8, 8)
-    np.testing.assert_allclose(batch[0, :, 0, 0].numpy(), (np.array([10, 245, 30]) / 255 - spec.mean) / spec.std, rtol=1e-5)
+    np.testing.assert_allclose(
+        batch[0, :, 0, 0].numpy(), (np.array([10, 245, 30]) / 255 - spec.mean) / spec.std, rtol=1e-5
+    )
 
 
 def test_image_spec_reads_clip_and_resnet_recipes():
@@ -429,8 +460,13 @@ def test_model_folders_resolve_to_their_adapters(vgamt_dir, gated_dir, cliptrans
     from harness.capabilities import Capability
 
     needs = [Capability.TRANSLATION_SCORER]
-    expected = {vgamt_dir: "vgamt", gated_dir: "gated-fusion", cliptrans_dir: "cliptrans", mbart_dir: "seq2seq",
-                gpt2_dir: "causal-lm"}
+    expected = {
+        vgamt_dir: "vgamt",
+        gated_dir: "gated-fusion",
+        cliptrans_dir: "cliptrans",
+        mbart_dir: "seq2seq",
+        gpt2_dir: "causal-lm",
+    }
     for folder, name in expected.items():
         registration, args = find_adapter(registry, str(folder), {}, needs)
         assert registration.name == name and args == {"pretrained": str(folder)}

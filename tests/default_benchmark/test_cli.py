@@ -27,8 +27,14 @@ def test_run_without_data_dir_evaluates_the_builtin_benchmark(tmp_path, encoder,
     records, problems = read_records(tmp_path / "results.jsonl")
     assert problems == [] and [r.task for r in records] == ["xlr", "backretrieval", "corr"]
     for record in records:
-        assert record.dataset == {"loader": "xling-shapes", "source": "xling-shapes:size=1000,seed=0",
-                                  "revision": revision(1000, 0), "split": None, "generator": GENERATOR_VERSION, "size": 1000}
+        assert record.dataset == {
+            "loader": "xling-shapes",
+            "source": "xling-shapes:size=1000,seed=0",
+            "revision": revision(1000, 0),
+            "split": None,
+            "generator": GENERATOR_VERSION,
+            "size": 1000,
+        }
         assert "data:xling-shapes@" in record.signature and record.seeds == [0, 1, 2]
     xlr, bkr, corr = records
     assert xlr.extra["n_used"] == 200 and bkr.extra == {"n_used": 200, "items": 1000, "g": {"source": "image_features"}}
@@ -39,8 +45,21 @@ def test_run_without_data_dir_evaluates_the_builtin_benchmark(tmp_path, encoder,
 
 def test_an_image_model_encodes_the_generated_images(tmp_path, encoder):
     resnet = str(tiny_resnet(tmp_path / "resnet"))
-    args = ["run", "--tasks", "backretrieval", "--seeds", "2", "--task-args", "n=50", "--model", encoder,
-            "--image-model", resnet, "--output", str(tmp_path / "out")]
+    args = [
+        "run",
+        "--tasks",
+        "backretrieval",
+        "--seeds",
+        "2",
+        "--task-args",
+        "n=50",
+        "--model",
+        encoder,
+        "--image-model",
+        resnet,
+        "--output",
+        str(tmp_path / "out"),
+    ]
     assert main(args) == 0
     (record,) = read_records(tmp_path / "out" / "results.jsonl")[0]
     assert record.extra["g"]["source"] == "image_model" and record.dataset["loader"] == "xling-shapes"
@@ -49,8 +68,20 @@ def test_an_image_model_encodes_the_generated_images(tmp_path, encoder):
 
 def test_resume_reruns_a_task_whose_image_model_changed(tmp_path, encoder):
     output = tmp_path / "out"
-    base = ["run", "--tasks", "xlr,backretrieval", "--seeds", "1", "--task-args", "n=30,size=60", "--model", encoder,
-            "--output", str(output), "--resume"]
+    base = [
+        "run",
+        "--tasks",
+        "xlr,backretrieval",
+        "--seeds",
+        "1",
+        "--task-args",
+        "n=30,size=60",
+        "--model",
+        encoder,
+        "--output",
+        str(output),
+        "--resume",
+    ]
     resnets = [str(tiny_resnet(tmp_path / f"resnet{seed}", seed=seed)) for seed in (0, 1)]
     for resnet in resnets:
         assert main([*base, "--image-model", resnet]) == 0
@@ -62,8 +93,19 @@ def test_resume_reruns_a_task_whose_image_model_changed(tmp_path, encoder):
 
 
 def test_size_and_seed_are_task_arguments_once_the_dataset_is_named(tmp_path, encoder):
-    args = ["run", "--tasks", "xlr", "--seed", "3", "--model", encoder, "--output", str(tmp_path),
-            "--task-args", "dataset=xling-shapes,size=60,seed=2,src=en,tgt=cs"]
+    args = [
+        "run",
+        "--tasks",
+        "xlr",
+        "--seed",
+        "3",
+        "--model",
+        encoder,
+        "--output",
+        str(tmp_path),
+        "--task-args",
+        "dataset=xling-shapes,size=60,seed=2,src=en,tgt=cs",
+    ]
     assert main(args) == 0
     (record,) = read_records(tmp_path / "results.jsonl")[0]
     assert record.dataset["source"] == "xling-shapes:size=60,seed=2" and record.dataset["revision"] == revision(60, 2)
@@ -74,8 +116,19 @@ def test_size_and_seed_are_task_arguments_once_the_dataset_is_named(tmp_path, en
 def test_the_fallback_and_the_named_dataset_give_one_signature(tmp_path, encoder):
     records = []
     for name, extra in (("fallback", ""), ("named", ",dataset=xling-shapes")):
-        args = ["run", "--tasks", "xlr", "--seeds", "1", "--model", encoder, "--output", str(tmp_path / name),
-                "--task-args", f"n=30,size=60{extra}"]
+        args = [
+            "run",
+            "--tasks",
+            "xlr",
+            "--seeds",
+            "1",
+            "--model",
+            encoder,
+            "--output",
+            str(tmp_path / name),
+            "--task-args",
+            f"n=30,size=60{extra}",
+        ]
         assert main(args) == 0
         records += read_records(tmp_path / name / "results.jsonl")[0]
     fallback, named = records

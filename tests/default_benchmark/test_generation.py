@@ -51,7 +51,7 @@ def test_items_and_captions_are_distinct():
 
 @pytest.mark.parametrize(("size", "seed"), [(0, 0), (100_001, 0), (10, -1)])
 def test_bad_parameters_are_refused(size, seed):
-    with pytest.raises(HarnessError, match="size must be|seed must be"):
+    with pytest.raises(HarnessError, match=r"size must be|seed must be"):
         generate(size, seed)
 
 
@@ -87,6 +87,8 @@ def test_pixel_features_are_three_unit_parts_and_tell_scenes_apart():
 
 
 def test_edge_orientations_tell_a_square_from_a_diamond():
-    square, diamond = (orientation_histogram(render("black", (Placed(shape, "white", 0.5, 0.5, 0.3),))).reshape(-1, 4).sum(0)
-                       for shape in ("square", "diamond"))
+    square, diamond = (
+        orientation_histogram(render("black", (Placed(shape, "white", 0.5, 0.5, 0.3),))).reshape(-1, 4).sum(0)
+        for shape in ("square", "diamond")
+    )
     assert square[:2].sum() > 5 * square[2:].sum() and diamond[2:].sum() > 5 * diamond[:2].sum()

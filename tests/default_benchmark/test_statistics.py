@@ -13,7 +13,16 @@ import pytest
 from harness.context import RunContext
 from harness_tasks.default_benchmark.benchmark import generate
 from harness_tasks.default_benchmark.loader import XlingShapesLoader
-from harness_tasks.default_benchmark.scenes import BACKGROUNDS, COLOURS, COUNTS, POSITIONS, RELATIONS, SHAPES, SIZES, Scene
+from harness_tasks.default_benchmark.scenes import (
+    BACKGROUNDS,
+    COLOURS,
+    COUNTS,
+    POSITIONS,
+    RELATIONS,
+    SHAPES,
+    SIZES,
+    Scene,
+)
 from harness_tasks.retrieval.tasks import BackRetrieval, Xlr
 
 SEEDS = list(range(25))
@@ -48,8 +57,11 @@ def attributes(scene: Scene) -> np.ndarray:
     values = [f"bg:{scene.background}", f"place:{scene.place}"]
     for role, group in zip("ab", scene.groups):
         values += [f"{role}:{group.count}", f"{role}:{group.size}", f"{role}:{group.colour}", f"{role}:{group.shape}"]
-    vocabulary = [f"bg:{b}" for b in BACKGROUNDS] + [f"place:{p}" for p in POSITIONS + RELATIONS] + [
-        f"{role}:{v}" for role in "ab" for v in (*COUNTS, *SIZES, *COLOURS, *SHAPES)]
+    vocabulary = (
+        [f"bg:{b}" for b in BACKGROUNDS]
+        + [f"place:{p}" for p in POSITIONS + RELATIONS]
+        + [f"{role}:{v}" for role in "ab" for v in (*COUNTS, *SIZES, *COLOURS, *SHAPES)]
+    )
     return np.isin(vocabulary, values).astype(float)
 
 
@@ -87,5 +99,7 @@ def test_oracle_is_perfect_on_xlr_and_lexical_overlap_is_far_above_chance(data, 
 def test_backretrieval_with_pixel_statistics_follows_text_quality(data, scene_of):
     task = BackRetrieval("backretrieval", {**PAIR, "n": N, "k": K})
     semantic = recall(task, data, LookupEncoder(lambda text, lang: attributes(scene_of[text])))
-    blurred = recall(task, data, LookupEncoder(lambda text, lang: attributes(scene_of[text]) + random_vector(text, lang)[:52]))
+    blurred = recall(
+        task, data, LookupEncoder(lambda text, lang: attributes(scene_of[text]) + random_vector(text, lang)[:52])
+    )
     assert semantic > blurred > 1.5 * K / N and semantic > 6 * K / N

@@ -23,8 +23,9 @@ B = ["le chat", "un chien", "l'oiseau", "un poisson"]
 
 def fault_registry() -> Registry:
     """The well-behaved fake plugin and the fault suite's weights-file encoder."""
-    return build_registry([EntryPoint("fake", "fixtures.plugins.fake", "harness"),
-                           EntryPoint("faults", "faults.fault_plugin", "harness")])
+    return build_registry(
+        [EntryPoint("fake", "fixtures.plugins.fake", "harness"), EntryPoint("faults", "faults.fault_plugin", "harness")]
+    )
 
 
 @pytest.fixture

@@ -16,7 +16,11 @@ from harness.params import Param
 
 @hookimpl
 def register_models(register):
-    register("weights-file-encoder", "faults.fault_plugin:WeightsFileEncoder", "Vectors from a hash of the weights file and the text.")
+    register(
+        "weights-file-encoder",
+        "faults.fault_plugin:WeightsFileEncoder",
+        "Vectors from a hash of the weights file and the text.",
+    )
 
 
 class WeightsFileEncoder(ModelAdapter):
@@ -27,7 +31,9 @@ class WeightsFileEncoder(ModelAdapter):
     calls: list[int] = []
 
     def identity(self) -> ModelIdentity:
-        return ModelIdentity(self.name, self.adapter_name, self.args["weights"], local_revision(self.args["weights"]), dict(self.args))
+        return ModelIdentity(
+            self.name, self.adapter_name, self.args["weights"], local_revision(self.args["weights"]), dict(self.args)
+        )
 
     def load(self) -> None:
         self.weights = Path(self.args["weights"]).read_bytes()

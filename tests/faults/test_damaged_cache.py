@@ -14,8 +14,21 @@ PAGE = 4096
 
 
 def _run(capsys, data_dir: str, output: Path, *extra: str) -> tuple[int, str, str]:
-    return run_cli(capsys, "run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", data_dir,
-                   "--seed", "0", "--output", str(output), *extra)
+    return run_cli(
+        capsys,
+        "run",
+        "--tasks",
+        "mean_similarity",
+        "--model",
+        "counting-encoder",
+        "--data-dir",
+        data_dir,
+        "--seed",
+        "0",
+        "--output",
+        str(output),
+        *extra,
+    )
 
 
 def _settle(path: Path) -> None:
@@ -40,7 +53,11 @@ def test_garbage_pages_found_mid_run_move_the_file_aside_and_the_run_completes(d
     CountingEncoder.calls.clear()
     code, _, err = _run(capsys, data_dir, tmp_path / "again")
     assert code == 0, err
-    assert err.count("is damaged") == 1 and "database disk image is malformed" in err and "continuing with an empty cache" in err
+    assert (
+        err.count("is damaged") == 1
+        and "database disk image is malformed" in err
+        and "continuing with an empty cache" in err
+    )
     (aside,) = fresh_cache.glob("cache.sqlite3.corrupt-*")
     assert aside.stat().st_size > PAGE  # kept for inspection, not deleted
     assert sum(CountingEncoder.calls) == 8  # recomputed into the fresh cache
@@ -76,7 +93,9 @@ def test_an_intact_value_that_does_not_decode_is_a_miss_and_is_computed_again(da
     with sqlite3.connect(fresh_cache / "cache.sqlite3") as connection:  # checksum right, bytes no codec reads
         (key,) = connection.execute(f"SELECT key FROM {TABLE} LIMIT 1").fetchone()
         value = b"not an array"
-        connection.execute(f"UPDATE {TABLE} SET value = ?, checksum = ? WHERE key = ?", (value, checksum(key, value), key))
+        connection.execute(
+            f"UPDATE {TABLE} SET value = ?, checksum = ? WHERE key = ?", (value, checksum(key, value), key)
+        )
     CountingEncoder.calls.clear()
     code, _, err = _run(capsys, data_dir, tmp_path / "again")
     assert code == 0, err
@@ -90,8 +109,21 @@ def test_no_cache_opens_no_cache_file_not_even_for_the_weight_hash_memo(data_dir
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(blocked))
     weights = tmp_path / "weights.bin"
     weights.write_bytes(b"w" * 16)
-    args = ["run", "--tasks", "mean_similarity", "--model", "weights-file-encoder", "--model-args", f"weights={weights}",
-            "--data-dir", data_dir, "--seed", "0", "--output", str(tmp_path / "out")]
+    args = [
+        "run",
+        "--tasks",
+        "mean_similarity",
+        "--model",
+        "weights-file-encoder",
+        "--model-args",
+        f"weights={weights}",
+        "--data-dir",
+        data_dir,
+        "--seed",
+        "0",
+        "--output",
+        str(tmp_path / "out"),
+    ]
     code, _, err = run_cli(capsys, *args)
     assert code == 2 and "cache folder" in err and "is not usable" in err and "--no-cache" in err
     code, _, err = run_cli(capsys, *args, "--no-cache")

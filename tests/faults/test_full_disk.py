@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -17,8 +18,20 @@ from harness.jsonl import append_json_line, write_json_lines_atomic
 
 
 def _args(data_dir: str, output: Path, seed: int, *extra: str) -> list[str]:
-    return ["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", data_dir,
-            "--seed", str(seed), "--output", str(output), *extra]
+    return [
+        "run",
+        "--tasks",
+        "mean_similarity",
+        "--model",
+        "counting-encoder",
+        "--data-dir",
+        data_dir,
+        "--seed",
+        str(seed),
+        "--output",
+        str(output),
+        *extra,
+    ]
 
 
 def _disk_that_fills_after(monkeypatch, budget: int) -> None:
@@ -47,7 +60,8 @@ def test_a_short_write_cuts_the_results_file_back_and_exits_2(data_dir, tmp_path
     assert code == 2 and out == ""
     assert err.strip().splitlines() == [
         f"harness: error: cannot write {output / 'results.jsonl'}: No space left on device; it is cut back to its last "
-        "complete line, and earlier lines are intact (free space and run again)"]
+        "complete line, and earlier lines are intact (free space and run again)"
+    ]
     assert (output / "results.jsonl").read_bytes() == before  # no torn line; the earlier line is whole
     assert sorted(p.name for p in output.iterdir()) == ["results.jsonl"]
     assert run_cli(capsys, *_args(data_dir, output, 1))[0] == 0  # with space again: nothing to recompute
@@ -77,8 +91,10 @@ def test_a_failed_samples_file_leaves_no_temporary_and_no_results_line(data_dir,
 def test_an_earlier_version_survives_a_failed_atomic_rewrite(tmp_path, monkeypatch):
     path = tmp_path / "s.jsonl"
     write_json_lines_atomic(path, [{"x": 1}])
-    monkeypatch.setattr(harness.jsonl.os, "write", lambda fd, data: (_ for _ in ()).throw(OSError(errno.EDQUOT, "Disk quota exceeded")))
-    with pytest.raises(HarnessError, match="s.jsonl: Disk quota exceeded; nothing was written"):
+    monkeypatch.setattr(
+        harness.jsonl.os, "write", lambda fd, data: (_ for _ in ()).throw(OSError(errno.EDQUOT, "Disk quota exceeded"))
+    )
+    with pytest.raises(HarnessError, match=re.escape("s.jsonl: Disk quota exceeded; nothing was written")):
         write_json_lines_atomic(path, [{"x": 2}])
     assert path.read_text() == '{"x": 1}\n' and [p.name for p in tmp_path.iterdir()] == ["s.jsonl"]
 
@@ -90,7 +106,9 @@ def tiny_disk(tmp_path):
         pytest.skip("mounting a tmpfs needs root")
     mount = tmp_path / "disk"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip() or done.returncode}")
     try:
@@ -122,7 +140,9 @@ def test_a_real_full_disk(data_dir, tiny_disk, capsys):
     else:
         pytest.fail("the full disk accepted every line")
     assert code == 2 and f"cannot write {output / 'results.jsonl'}: No space left on device" in err
-    assert (output / "results.jsonl").read_bytes() == before and sorted(p.name for p in output.iterdir()) == ["results.jsonl"]
+    assert (output / "results.jsonl").read_bytes() == before and sorted(p.name for p in output.iterdir()) == [
+        "results.jsonl"
+    ]
     filler.unlink()
     assert run_cli(capsys, *_args(data_dir, output, seed))[0] == 0
     assert [r["seeds"] for r in results_lines(output)] == [[s] for s in range(seed + 1)]

@@ -16,8 +16,20 @@ from harness.errors import HarnessError
 
 
 def _fake_run(data_dir: str, output: Path, *extra: str) -> list[str]:
-    return ["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", data_dir,
-            "--seed", "0", "--output", str(output), *extra]
+    return [
+        "run",
+        "--tasks",
+        "mean_similarity",
+        "--model",
+        "counting-encoder",
+        "--data-dir",
+        data_dir,
+        "--seed",
+        "0",
+        "--output",
+        str(output),
+        *extra,
+    ]
 
 
 def test_resume_names_the_lines_it_cannot_read(data_dir, tmp_path, capsys):
@@ -75,16 +87,30 @@ def unreachable_hub(monkeypatch) -> str:
 def test_an_unreachable_hub_is_one_clear_error_for_a_model(data_dir, tmp_path, capsys, monkeypatch, unreachable_hub):
     monkeypatch.setattr(harness.registry, "_REGISTRY", None)  # the installed plugins: hf-text-encoder serves a Hub id
     output = tmp_path / "out"
-    code, out, err = run_cli(capsys, "run", "--tasks", "xlr", "--model", "some-org/some-model", "--data-dir", data_dir,
-                             "--output", str(output))
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "--tasks",
+        "xlr",
+        "--model",
+        "some-org/some-model",
+        "--data-dir",
+        data_dir,
+        "--output",
+        str(output),
+    )
     assert code == 2 and out == ""
-    assert err == (f"harness: error: model 'some-org/some-model': the Hugging Face Hub ({unreachable_hub}) is unreachable "
-                   "(ConnectionRefusedError: Connection refused); set HF_HUB_OFFLINE=1 to use models already in the local "
-                   "Hub cache, or give a local folder as --model\n")
+    assert err == (
+        f"harness: error: model 'some-org/some-model': the Hugging Face Hub ({unreachable_hub}) is unreachable "
+        "(ConnectionRefusedError: Connection refused); set HF_HUB_OFFLINE=1 to use models already in the local "
+        "Hub cache, or give a local folder as --model\n"
+    )
 
 
 def test_an_unreachable_hub_is_one_clear_error_for_a_dataset(unreachable_hub):
-    with pytest.raises(HarnessError, match=r"dataset 'some-org/some-data': the Hugging Face Hub .* is unreachable .*--data-dir"):
+    with pytest.raises(
+        HarnessError, match=r"dataset 'some-org/some-data': the Hugging Face Hub .* is unreachable .*--data-dir"
+    ):
         load_hf_dataset("some-org/some-data", "test")
 
 

@@ -10,7 +10,6 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-import pytest
 from faults.conftest import results_lines, run_cli
 from faults.fault_plugin import WeightsFileEncoder
 
@@ -41,8 +40,19 @@ def test_weights_replaced_with_same_size_and_mtime_never_serve_old_outputs(data_
     weights = tmp_path / "weights.bin"
     weights.write_bytes(b"A" * 64)
     _past_ctime_tick(weights)
-    args = ["run", "--tasks", "mean_similarity", "--model", "weights-file-encoder", "--model-args", f"weights={weights}",
-            "--data-dir", data_dir, "--seed", "0"]
+    args = [
+        "run",
+        "--tasks",
+        "mean_similarity",
+        "--model",
+        "weights-file-encoder",
+        "--model-args",
+        f"weights={weights}",
+        "--data-dir",
+        data_dir,
+        "--seed",
+        "0",
+    ]
     code, _, _ = run_cli(capsys, *args, "--output", str(tmp_path / "out"))
     assert code == 0
     _rewrite_keeping_size_and_mtime(weights, b"B" * 64)
@@ -122,7 +132,9 @@ def test_a_change_in_adapter_code_changes_identity_cache_key_and_signature(tmp_p
         before.encode_texts(["ab", "abc"])
         CachedModel(module.Scaled("scaled"), cache).encode_texts(["ab", "abc"])
         assert module.Scaled.calls == [2]  # same code: served by the cache
-        (tmp_path / "tmp_adapters" / "helper.py").write_text("def scale():\n    return 2.0\n")  # only a helper it imports
+        (tmp_path / "tmp_adapters" / "helper.py").write_text(
+            "def scale():\n    return 2.0\n"
+        )  # only a helper it imports
         after = CachedModel(module.Scaled("scaled"), cache)
         assert after.identity.code != before.identity.code
         assert after.identity.digest() != before.identity.digest()
@@ -139,7 +151,9 @@ def test_a_change_in_adapter_code_changes_identity_cache_key_and_signature(tmp_p
 def test_code_identity_follows_how_the_adapter_is_installed():
     editable = code_identity("harness_bitext.tfidf:CharTfidf")
     assert editable.distribution == "harness-bitext" and editable.version == metadata.version("harness-bitext")
-    assert editable.source_hash is not None and editable.source_hash.startswith("sha256:")  # pip install -e: code may change
+    assert editable.source_hash is not None and editable.source_hash.startswith(
+        "sha256:"
+    )  # pip install -e: code may change
     pinned = code_identity("numpy.linalg:norm")
     assert (pinned.distribution, pinned.version, pinned.source_hash) == ("numpy", metadata.version("numpy"), None)
     assert code_identity("not a class path") == code_identity("") == type(pinned)(None, None, None)
@@ -150,11 +164,13 @@ def test_results_line_names_the_plugin_packages_and_adapter_code(data_dir, tmp_p
     dist_info.mkdir(parents=True)
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: fault-plugins\nVersion: 1.2.3\n")
     (dist_info / "entry_points.txt").write_text("[harness]\nfake = fixtures.plugins.fake\n")
-    (dist, ) = metadata.distributions(path=[str(tmp_path / "site")])
+    (dist,) = metadata.distributions(path=[str(tmp_path / "site")])
     from harness.registry import build_registry
 
     registry = build_registry(dist.entry_points)
-    (record,) = evaluate("mean_similarity", "counting-encoder", data_dir=data_dir, output=tmp_path / "out", registry=registry, seeds=1)
+    (record,) = evaluate(
+        "mean_similarity", "counting-encoder", data_dir=data_dir, output=tmp_path / "out", registry=registry, seeds=1
+    )
     assert record.plugins == {"fault-plugins": "1.2.3"}  # task, dataset loader and model adapter all come from it
     (saved,), _ = read_records(tmp_path / "out" / "results.jsonl")
     assert saved.plugins == {"fault-plugins": "1.2.3"}

@@ -11,15 +11,36 @@ from harness.jsonl import write_json_lines_atomic
 from harness.results import ResultRecord, append_record, full_signature, task_signature
 from harness.runner import aggregate
 
-MAIN = {"xlr": "recall@k", "backretrieval": "recall@k", "corr": "spearman", "commute_tc": "tc", "commute_ic": "ic",
-        "commute_gtc": "gtc", "commute_gic": "gic", "yisi2_sts": "pearson", "yisi2_filter": "roc_auc"}
+MAIN = {
+    "xlr": "recall@k",
+    "backretrieval": "recall@k",
+    "corr": "spearman",
+    "commute_tc": "tc",
+    "commute_ic": "ic",
+    "commute_gtc": "gtc",
+    "commute_gic": "gic",
+    "yisi2_sts": "pearson",
+    "yisi2_filter": "roc_auc",
+}
 
 
-def record(task: str = "xlr", model: str = "labse", values: float | Sequence[float | None] = 0.5, *,
-           revision: str = "rev1", model_args: dict[str, Any] | None = None, args: dict[str, Any] | None = None,
-           started: str = "2026-01-01T00:00:00+00:00", version: int = 1, data_revision: str = "sha256:data1",
-           size: int = 100, extra_metrics: dict[str, float] | None = None, samples_file: str | None = None,
-           seeds: Sequence[int] | None = None, extra: dict[str, Any] | None = None) -> ResultRecord:
+def record(
+    task: str = "xlr",
+    model: str = "labse",
+    values: float | Sequence[float | None] = 0.5,
+    *,
+    revision: str = "rev1",
+    model_args: dict[str, Any] | None = None,
+    args: dict[str, Any] | None = None,
+    started: str = "2026-01-01T00:00:00+00:00",
+    version: int = 1,
+    data_revision: str = "sha256:data1",
+    size: int = 100,
+    extra_metrics: dict[str, float] | None = None,
+    samples_file: str | None = None,
+    seeds: Sequence[int] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> ResultRecord:
     """A valid record; ``values`` is one value per seed (a float: one seed)."""
     per_seed_values = [values] if isinstance(values, (int, float)) else list(values)
     seeds = list(seeds) if seeds is not None else list(range(len(per_seed_values)))
@@ -28,15 +49,36 @@ def record(task: str = "xlr", model: str = "labse", values: float | Sequence[flo
     means, stds, series = aggregate(per_seed)
     args = dict(args if args is not None else {"src": "en", "tgt": "de", "dataset": "ikea"})
     dataset = {"loader": "ikea", "source": "/data/ikea", "revision": data_revision, "split": "test", "size": size}
-    identity = {"name": model, "adapter": "hf-text", "source": model, "revision": revision, "args": model_args or {},
-                "dtype": "float32"}
+    identity = {
+        "name": model,
+        "adapter": "hf-text",
+        "source": model,
+        "revision": revision,
+        "args": model_args or {},
+        "dtype": "float32",
+    }
     task_sig = task_signature(task, version, args, dataset, seeds if len(seeds) > 1 else None)
     return ResultRecord(
-        task=task, task_version=version, task_args=args, main_metric=metric, metrics=means, metrics_std=stds,
-        per_seed=series, seeds=seeds, model=identity, dataset=dataset, run={"device": "cpu"},
-        signature=full_signature(task_sig, identity), task_signature=task_sig,
-        harness={"version": "0.1.0", "git": None}, environment={"python": "3.11"}, hardware={"device": "cpu"},
-        started=started, wall_seconds=1.0, samples_file=samples_file, extra=extra or {},
+        task=task,
+        task_version=version,
+        task_args=args,
+        main_metric=metric,
+        metrics=means,
+        metrics_std=stds,
+        per_seed=series,
+        seeds=seeds,
+        model=identity,
+        dataset=dataset,
+        run={"device": "cpu"},
+        signature=full_signature(task_sig, identity),
+        task_signature=task_sig,
+        harness={"version": "0.1.0", "git": None},
+        environment={"python": "3.11"},
+        hardware={"device": "cpu"},
+        started=started,
+        wall_seconds=1.0,
+        samples_file=samples_file,
+        extra=extra or {},
     )
 
 

@@ -14,7 +14,9 @@ def test_committed_leaderboard_regenerates_identically(tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)
     out = tmp_path / "board"
     assert main(["leaderboard", "leaderboard/results", "-o", str(out)]) == 0
-    committed = sorted(p.relative_to(BOARD) for p in BOARD.rglob("*") if p.is_file() and "results" not in p.relative_to(BOARD).parts)
+    committed = sorted(
+        p.relative_to(BOARD) for p in BOARD.rglob("*") if p.is_file() and "results" not in p.relative_to(BOARD).parts
+    )
     assert committed == sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     for name in committed:
         expected, got = (BOARD / name).read_bytes(), (out / name).read_bytes()

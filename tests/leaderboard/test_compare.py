@@ -19,7 +19,12 @@ from harness.runner import evaluate
 
 
 def mean_pair(a, b, counts=None) -> Paired:
-    return Paired("mean", np.asarray(a, float), np.asarray(b, float), np.ones(len(a)) if counts is None else np.asarray(counts, float))
+    return Paired(
+        "mean",
+        np.asarray(a, float),
+        np.asarray(b, float),
+        np.ones(len(a)) if counts is None else np.asarray(counts, float),
+    )
 
 
 def test_a_model_better_on_every_unit_has_a_degenerate_interval_and_p_zero():
@@ -63,9 +68,13 @@ def test_pearson_and_auc_statistics_on_the_full_data():
     gold = np.array([0.0, 1.0, 2.0, 3.0, 5.0])
     first, second = np.array([0.1, 0.3, 0.2, 0.9, 1.0]), np.array([1.0, 0.0, 0.5, 0.2, 0.3])
     result = paired_bootstrap(Paired("pearson", first, second, gold), resamples=50)
-    assert result.a == pytest.approx(pearsonr(first, gold).statistic) and result.b == pytest.approx(pearsonr(second, gold).statistic)
+    assert result.a == pytest.approx(pearsonr(first, gold).statistic) and result.b == pytest.approx(
+        pearsonr(second, gold).statistic
+    )
     labels = np.array([0.0, 0.0, 1.0, 1.0])
-    auc = paired_bootstrap(Paired("auc", np.array([0.1, 0.4, 0.35, 0.8]), np.array([0.5, 0.5, 0.5, 0.5]), labels), resamples=50)
+    auc = paired_bootstrap(
+        Paired("auc", np.array([0.1, 0.4, 0.35, 0.8]), np.array([0.5, 0.5, 0.5, 0.5]), labels), resamples=50
+    )
     assert (auc.a, auc.b) == (0.75, 0.5)  # 3 of 4 (positive, negative) pairs ordered; all ties count half
 
 
@@ -83,7 +92,9 @@ def test_samples_of_an_id_move_together_and_mismatched_logs_are_refused():
         align({(None, "x"): (1.0, 2.0)}, {(None, "x"): (1.0, 3.0)}, Statistic("pearson", ("s", "gold")))
 
 
-@pytest.mark.parametrize(("text", "message"), [("median:x", "unknown statistic"), ("pearson:x", "two fields"), ("mean:", "one or more")])
+@pytest.mark.parametrize(
+    ("text", "message"), [("median:x", "unknown statistic"), ("pearson:x", "two fields"), ("mean:", "one or more")]
+)
 def test_bad_statistics_are_user_errors(text, message):
     with pytest.raises(HarnessError, match=message):
         Statistic.parse(text)
@@ -95,22 +106,39 @@ IDS = ["a", "b", "c", "d", "e"]
 
 def xlr_with_samples(folder, model: str, args: dict | None = None, samples: bool = True, drop: str | None = None):
     hits = HITS[model]
-    item = record("xlr", model, [float(np.mean(hits[seed])) for seed in (0, 1)],
-                  args=args or {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10})
-    item.metric_info = {"recall@k": {"display": "R@10", "higher_is_better": True, "chance": 0.5, "statistic": "mean:hit"}}
+    item = record(
+        "xlr",
+        model,
+        [float(np.mean(hits[seed])) for seed in (0, 1)],
+        args=args or {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10},
+    )
+    item.metric_info = {
+        "recall@k": {"display": "R@10", "higher_is_better": True, "chance": 0.5, "statistic": "mean:hit"}
+    }
     if samples:
-        rows = [{"seed": seed, "id": i, "hit": float(h)} for seed in (0, 1) for i, h in zip(IDS, hits[seed]) if i != drop]
+        rows = [
+            {"seed": seed, "id": i, "hit": float(h)} for seed in (0, 1) for i, h in zip(IDS, hits[seed]) if i != drop
+        ]
         with_samples(folder, item, rows, f"samples_xlr_{model}.jsonl")
     return item
 
 
 def test_compare_end_to_end(tmp_path, capsys):
     write_results(tmp_path, [xlr_with_samples(tmp_path, "labse"), xlr_with_samples(tmp_path, "mbert")])
-    assert main(["compare", "labse", "mbert", "--task", "xlr", "--results", str(tmp_path), "--json", "--resamples", "500"]) == 0
+    assert (
+        main(["compare", "labse", "mbert", "--task", "xlr", "--results", str(tmp_path), "--json", "--resamples", "500"])
+        == 0
+    )
     out, err = capsys.readouterr()
     result = json.loads(out)
     assert err == ""  # the samples reproduce the recorded recall: no warning
-    assert (result["model_a"], result["model_b"], result["statistic"], result["units"], result["samples"]) == ("labse", "mbert", "mean:hit", 5, 10)
+    assert (result["model_a"], result["model_b"], result["statistic"], result["units"], result["samples"]) == (
+        "labse",
+        "mbert",
+        "mean:hit",
+        5,
+        10,
+    )
     assert result["bootstrap"]["difference"] == pytest.approx(0.8 - 0.4)
     assert result["bootstrap"]["a"] == pytest.approx(result["recorded_a"])
     assert result["bootstrap"]["low"] <= 0.4 <= result["bootstrap"]["high"] and result["bootstrap"]["resamples"] == 500
@@ -144,18 +172,52 @@ def test_compare_names_the_models_and_tasks_it_knows(tmp_path, capsys):
 def test_compare_runs_of_the_fixture_plugin_with_a_chosen_statistic(tmp_path, capsys):
     data = fake_data(tmp_path / "data", ["a b", "c d", "e f", "g h"], ["x y", "z w", "u v", "a b"])
     for model in ("counting-encoder", "counting-encoder-dim2"):
-        evaluate("mean_similarity", model, data_dir=str(data), output=str(tmp_path / "out"), log_samples=True,
-                 seeds=2, registry=fixture_registry())
-    assert main(["compare", "counting-encoder", "counting-encoder-dim2", "--task", "mean_similarity",
-                 "--results", str(tmp_path / "out"), "--statistic", "mean:cos", "--json"]) == 0
+        evaluate(
+            "mean_similarity",
+            model,
+            data_dir=str(data),
+            output=str(tmp_path / "out"),
+            log_samples=True,
+            seeds=2,
+            registry=fixture_registry(),
+        )
+    assert (
+        main(
+            [
+                "compare",
+                "counting-encoder",
+                "counting-encoder-dim2",
+                "--task",
+                "mean_similarity",
+                "--results",
+                str(tmp_path / "out"),
+                "--statistic",
+                "mean:cos",
+                "--json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     cos = {}
     for path in sorted((tmp_path / "out").glob("samples_*.jsonl")):
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         cos[rows[0]["signature"].split("model:")[1].split("@")[0]] = np.mean([row["cos"] for row in rows])
     assert result["bootstrap"]["difference"] == pytest.approx(cos["counting-encoder"] - cos["counting-encoder-dim2"])
-    assert main(["compare", "counting-encoder", "counting-encoder-dim2", "--task", "mean_similarity",
-                 "--results", str(tmp_path / "out")]) == 2  # by default, the mean of a 'similarity' field: absent
+    assert (
+        main(
+            [
+                "compare",
+                "counting-encoder",
+                "counting-encoder-dim2",
+                "--task",
+                "mean_similarity",
+                "--results",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 2
+    )  # by default, the mean of a 'similarity' field: absent
     assert "no field 'similarity' (choose what to compute with --statistic)" in capsys.readouterr().err
 
 
@@ -185,7 +247,9 @@ def family_samples(statistic: Statistic, quality: float, rng) -> tuple[list[dict
     base = np.random.default_rng(0)  # the reference (gold, labels, images) is the same for both models
     if statistic.kind == "mean":
         values = (rng.random((6, len(statistic.fields))) < quality).astype(float)
-        return [{"id": i, **dict(zip(statistic.fields, map(float, row)))} for i, row in zip(ids, values)], float(values.mean())
+        return [{"id": i, **dict(zip(statistic.fields, map(float, row)))} for i, row in zip(ids, values)], float(
+            values.mean()
+        )
     if statistic.kind == "moments":
         image = base.normal(size=(6, 6))
         text = quality * image + rng.normal(size=(6, 6))
@@ -215,14 +279,20 @@ def test_compare_every_family_without_a_statistic(task, ref, tmp_path, capsys):
     statistic = Statistic.parse(info[main_metric]["statistic"])
     rng = np.random.default_rng(1)
     lines, values = [], {}
-    for model, quality in (("good", 3.0 if statistic.kind != "mean" else 0.9), ("poor", 0.0 if statistic.kind != "mean" else 0.3)):
+    for model, quality in (
+        ("good", 3.0 if statistic.kind != "mean" else 0.9),
+        ("poor", 0.0 if statistic.kind != "mean" else 0.3),
+    ):
         samples, values[model] = family_samples(statistic, quality, rng)
         item = record(task, model, 0.5)
         item.main_metric, item.metrics, item.metrics_std = main_metric, {main_metric: values[model]}, {main_metric: 0.0}
         item.per_seed, item.metric_info = {main_metric: [values[model]]}, info
         lines.append(with_samples(tmp_path, item, samples, f"samples_{task}_{model}.jsonl"))
     write_results(tmp_path, lines)
-    assert main(["compare", "good", "poor", "--task", task, "--results", str(tmp_path), "--json", "--resamples", "200"]) == 0
+    assert (
+        main(["compare", "good", "poor", "--task", task, "--results", str(tmp_path), "--json", "--resamples", "200"])
+        == 0
+    )
     out, err = capsys.readouterr()
     result = json.loads(out)
     assert err == ""  # the samples reproduce the recorded values
@@ -234,14 +304,23 @@ def fake_lines(tmp_path, higher_is_better):
     lines = []
     for model, hit in (("a", 0.0), ("b", 1.0)):
         item = record("fake_task", model, hit)
-        item.metric_info = {"score": {"display": "errors", "higher_is_better": higher_is_better, "statistic": "mean:err"}}
-        lines.append(with_samples(tmp_path, item, [{"id": str(i), "err": hit} for i in range(4)], f"samples_{model}.jsonl"))
+        item.metric_info = {
+            "score": {"display": "errors", "higher_is_better": higher_is_better, "statistic": "mean:err"}
+        }
+        lines.append(
+            with_samples(tmp_path, item, [{"id": str(i), "err": hit} for i in range(4)], f"samples_{model}.jsonl")
+        )
     write_results(tmp_path, lines)
 
 
-@pytest.mark.parametrize(("higher", "verdict"), [(False, "a is better at 95% (lower score is better)"),
-                                                 (True, "b is better at 95% (higher score is better)"),
-                                                 (None, "A - B is negative at 95% (score has no better direction)")])
+@pytest.mark.parametrize(
+    ("higher", "verdict"),
+    [
+        (False, "a is better at 95% (lower score is better)"),
+        (True, "b is better at 95% (higher score is better)"),
+        (None, "A - B is negative at 95% (score has no better direction)"),
+    ],
+)
 def test_the_verdict_follows_the_metric_direction(tmp_path, capsys, higher, verdict):
     fake_lines(tmp_path, higher)
     assert main(["compare", "a", "b", "--task", "fake_task", "--results", str(tmp_path)]) == 0

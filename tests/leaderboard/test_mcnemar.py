@@ -43,12 +43,20 @@ def test_p_values_follow_the_binomial_formula(b, c):
     assert mcnemar(a, other).p_value == pytest.approx(two_sided(b, c))
 
 
-def commute_line(folder, task_class, task: str, model: str, decisions: dict[str, tuple[int | None, int | None]],
-                 undefined: str | None = None):
+def commute_line(
+    folder,
+    task_class,
+    task: str,
+    model: str,
+    decisions: dict[str, tuple[int | None, int | None]],
+    undefined: str | None = None,
+):
     instance = task_class(task)
     kind = instance.kind
-    rows = [{"id": i, f"{kind}_ab": ab, f"{kind}_ba": ba, f"g{kind}": None if ab is None else ab * ba}
-            for i, (ab, ba) in decisions.items()]
+    rows = [
+        {"id": i, f"{kind}_ab": ab, f"{kind}_ba": ba, f"g{kind}": None if ab is None else ab * ba}
+        for i, (ab, ba) in decisions.items()
+    ]
     value = None if undefined else float(np.mean([d for pair in decisions.values() for d in pair]))
     item = record(task, model, [value], args=ARGS, size=len(decisions), version=instance.version)
     item.metric_info = instance.metric_info(TaskOutput([{}]))
@@ -64,9 +72,17 @@ TC_B = {"t1": (0, 1), "t2": (0, 0), "t3": (1, 1), "t4": (0, 0), "t5": (0, 1)}
 def test_two_models_on_commute_tc(tmp_path, capsys):
     """Decisions (A, B) by tuple direction: both right t1ba t3ab t3ba t5ba (4); only A t1ab t2ab t4ba t5ab (4);
     only B none; both wrong t2ba t4ab (2). p = 2 * C(4, 0) / 2^4 = 0.125."""
-    write_results(tmp_path, [commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A),
-                             commute_line(tmp_path, CommuteTC, "commute_tc", "B", TC_B)])
-    assert main(["compare", "A", "B", "--task", "commute_tc", "--results", str(tmp_path), "--json", "--resamples", "200"]) == 0
+    write_results(
+        tmp_path,
+        [
+            commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A),
+            commute_line(tmp_path, CommuteTC, "commute_tc", "B", TC_B),
+        ],
+    )
+    assert (
+        main(["compare", "A", "B", "--task", "commute_tc", "--results", str(tmp_path), "--json", "--resamples", "200"])
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)["mcnemar"]
     assert (result["both_right"], result["a_only"], result["b_only"], result["both_wrong"]) == (4, 4, 0, 2)
     assert result["p_value"] == pytest.approx(2 * comb(4, 0) / 2**4) and "binomtest" in result["method"]
@@ -81,15 +97,41 @@ def test_one_models_tc_against_its_ic(tmp_path, capsys):
     Pairs (TC, IC): t1ab (1,1) t1ba (1,0) t2ab (1,1) t2ba (0,1) t3ab (1,0) t3ba (1,0) t4ab (0,0) t4ba (1,1)
     t5ab (1,1) t5ba (1,1): both right 5, only TC 3, only IC 1, both wrong 1; p = 2 (1 + 4) / 16 = 0.625."""
     ic = {"t1": (1, 0), "t2": (1, 1), "t3": (0, 0), "t4": (0, 1), "t5": (1, 1)}
-    write_results(tmp_path, [commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A),
-                             commute_line(tmp_path, CommuteIC, "commute_ic", "A", ic)])
-    assert main(["compare", "A", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path),
-                 "--json", "--resamples", "200", "--mcnemar"]) == 0
+    write_results(
+        tmp_path,
+        [
+            commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A),
+            commute_line(tmp_path, CommuteIC, "commute_ic", "A", ic),
+        ],
+    )
+    assert (
+        main(
+            [
+                "compare",
+                "A",
+                "--task",
+                "commute_tc",
+                "--versus-task",
+                "commute_ic",
+                "--results",
+                str(tmp_path),
+                "--json",
+                "--resamples",
+                "200",
+                "--mcnemar",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     result = json.loads(out)
     assert err == ""  # each side's statistic reproduces its own recorded metric (tc, ic)
     assert (result["model_a"], result["model_b"], result["task_b"], result["metric_b"]) == (
-        "A commute_tc", "A commute_ic", "commute_ic", "ic")
+        "A commute_tc",
+        "A commute_ic",
+        "commute_ic",
+        "ic",
+    )
     assert result["bootstrap"]["difference"] == pytest.approx(0.8 - 0.6) and result["units"] == 5
     test = result["mcnemar"]
     assert (test["both_right"], test["a_only"], test["b_only"], test["both_wrong"]) == (5, 3, 1, 1)
@@ -98,9 +140,16 @@ def test_one_models_tc_against_its_ic(tmp_path, capsys):
 
 def test_undefined_ic_of_a_text_only_scorer_is_a_clear_message(tmp_path, capsys):
     reason = "the scorer ignores the image (uses_images=False): IC is undefined"
-    write_results(tmp_path, [commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A),
-                             commute_line(tmp_path, CommuteIC, "commute_ic", "A", dict.fromkeys(TUPLES, (None, None)), reason)])
-    assert main(["compare", "A", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path)]) == 2
+    write_results(
+        tmp_path,
+        [
+            commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A),
+            commute_line(tmp_path, CommuteIC, "commute_ic", "A", dict.fromkeys(TUPLES, (None, None)), reason),
+        ],
+    )
+    assert (
+        main(["compare", "A", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path)]) == 2
+    )
     err = capsys.readouterr().err
     assert f"A's ic on commute_ic is undefined: {reason}; there are no decisions to compare" in err
     assert err.count("\n") == 1
@@ -128,5 +177,7 @@ def test_versus_needs_the_same_configuration_and_names_a_choice(tmp_path, capsys
     other.task_signature = task_signature("commute_ic", 2, other.task_args, other.dataset, None)
     other.signature = full_signature(other.task_signature, other.model)
     write_results(tmp_path, [commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A), other])
-    assert main(["compare", "A", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path)]) == 2
+    assert (
+        main(["compare", "A", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path)]) == 2
+    )
     assert "A's commute_tc and commute_ic results differ in data, arguments or seeds" in capsys.readouterr().err

@@ -28,15 +28,21 @@ def entries(*records, source: Path = SRC) -> list[Entry]:
 
 def main_values(board) -> dict[tuple[str, str], float]:
     """(model label, column label) -> value of every current cell."""
-    return {(board.labels[key], column.label): result.record.metrics[column.metric]
-            for (key, column), result in board.cells.items()}
+    return {
+        (board.labels[key], column.label): result.record.metrics[column.metric]
+        for (key, column), result in board.cells.items()
+    }
 
 
 def test_the_newest_entry_wins_and_older_ones_are_kept_as_superseded():
     old, new, newest = (record("xlr", "labse", v, started=t) for v, t in ((0.1, T1), (0.9, T3), (0.5, T2)))
     board = merge(entries(old, new, newest))
     assert main_values(board) == {("labse", "xlr recall@k"): 0.9}
-    assert [(r.record.metrics["recall@k"], r.superseded) for r in board.results] == [(0.9, False), (0.5, True), (0.1, True)]
+    assert [(r.record.metrics["recall@k"], r.superseded) for r in board.results] == [
+        (0.9, False),
+        (0.5, True),
+        (0.1, True),
+    ]
     rows = json.loads(to_json(board))
     assert [(row["value"], row["superseded"]) for row in rows] == [(0.9, False), (0.5, True), (0.1, True)]
     assert to_csv(board).count("\n") == 2  # header and the current result only
@@ -92,25 +98,47 @@ def test_records_of_different_models_with_equal_task_signatures_share_a_column()
 
 
 def test_models_that_differ_in_revision_or_arguments_are_separate_rows():
-    board = merge(entries(record("xlr", "labse", 0.8, revision="aaa"), record("xlr", "labse", 0.7, revision="bbb"),
-                          record("xlr", "labse", 0.6, revision="aaa", model_args={"pooling": "cls"})))
-    assert sorted(board.labels.values()) == ["labse(pooling=cls)", "labse(pooling=default)@aaa", "labse(pooling=default)@bbb"]
+    board = merge(
+        entries(
+            record("xlr", "labse", 0.8, revision="aaa"),
+            record("xlr", "labse", 0.7, revision="bbb"),
+            record("xlr", "labse", 0.6, revision="aaa", model_args={"pooling": "cls"}),
+        )
+    )
+    assert sorted(board.labels.values()) == [
+        "labse(pooling=cls)",
+        "labse(pooling=default)@aaa",
+        "labse(pooling=default)@bbb",
+    ]
     assert len(board.current) == 3
 
 
 def test_an_argument_set_to_none_is_labelled_as_the_default():
-    board = merge(entries(record("xlr", "e5", 0.8, model_args={"pooling": None}), record("xlr", "e5", 0.7, model_args={"pooling": "cls"})))
+    board = merge(
+        entries(
+            record("xlr", "e5", 0.8, model_args={"pooling": None}),
+            record("xlr", "e5", 0.7, model_args={"pooling": "cls"}),
+        )
+    )
     assert sorted(board.labels.values()) == ["e5(pooling=cls)", "e5(pooling=default)"]
 
 
 def test_labels_shorten_local_folders_only():
-    labels = model_labels({"a": {"name": "/models/labse"}, "b": {"name": "sentence-transformers/LaBSE"},
-                           "c": {"name": "./x/mbert"}, "d": {"name": "/other/mbert"}})
+    labels = model_labels(
+        {
+            "a": {"name": "/models/labse"},
+            "b": {"name": "sentence-transformers/LaBSE"},
+            "c": {"name": "./x/mbert"},
+            "d": {"name": "/other/mbert"},
+        }
+    )
     assert labels == {"a": "labse", "b": "sentence-transformers/LaBSE", "c": "./x/mbert", "d": "/other/mbert"}
 
 
 def test_a_missing_cell_is_shown_missing():
-    board = merge(entries(record("xlr", "labse", 0.8), record("backretrieval", "labse", 0.5), record("xlr", "mbert", 0.6)))
+    board = merge(
+        entries(record("xlr", "labse", 0.8), record("backretrieval", "labse", 0.5), record("xlr", "mbert", 0.6))
+    )
     text = readme(board, family_tables(board), [], "harness leaderboard results")
     assert "| labse | 0.8000 | 0.5000 |" in text and "| mbert | 0.6000 | — |" in text
     assert "mbert,backretrieval" not in to_csv(board)
@@ -140,18 +168,31 @@ def test_an_average_is_shown_only_for_models_that_have_every_task():
 
 
 def test_no_average_when_a_task_has_several_columns_or_for_retrieval():
-    tables = family_tables(merge(entries(
-        *commute("vgamt", {"commute_tc": 0.6, "commute_ic": 0.7}),
-        *commute("vgamt", {"commute_tc": 0.5}, temperature=2.0),
-        record("xlr", "labse", 0.8), record("backretrieval", "labse", 0.5),
-    )))
+    tables = family_tables(
+        merge(
+            entries(
+                *commute("vgamt", {"commute_tc": 0.6, "commute_ic": 0.7}),
+                *commute("vgamt", {"commute_tc": 0.5}, temperature=2.0),
+                record("xlr", "labse", 0.8),
+                record("backretrieval", "labse", 0.5),
+            )
+        )
+    )
     assert [(t.family.name, t.averaged) for t in tables] == [("commute", False), ("retrieval", False)]
 
 
 def test_families_are_tables_in_their_given_order_and_unclaimed_tasks_come_last():
     families = Families((Family("b", "B", ("xlr", "corr")), Family("a", "A", ("commute_gic", "yisi2_sts"))))
-    board = merge(entries(record("bitext_mining", "m", 0.3), record("yisi2_sts", "m", 0.2),
-                          *commute("m", {"commute_gic": 0.1}), record("corr", "m", 0.4), record("xlr", "m", 0.5)), families)
+    board = merge(
+        entries(
+            record("bitext_mining", "m", 0.3),
+            record("yisi2_sts", "m", 0.2),
+            *commute("m", {"commute_gic": 0.1}),
+            record("corr", "m", 0.4),
+            record("xlr", "m", 0.5),
+        ),
+        families,
+    )
     assert [t.family.name for t in family_tables(board)] == ["b", "a", "a", "other"]  # a: two directions
     assert [c.task for c in board.columns] == ["xlr", "corr", "commute_gic", "yisi2_sts", "bitext_mining"]
 
@@ -164,7 +205,7 @@ def test_the_installed_plugins_register_the_built_in_families_ordered_by_name():
 
 
 def test_two_families_claiming_one_task_is_an_error_naming_both():
-    with pytest.raises(HarnessError, match="'xlr' is claimed by family 'a' .* and family 'b'"):
+    with pytest.raises(HarnessError, match=r"'xlr' is claimed by family 'a' .* and family 'b'"):
         Families((Family("a", "A", ("xlr",), plugin="p"), Family("b", "B", ("xlr",), plugin="q")))
 
 
@@ -189,10 +230,21 @@ def _outputs(items: list[Entry]) -> tuple[str, str, str]:
 
 RECORDS = st.builds(
     lambda task, model, value, month, k, source: Entry(
-        record(task, model, value, started=f"2026-{month:02d}-01T00:00:00+00:00",
-               args={"src": "en", "tgt": "de", "dataset": "ikea", "k": k}), Path(f"{source}/results.jsonl")),
-    st.sampled_from(["xlr", "backretrieval", "commute_tc"]), st.sampled_from(["labse", "mbert", "/m/labse"]),
-    st.sampled_from([0.1, 0.5, 0.9]), st.integers(1, 3), st.sampled_from([5, 10]), st.sampled_from(["a", "b"]),
+        record(
+            task,
+            model,
+            value,
+            started=f"2026-{month:02d}-01T00:00:00+00:00",
+            args={"src": "en", "tgt": "de", "dataset": "ikea", "k": k},
+        ),
+        Path(f"{source}/results.jsonl"),
+    ),
+    st.sampled_from(["xlr", "backretrieval", "commute_tc"]),
+    st.sampled_from(["labse", "mbert", "/m/labse"]),
+    st.sampled_from([0.1, 0.5, 0.9]),
+    st.integers(1, 3),
+    st.sampled_from([5, 10]),
+    st.sampled_from(["a", "b"]),
 )
 
 

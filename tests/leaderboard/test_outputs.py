@@ -18,16 +18,25 @@ COMMUTE = {"lang": "fr", "ties": "wrong", "temperature": 1.0}
 
 def mixed_results(folder):
     """Two machines' results: retrieval with seeds for three models, CoMMuTE, one superseded line."""
-    write_results(folder / "machine1", [
-        record("xlr", "labse", [0.9, 0.8, 0.85]), record("backretrieval", "labse", [0.7, 0.6, 0.65]),
-        record("xlr", "mbert", [0.5, 0.4, 0.45]), record("backretrieval", "mbert", [0.4, 0.5, 0.3]),
-        record("commute_tc", "vgamt", 0.61, args=COMMUTE, started="2026-01-01T00:00:00+00:00"),
-    ])
-    write_results(folder / "machine2", [
-        record("xlr", "xlmr", [0.6, 0.7, 0.65]), record("backretrieval", "xlmr", [0.5, 0.55, 0.6]),
-        record("commute_tc", "vgamt", 0.63, args=COMMUTE, started="2026-02-01T00:00:00+00:00"),
-        record("commute_ic", "vgamt", 0.55, args=COMMUTE),
-    ])
+    write_results(
+        folder / "machine1",
+        [
+            record("xlr", "labse", [0.9, 0.8, 0.85]),
+            record("backretrieval", "labse", [0.7, 0.6, 0.65]),
+            record("xlr", "mbert", [0.5, 0.4, 0.45]),
+            record("backretrieval", "mbert", [0.4, 0.5, 0.3]),
+            record("commute_tc", "vgamt", 0.61, args=COMMUTE, started="2026-01-01T00:00:00+00:00"),
+        ],
+    )
+    write_results(
+        folder / "machine2",
+        [
+            record("xlr", "xlmr", [0.6, 0.7, 0.65]),
+            record("backretrieval", "xlmr", [0.5, 0.55, 0.6]),
+            record("commute_tc", "vgamt", 0.63, args=COMMUTE, started="2026-02-01T00:00:00+00:00"),
+            record("commute_ic", "vgamt", 0.55, args=COMMUTE),
+        ],
+    )
 
 
 def test_readme_has_a_table_per_family_with_signatures_and_plot_links(tmp_path, capsys):
@@ -53,17 +62,35 @@ def test_csv_holds_current_results_and_json_all_with_superseded_flags(tmp_path):
     mixed_results(tmp_path / "results")
     assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board"), "--no-plots"]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "board" / "leaderboard.csv").read_text(encoding="utf-8"))))
-    assert list(rows[0]) == ["model", "task", "metric", "value", "std", "low", "high", "n", "seeds", "signature",
-                             "task_signature", "harness_version", "date"]
+    assert list(rows[0]) == [
+        "model",
+        "task",
+        "metric",
+        "value",
+        "std",
+        "low",
+        "high",
+        "n",
+        "seeds",
+        "signature",
+        "task_signature",
+        "harness_version",
+        "date",
+    ]
     tc = [r for r in rows if r["task"] == "commute_tc"]
     assert [(r["model"], float(r["value"]), r["seeds"], r["n"], r["date"]) for r in tc] == [
-        ("vgamt", 0.63, "1", "100", "2026-02-01T00:00:00+00:00")]
+        ("vgamt", 0.63, "1", "100", "2026-02-01T00:00:00+00:00")
+    ]
     labse = next(r for r in rows if r["model"] == "labse" and r["task"] == "xlr")
     assert abs(float(labse["value"]) - 0.85) < 1e-12 and abs(float(labse["std"]) - 0.05) < 1e-12
     data = read_json(tmp_path / "board" / "leaderboard.json")
     tc_json = [(r["value"], r["superseded"]) for r in data if r["task"] == "commute_tc"]
     assert tc_json == [(0.63, False), (0.61, True)]
-    assert next(r for r in data if r["model"] == "mbert" and r["task"] == "backretrieval")["per_seed"] == [0.4, 0.5, 0.3]
+    assert next(r for r in data if r["model"] == "mbert" and r["task"] == "backretrieval")["per_seed"] == [
+        0.4,
+        0.5,
+        0.3,
+    ]
 
 
 def test_model_names_cannot_break_the_markdown_table(tmp_path):
@@ -111,8 +138,10 @@ def test_user_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
 
 
 def test_harness_list_imports_neither_the_leaderboard_nor_matplotlib():
-    code = ("import sys; from harness.cli import main; main(['list']); "
-            "print(sorted(m for m in sys.modules if m.startswith(('matplotlib', 'numpy', 'harness.leaderboard.'))))")
+    code = (
+        "import sys; from harness.cli import main; main(['list']); "
+        "print(sorted(m for m in sys.modules if m.startswith(('matplotlib', 'numpy', 'harness.leaderboard.'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "['harness.leaderboard.commands']"
 
@@ -134,8 +163,17 @@ def test_only_files_listed_in_the_manifest_are_replaced_or_deleted(tmp_path, cap
     board = tmp_path / "board"
     assert main(["leaderboard", str(tmp_path / "results"), "-o", str(board)]) == 0
     manifest = read_json(board / ".leaderboard-manifest.json")
-    assert manifest["files"] == sorted(["README.md", "index.html", "leaderboard.csv", "leaderboard.json",
-                                        "plots/bkr_boxplots.png", "plots/bkr_vs_xlr_ikea_en-de.png", "plots/commute_bars_fr.png"])
+    assert manifest["files"] == sorted(
+        [
+            "README.md",
+            "index.html",
+            "leaderboard.csv",
+            "leaderboard.json",
+            "plots/bkr_boxplots.png",
+            "plots/bkr_vs_xlr_ikea_en-de.png",
+            "plots/commute_bars_fr.png",
+        ]
+    )
     (board / "plots" / "mine.png").write_bytes(b"mine")  # the user's, beside the generated ones
     (board / "notes.txt").write_text("mine")
     write_results(tmp_path / "commute_only", [record("commute_tc", "vgamt", 0.6, args=COMMUTE)])
@@ -167,15 +205,19 @@ def test_a_manifest_that_points_outside_the_folder_is_refused(tmp_path, capsys):
     board = tmp_path / "board"
     board.mkdir()
     (tmp_path / "victim.txt").write_text("keep")
-    (board / ".leaderboard-manifest.json").write_text('{"generator": "harness leaderboard", "files": ["../victim.txt"]}')
+    (board / ".leaderboard-manifest.json").write_text(
+        '{"generator": "harness leaderboard", "files": ["../victim.txt"]}'
+    )
     assert main(["leaderboard", str(tmp_path / "r"), "-o", str(board)]) == 2
     assert "outside the folder" in capsys.readouterr().err and (tmp_path / "victim.txt").read_text() == "keep"
 
 
 def test_text_that_a_spreadsheet_would_run_is_quoted_in_the_csv_and_numbers_are_not(tmp_path):
-    names = ["=HYPERLINK(\"http://x\")", "+1+1", "-2+3", "@SUM(A1)", "plain"]
+    names = ['=HYPERLINK("http://x")', "+1+1", "-2+3", "@SUM(A1)", "plain"]
     write_results(tmp_path / "r", [record("corr", name, -0.25) for name in names])
     assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "b" / "leaderboard.csv").read_text(encoding="utf-8"))))
-    assert sorted(r["model"] for r in rows) == sorted(["'=HYPERLINK(\"http://x\")", "'+1+1", "'-2+3", "'@SUM(A1)", "plain"])
+    assert sorted(r["model"] for r in rows) == sorted(
+        ['\'=HYPERLINK("http://x")', "'+1+1", "'-2+3", "'@SUM(A1)", "plain"]
+    )
     assert {r["value"] for r in rows} == {"-0.25"}  # a negative number stays a number

@@ -13,7 +13,7 @@ from harness.cli import main
 
 HOSTILE = {
     "model": "<script>document.title='pwned'</script>",
-    "image": '<img src=x onerror="document.title=\'pwned\'">',
+    "image": "<img src=x onerror=\"document.title='pwned'\">",
     "quote": '" onmouseover="alert(1)',
     "task_value": "</td></tr></table><script>alert(2)</script>",
 }
@@ -47,7 +47,9 @@ class Collect(HTMLParser):
 def page(tmp_path_factory):
     folder = tmp_path_factory.mktemp("page")
     records = [record("xlr", name, 0.1 * (i + 1)) for i, name in enumerate(HOSTILE.values())]
-    records.append(record("commute_tc", "vgamt", 0.6, args={"lang": HOSTILE["task_value"], "ties": "wrong", "temperature": 1.0}))
+    records.append(
+        record("commute_tc", "vgamt", 0.6, args={"lang": HOSTILE["task_value"], "ties": "wrong", "temperature": 1.0})
+    )
     write_results(folder / "results", records)
     assert main(["leaderboard", str(folder / "results"), "-o", str(folder / "board"), "--no-plots"]) == 0
     return folder / "board" / "index.html"
@@ -72,7 +74,11 @@ def test_the_page_is_self_contained_sortable_and_filterable(page):
     links = [value for _, attrs in parser.tags for name, value in attrs.items() if name in ("src", "href")]
     assert links and all("://" not in (value or "") and not (value or "").startswith("//") for value in links)
     assert not [tag for tag, _ in parser.tags if tag in ("link", "iframe", "object")]
-    assert [attrs["id"] for tag, attrs in parser.tags if tag == "select"] == ["filter-task", "filter-dataset", "filter-pair"]
+    assert [attrs["id"] for tag, attrs in parser.tags if tag == "select"] == [
+        "filter-task",
+        "filter-dataset",
+        "filter-pair",
+    ]
     assert ("input", {"id": "filter-model", "type": "search", "placeholder": "model name"}) in parser.tags
     headers = [attrs for tag, attrs in parser.tags if tag == "th" and "data-type" in attrs]
     assert headers and all(attrs.get("data-type") in ("text", "number") for attrs in headers)
@@ -94,8 +100,13 @@ def researchers_page(folder):
             item.metric_info = info
             item.intervals = {"recall@k": {"low": value - 0.02, "high": value + 0.02, "confidence": 0.95}}
             records.append(item)
-    rank = record("xlr", "ranker", 3.0, args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 10, "n": 1000},
-                  extra_metrics={"median_rank": 3.0})
+    rank = record(
+        "xlr",
+        "ranker",
+        3.0,
+        args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 10, "n": 1000},
+        extra_metrics={"median_rank": 3.0},
+    )
     commute = {"lang": "fr", "ties": "wrong", "temperature": 1.0}
     ic = record("commute_ic", "gemma-270m", [None], args=commute)
     ic.undefined = {"ic": "the scorer ignores the image (uses_images=False): IC is undefined"}
@@ -112,22 +123,36 @@ def researchers_page(folder):
 
 def test_the_chance_row_the_intervals_and_the_footer(tmp_path):
     text = researchers_page(tmp_path).read_text(encoding="utf-8")
-    assert "<tfoot><tr><td>chance</td><td class=\"number\">0.0270</td></tr></tfoot>" in text
+    assert '<tfoot><tr><td>chance</td><td class="number">0.0270</td></tr></tfoot>' in text
     assert '<span class="ci">[0.8400, 0.8800]</span>' in text
     assert 'title="undefined: the scorer ignores the image (uses_images=False): IC is undefined"' in text
     assert '<span class="warn"> ⚠</span>' in text and "warning: --limit 10: only 10 tuples were evaluated" in text
     assert "<footer>" in text and "Harness: 0.1.0." in text and "ikea test @ sha256:data1" in text
 
 
-needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed (apt-get install chromium)")
+needs_chromium = pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="chromium is not installed (apt-get install chromium)"
+)
 
 
 def dump_dom(path, profile) -> str:
     """The page's DOM after its scripts ran, from headless Chromium."""
     return subprocess.run(
-        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-         f"--user-data-dir={profile}", "--dump-dom", path.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            path.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout
 
 
@@ -146,9 +171,22 @@ def run_driver(page_path, driver: str, profile, width: int = 1280) -> str:
     driven = page_path.with_name("driven.html")
     driven.write_text(page_path.read_text(encoding="utf-8").replace("</body>", f"<script>{driver}</script></body>"))
     return subprocess.run(
-        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-         f"--user-data-dir={profile}", f"--window-size={width},900", "--dump-dom", driven.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
+        [
+            "chromium",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            f"--window-size={width},900",
+            "--dump-dom",
+            driven.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     ).stdout
 
 
@@ -165,8 +203,15 @@ document.body.setAttribute("data-result", first + ";" + once + ";" + twice + ";"
 
 @needs_chromium
 def test_tables_start_best_first_a_click_keeps_best_first_then_reverses_and_missing_stays_last(tmp_path):
-    write_results(tmp_path / "results", [record("xlr", "alpha", 0.2), record("xlr", "beta", 0.9),
-                                         record("backretrieval", "gamma", 0.5), record("xlr", "delta", 0.1)])
+    write_results(
+        tmp_path / "results",
+        [
+            record("xlr", "alpha", 0.2),
+            record("xlr", "beta", 0.9),
+            record("backretrieval", "gamma", 0.5),
+            record("xlr", "delta", 0.1),
+        ],
+    )
     assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board"), "--no-plots"]) == 0
     dom = run_driver(tmp_path / "board" / "index.html", SORT_AND_SEARCH, tmp_path / "profile")
     assert 'data-result="beta,alpha,delta,gamma;beta,alpha,delta,gamma;delta,alpha,beta,gamma;1"' in dom

@@ -28,35 +28,59 @@ def retrieval(model: str, xlr: list[float], bkr: list[float], k: int = 10, tgt: 
 
 def commute(model: str, temperature: float, value: float | None) -> list:
     args = {"lang": "de", "ties": "wrong", "temperature": temperature}
-    return [record(task, model, value, args=args) for task in ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")]
+    return [
+        record(task, model, value, args=args) for task in ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")
+    ]
 
 
 def test_which_plots_are_drawn(tmp_path):
-    board = board_of(*retrieval("a", [0.9, 0.8], [0.7, 0.6]), *retrieval("b", [0.5, 0.4], [0.5, 0.3]),
-                     *retrieval("c", [0.2, 0.3], [0.1, 0.2]), *commute("vgamt", 1.0, 0.6))
+    board = board_of(
+        *retrieval("a", [0.9, 0.8], [0.7, 0.6]),
+        *retrieval("b", [0.5, 0.4], [0.5, 0.3]),
+        *retrieval("c", [0.2, 0.3], [0.1, 0.2]),
+        *commute("vgamt", 1.0, 0.6),
+    )
     plots = write_plots(board, tmp_path)
     assert [(p.family, p.file) for p in plots] == [
-        ("commute", "commute_bars_de.png"), ("retrieval", "bkr_vs_xlr_ikea_en-de.png"), ("retrieval", "bkr_boxplots.png")]
+        ("commute", "commute_bars_de.png"),
+        ("retrieval", "bkr_vs_xlr_ikea_en-de.png"),
+        ("retrieval", "bkr_boxplots.png"),
+    ]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.file for p in plots)
 
 
 def test_no_scatter_without_twin_arguments_and_a_sweep_only_over_two_temperatures(tmp_path):
-    board = board_of(record("xlr", "a", [0.9, 0.8], args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}),
-                     record("backretrieval", "a", [0.7, 0.6], args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 5}),
-                     *commute("vgamt", 0.5, 0.4), *commute("vgamt", 2.0, 0.7))
-    assert [p.file for p in write_plots(board, tmp_path)] == ["commute_temperature_de.png", "bkr_boxplots.png"]  # no T = 1: no bars
+    board = board_of(
+        record("xlr", "a", [0.9, 0.8], args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}),
+        record("backretrieval", "a", [0.7, 0.6], args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 5}),
+        *commute("vgamt", 0.5, 0.4),
+        *commute("vgamt", 2.0, 0.7),
+    )
+    assert [p.file for p in write_plots(board, tmp_path)] == [
+        "commute_temperature_de.png",
+        "bkr_boxplots.png",
+    ]  # no T = 1: no bars
 
 
 def test_two_directions_add_the_papers_box_plot_over_language_pairs(tmp_path):
-    board = board_of(*(r for m, v in (("a", 0.9), ("b", 0.5), ("c", 0.2)) for tgt in ("de", "fr")
-                       for r in retrieval(m, [v, v], [v - 0.1, v], tgt=tgt)))
+    board = board_of(
+        *(
+            r
+            for m, v in (("a", 0.9), ("b", 0.5), ("c", 0.2))
+            for tgt in ("de", "fr")
+            for r in retrieval(m, [v, v], [v - 0.1, v], tgt=tgt)
+        )
+    )
     assert "bkr_over_pairs_ikea_test.png" in [p.file for p in write_plots(board, tmp_path)]
 
 
 def test_the_scatter_title_is_harness_metas_correlation():
     # three models, two seeds: seed 0 perfectly correlated, seed 1 perfectly anti-correlated
-    board = board_of(*retrieval("a", [1.0, 1.0], [0.1, 0.3]), *retrieval("b", [2.0, 2.0], [0.2, 0.2]),
-                     *retrieval("c", [3.0, 3.0], [0.3, 0.1]))
+    board = board_of(
+        *retrieval("a", [1.0, 1.0], [0.1, 0.3]),
+        *retrieval("b", [2.0, 2.0], [0.2, 0.2]),
+        *retrieval("c", [3.0, 3.0], [0.3, 0.1]),
+    )
     (triple,) = triples(board)
     pearson = meta_result(board, triple)["correlations"]["backretrieval"]["pearson"]
     assert (pearson["mean"], pearson["std"], pearson["seeds_defined"]) == pytest.approx((0.0, np.sqrt(2.0), 2))
@@ -122,12 +146,27 @@ def test_the_per_tuple_perplexity_plot_reads_the_tc_samples(tmp_path):
     from harness_tasks.commute.plots import perplexity_plots, tuple_perplexities
 
     args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
-    logged = with_samples(tmp_path, record("commute_tc", "m", 0.75, args=args), [
-        {"id": "1", "ppl": {"a|a": 2.0, "a|inc_a": 8.0, "b|b": 3.0, "b|inc_b": 1.5, "a|b": 9.0}},
-        {"id": "2", "ppl": {"a|a": 4.0, "a|inc_a": 5.0, "b|b": None, "b|inc_b": 2.0}},  # an unscored slot is left out
-    ], "samples_tc.jsonl")
-    board = merge([Entry(logged, tmp_path / "results.jsonl"), Entry(record("commute_tc", "unlogged", 0.5, args=args),
-                                                                    tmp_path / "results.jsonl")])
-    assert tuple_perplexities(board.cells[next(iter(board.labels)), board.columns[0]].entry) == [(2.0, 8.0), (3.0, 1.5),
-                                                                                                  (4.0, 5.0)]
+    logged = with_samples(
+        tmp_path,
+        record("commute_tc", "m", 0.75, args=args),
+        [
+            {"id": "1", "ppl": {"a|a": 2.0, "a|inc_a": 8.0, "b|b": 3.0, "b|inc_b": 1.5, "a|b": 9.0}},
+            {
+                "id": "2",
+                "ppl": {"a|a": 4.0, "a|inc_a": 5.0, "b|b": None, "b|inc_b": 2.0},
+            },  # an unscored slot is left out
+        ],
+        "samples_tc.jsonl",
+    )
+    board = merge(
+        [
+            Entry(logged, tmp_path / "results.jsonl"),
+            Entry(record("commute_tc", "unlogged", 0.5, args=args), tmp_path / "results.jsonl"),
+        ]
+    )
+    assert tuple_perplexities(board.cells[next(iter(board.labels)), board.columns[0]].entry) == [
+        (2.0, 8.0),
+        (3.0, 1.5),
+        (4.0, 5.0),
+    ]
     assert [p.file for p in perplexity_plots(board, tmp_path)] == ["commute_perplexity_de_m.png"]  # none without a log

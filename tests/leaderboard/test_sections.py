@@ -17,8 +17,20 @@ from harness_tasks.retrieval.plots import meta_result, triples
 
 # five models, three seeds: BkR follows XLR closely, CORR loosely
 XLR = {"a": 0.9, "b": 0.7, "c": 0.5, "d": 0.3, "e": 0.1}
-BKR = {"a": [0.50, 0.52, 0.49], "b": [0.40, 0.41, 0.42], "c": [0.30, 0.29, 0.31], "d": [0.20, 0.22, 0.19], "e": [0.10, 0.09, 0.11]}
-CORR = {"a": [0.05, 0.02, 0.04], "b": [0.06, 0.07, 0.01], "c": [0.02, 0.03, 0.05], "d": [0.03, 0.01, 0.02], "e": [0.00, 0.02, 0.01]}
+BKR = {
+    "a": [0.50, 0.52, 0.49],
+    "b": [0.40, 0.41, 0.42],
+    "c": [0.30, 0.29, 0.31],
+    "d": [0.20, 0.22, 0.19],
+    "e": [0.10, 0.09, 0.11],
+}
+CORR = {
+    "a": [0.05, 0.02, 0.04],
+    "b": [0.06, 0.07, 0.01],
+    "c": [0.02, 0.03, 0.05],
+    "d": [0.03, 0.01, 0.02],
+    "e": [0.00, 0.02, 0.01],
+}
 
 
 def direction(tgt: str, shift: float = 0.0) -> list:
@@ -63,7 +75,9 @@ def test_two_directions_add_bkr_averaged_over_the_pairs_by_hand():
 def test_too_few_models_say_why_instead_of_a_table():
     board = board_of(*direction("de")[:6])  # two models
     (section,) = family_sections(board)["retrieval"]
-    assert section.rows == () and section.note.startswith("not computed: correlating backretrieval with xlr needs at least 3")
+    assert section.rows == () and section.note.startswith(
+        "not computed: correlating backretrieval with xlr needs at least 3"
+    )
 
 
 def test_sections_reach_the_readme_and_the_page_escaped():

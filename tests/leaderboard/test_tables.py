@@ -33,8 +33,12 @@ def xlr(model: str, value, tgt: str = "de", **fields):
 
 
 def test_one_table_per_data_set_and_direction_with_short_headers():
-    board = board_of(xlr("a", 0.5), xlr("b", 0.7), xlr("a", 0.4, tgt="fr"),
-                     with_info(record("backretrieval", "a", 0.3, args={"src": "en", "tgt": "de", "dataset": "ikea"}), R10))
+    board = board_of(
+        xlr("a", 0.5),
+        xlr("b", 0.7),
+        xlr("a", 0.4, tgt="fr"),
+        with_info(record("backretrieval", "a", 0.3, args={"src": "en", "tgt": "de", "dataset": "ikea"}), R10),
+    )
     tables = family_tables(board)
     assert [(t.family.name, t.title, t.headers) for t in tables] == [
         ("retrieval", "ikea test en→de", ("xlr R@10", "backretrieval R@10")),  # the task is named where displays repeat
@@ -45,8 +49,10 @@ def test_one_table_per_data_set_and_direction_with_short_headers():
 
 
 def test_a_lower_is_better_metric_ranks_the_smallest_first():
-    rank = [with_info(record("xlr", m, v, args={"src": "en", "tgt": "de", "dataset": "ikea"}), RANK) for m, v in
-            (("a", 3.0), ("b", 1.0), ("c", 2.0))]
+    rank = [
+        with_info(record("xlr", m, v, args={"src": "en", "tgt": "de", "dataset": "ikea"}), RANK)
+        for m, v in (("a", 3.0), ("b", 1.0), ("c", 2.0))
+    ]
     (table,) = family_tables(board_of(*rank))
     assert [row.label for row in table.rows] == ["b", "c", "a"]
 
@@ -76,16 +82,24 @@ def test_intervals_undefined_reasons_and_warnings_reach_the_readme():
 
 
 def test_headers_add_the_differing_signature_parts_when_task_and_display_repeat():
-    board = board_of(xlr("a", 0.5), with_info(record("xlr", "a", 0.4, args={"src": "en", "tgt": "de", "dataset": "ikea"},
-                                                     size=50), R10))
+    board = board_of(
+        xlr("a", 0.5),
+        with_info(record("xlr", "a", 0.4, args={"src": "en", "tgt": "de", "dataset": "ikea"}, size=50), R10),
+    )
     (table,) = family_tables(board)
     assert sorted(table.headers) == ["xlr R@10 (items:100)", "xlr R@10 (items:50)"]
     assert headers_of([], []) == []
 
 
-@pytest.mark.parametrize(("args", "split", "pair"), [({"src": "en", "tgt": "de"}, "test", "en→de"),
-                                                    ({"lang": "fr"}, "en-fr", "en→fr"), ({"lang": "cs"}, "test", "cs"),
-                                                    ({}, "test", None)])
+@pytest.mark.parametrize(
+    ("args", "split", "pair"),
+    [
+        ({"src": "en", "tgt": "de"}, "test", "en→de"),
+        ({"lang": "fr"}, "en-fr", "en→fr"),
+        ({"lang": "cs"}, "test", "cs"),
+        ({}, "test", None),
+    ],
+)
 def test_the_language_pair(args, split, pair):
     item = record("xlr", "a", 0.5, args=args)
     item.dataset["split"] = split

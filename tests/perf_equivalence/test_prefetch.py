@@ -17,7 +17,9 @@ from harness_models.encoders.batching import length_sorted_batches, run_batches,
 def test_rows_come_back_in_input_order():
     values = [5.0, 1.0, 4.0, 2.0, 3.0]
     batches = [np.array([4, 0]), np.array([2]), np.array([1, 3])]
-    out = run_prefetched(5, batches, lambda idx: np.array([[values[i], 10 * values[i]] for i in idx]), lambda rows: rows)
+    out = run_prefetched(
+        5, batches, lambda idx: np.array([[values[i], 10 * values[i]] for i in idx]), lambda rows: rows
+    )
     np.testing.assert_array_equal(out, [[5, 50], [1, 10], [4, 40], [2, 20], [3, 30]])
     assert out.dtype == np.float32
 
@@ -71,8 +73,12 @@ def test_a_failing_preparation_surfaces_at_its_batch():
         return indices
 
     with pytest.raises(HarnessError, match="row 4"):
-        run_prefetched(6, [np.array([0, 1]), np.array([2, 3]), np.array([4, 5])], prepare,
-                       lambda idx: computed.append(list(idx)) or np.zeros((len(idx), 1)))
+        run_prefetched(
+            6,
+            [np.array([0, 1]), np.array([2, 3]), np.array([4, 5])],
+            prepare,
+            lambda idx: computed.append(list(idx)) or np.zeros((len(idx), 1)),
+        )
     assert computed == [[0, 1], [2, 3]]
 
 

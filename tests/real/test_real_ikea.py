@@ -14,8 +14,16 @@ from harness_tasks.retrieval.meta import group_models, load_records, meta_evalua
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 # eight encoders from chance level to e5-small; the full run in docs/real-data.md adds e5-small-hf with mean and
 # with CLS pooling (two more passes of a 12-layer encoder over long product descriptions)
-MODELS = [("e5-small", {}), ("minilm", {}), ("tfidf-char", {}), ("random-encoder", {}), ("e5-small-trunc48", {}),
-          ("e5-small-trunc12", {}), ("e5-small-noise0.04", {}), ("e5-small-noise0.08", {})]
+MODELS = [
+    ("e5-small", {}),
+    ("minilm", {}),
+    ("tfidf-char", {}),
+    ("random-encoder", {}),
+    ("e5-small-trunc48", {}),
+    ("e5-small-trunc12", {}),
+    ("e5-small-noise0.04", {}),
+    ("e5-small-noise0.08", {}),
+]
 DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en")]
 LIMIT, SEEDS, K = 100, 25, 5  # 100 products per pair: samples of 50 for backretrieval and corr
 # Thresholds from the measured spread (docs/real-data.md, "IKEA test configuration"): across the four directions the
@@ -33,8 +41,16 @@ def results(tmp_path_factory):
     data, folder = shared_data("ikea"), tmp_path_factory.mktemp("ikea-results")
     for model, args in MODELS:
         for src, tgt in DIRECTIONS:
-            harness.evaluate("xlr,backretrieval,corr", model, model_args=args, data_dir=str(data),
-                             task_args={"src": src, "tgt": tgt, "k": K}, limit=LIMIT, seeds=SEEDS, output=folder)
+            harness.evaluate(
+                "xlr,backretrieval,corr",
+                model,
+                model_args=args,
+                data_dir=str(data),
+                task_args={"src": src, "tgt": tgt, "k": K},
+                limit=LIMIT,
+                seeds=SEEDS,
+                output=folder,
+            )
     return folder
 
 

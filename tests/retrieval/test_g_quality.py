@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -45,21 +46,52 @@ def test_degradations():
     assert noisy == pytest.approx(features + 2 * np.array([[5.0], [1.0]]) / np.sqrt(2) * z)
     assert Degradation("noise", 0).apply(features) == pytest.approx(features)
     assert Degradation("truncate", 1).apply(features).tolist() == [[3.0], [0.0]]
-    assert [Degradation(*c).label for c in (("clean", 0), ("noise", 0.5), ("truncate", 64))] == ["clean", "noise-0.5", "truncate-64"]
-    with pytest.raises(HarnessError, match="whole number of dimensions in 1..2"):
+    assert [Degradation(*c).label for c in (("clean", 0), ("noise", 0.5), ("truncate", 64))] == [
+        "clean",
+        "noise-0.5",
+        "truncate-64",
+    ]
+    with pytest.raises(HarnessError, match=re.escape("whole number of dimensions in 1..2")):
         Degradation("truncate", 3).apply(features)
     with pytest.raises(HarnessError, match="at least 0"):
         Degradation("noise", -1).apply(features)
-    assert ModelSpec.parse("e5-small-hf:pooling=cls;normalize=false") == ModelSpec("e5-small-hf", "pooling=cls,normalize=false")
+    assert ModelSpec.parse("e5-small-hf:pooling=cls;normalize=false") == ModelSpec(
+        "e5-small-hf", "pooling=cls,normalize=false"
+    )
 
 
 def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
-    features = np.array([[1, 0, 0, 0], [1, 0.2, 0, 0], [0, 1, 0, 0], [0, 1, 0.2, 0], [0, 0, 1, 0], [0, 0, 1, 0.2]], dtype=np.float32)
+    features = np.array(
+        [[1, 0, 0, 0], [1, 0.2, 0, 0], [0, 1, 0, 0], [0, 1, 0.2, 0], [0, 0, 1, 0], [0, 0, 1, 0.2]], dtype=np.float32
+    )
     data = write_ikea(tmp_path / "ikea", features=features)
     out = tmp_path / "sweep"
-    assert main(["g-sweep", "--data-dir", str(data), "--model", "random-encoder", "--model", "tfidf-char",
-                 "--model", "random-encoder:seed=1", "--noise", "1", "--truncate", "1", "--seeds", "2", "--k", "1",
-                 "--output", str(out)]) == 0
+    assert (
+        main(
+            [
+                "g-sweep",
+                "--data-dir",
+                str(data),
+                "--model",
+                "random-encoder",
+                "--model",
+                "tfidf-char",
+                "--model",
+                "random-encoder:seed=1",
+                "--noise",
+                "1",
+                "--truncate",
+                "1",
+                "--seeds",
+                "2",
+                "--k",
+                "1",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     table = capsys.readouterr().out
     summary = json.loads((out / "sweep.json").read_text())
     levels = {row["condition"]: row for row in summary["levels"]}
@@ -70,4 +102,6 @@ def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
     # the correlations are harness meta's on that level's results
     clean = meta.meta_evaluate(meta.group_models(meta.load_records([str(out / "clean")])))
     assert levels["clean"]["correlations"] == json.loads(json.dumps(clean["correlations"]))
-    assert table.splitlines()[1].startswith("clean") and np.load(data / "en.de" / "test.image_features.npy") == pytest.approx(features)
+    assert table.splitlines()[1].startswith("clean") and np.load(
+        data / "en.de" / "test.image_features.npy"
+    ) == pytest.approx(features)

@@ -25,11 +25,14 @@ def test_one_hub_at_k_1():
     assert result["recall@k"] == pytest.approx(1 / 3)
 
 
-@pytest.mark.parametrize(("rule", "skew", "antihubs"), [
-    ("expected", 0.0, 0.0),             # N = [1.5, 0.5, 1]: symmetric about its mean 1, skew 0 (defined: not constant)
-    ("optimistic", SKEW_3_0_0, 0.0),    # N = [2, 1, 1]: deviations (2/3, -1/3, -1/3), m2 = 2/9, m3 = 2/27: 1/sqrt(2)
-    ("pessimistic", -SKEW_3_0_0, 1 / 3),  # N = [1, 0, 1]: the tied pair counts for nobody; the mirror image
-])
+@pytest.mark.parametrize(
+    ("rule", "skew", "antihubs"),
+    [
+        ("expected", 0.0, 0.0),  # N = [1.5, 0.5, 1]: symmetric about its mean 1, skew 0 (defined: not constant)
+        ("optimistic", SKEW_3_0_0, 0.0),  # N = [2, 1, 1]: deviations (2/3, -1/3, -1/3), m2 = 2/9, m3 = 2/27: 1/sqrt(2)
+        ("pessimistic", -SKEW_3_0_0, 1 / 3),  # N = [1, 0, 1]: the tied pair counts for nobody; the mirror image
+    ],
+)
 def test_a_tied_argmax_under_each_tie_rule(rule, skew, antihubs):
     src = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # source 0: t0 and t1 tied at 1/sqrt(2)
     (result,) = metrics.xlr(src, EYE, [np.arange(3)], k=1, rule=rule).metrics
@@ -60,7 +63,7 @@ def test_csls_by_hand_turns_the_hub_away():
 
 def test_csls_with_k_at_least_the_candidates_subtracts_the_mean_similarity():
     """With K = 3 = all candidates, r_S(t) is the column mean of the cosines and r_T(s) the row mean."""
-    cos = (HUB_SRC / np.linalg.norm(HUB_SRC, axis=1, keepdims=True))
+    cos = HUB_SRC / np.linalg.norm(HUB_SRC, axis=1, keepdims=True)
     csls = 2 * cos - cos.mean(axis=1, keepdims=True) - cos.mean(axis=0, keepdims=True)
     own = np.diag(csls)
     expected_hits = [(row > own[i] + 1e-6).sum() < 1 for i, row in enumerate(csls)]
@@ -105,8 +108,11 @@ def test_k_occurrences_sum_to_queries_times_k(seed, k, rule):
     """The expected k-occurrences sum to (queries x k) when k <= candidates; rounded vectors make ties."""
     rng = np.random.default_rng(seed)
     src, tgt = np.round(rng.normal(size=(12, 3))), np.round(rng.normal(size=(12, 3)))
-    rows = list(metrics._top_lists(metrics.scored_blocks(metrics._Side(src), metrics._Side(tgt), [np.arange(6)],
-                                                         [np.arange(6, 12)]), k, 2e-6))
+    rows = list(
+        metrics._top_lists(
+            metrics.scored_blocks(metrics._Side(src), metrics._Side(tgt), [np.arange(6)], [np.arange(6, 12)]), k, 2e-6
+        )
+    )
     total = sum(metrics.occurrences(r, c, v, k, rule, 1e-6, 12).sum() for _, _, r, c, v in rows)
     if rule == "expected":
         assert total == pytest.approx(6 * k)
@@ -122,9 +128,10 @@ def test_an_unknown_retrieval_fails():
 
 
 def test_the_tasks_report_hubness_with_metric_info_and_take_csls_as_an_argument():
+    from retrieval.test_retrieval_tasks import LookupEncoder, item_of, synthetic
+
     from harness.context import RunContext
     from harness_tasks.retrieval.tasks import Xlr
-    from retrieval.test_retrieval_tasks import LookupEncoder, item_of, synthetic
 
     src, tgt = hub_dominated(2, 40, 30)
     model = LookupEncoder(lambda text, lang: (src if lang == "en" else tgt)[item_of(text, lang)])

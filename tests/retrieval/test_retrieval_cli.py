@@ -53,7 +53,9 @@ def test_run_writes_per_seed_results(four_models):
     for record in records:
         seeds = [0] if record.task == "xlr" else list(range(25))  # xlr with n >= items: the seeds could not differ
         assert record.seeds == seeds and len(record.per_seed[record.main_metric]) == len(seeds)
-        assert record.dataset["loader"] == "ikea" and record.dataset["size"] == 367 and record.dataset["split"] == "test"
+        assert (
+            record.dataset["loader"] == "ikea" and record.dataset["size"] == 367 and record.dataset["split"] == "test"
+        )
     bkr = [r for r in records if r.task == "backretrieval"]
     assert all(r.extra["n_used"] == 183 and r.extra["g"] == {"source": "image_features"} for r in bkr)
     xlr = sorted(r.metrics["recall@k"] for r in records if r.task == "xlr")
@@ -77,7 +79,23 @@ def test_meta_writes_table_json_and_plot(four_models, tmp_path, capsys):
 def test_meta_refuses_results_that_are_not_comparable(four_models, models, ikea, tmp_path, capsys):
     folder, args = models["wide"]
     other = tmp_path / "k5"
-    assert main([*RUN[:-1], "src=en,tgt=de,k=5", "--model", folder, "--model-args", args, "--data-dir", ikea, "--output", str(other)]) == 0
+    assert (
+        main(
+            [
+                *RUN[:-1],
+                "src=en,tgt=de,k=5",
+                "--model",
+                folder,
+                "--model-args",
+                args,
+                "--data-dir",
+                ikea,
+                "--output",
+                str(other),
+            ]
+        )
+        == 0
+    )
     assert main(["meta", str(four_models), str(other), "--output", str(tmp_path / "meta")]) == 2
     assert "not comparable across models" in capsys.readouterr().err
     assert main(["meta", str(four_models), str(other), "--select", "k=10", "--output", str(tmp_path / "meta")]) == 0
@@ -89,9 +107,26 @@ def test_same_seed_same_numbers_and_batch_size_does_not_matter(models, ikea, tmp
     folder, args = models["narrow"]
 
     def run(name, batch_size):
-        command = ["run", "--tasks", "xlr,backretrieval", "--task-args", "src=en,tgt=de,n=100", "--model", folder,
-                   "--model-args", args, "--data-dir", ikea, "--seed", "3", "--no-cache", "--batch-size", str(batch_size),
-                   "--output", str(tmp_path / name)]
+        command = [
+            "run",
+            "--tasks",
+            "xlr,backretrieval",
+            "--task-args",
+            "src=en,tgt=de,n=100",
+            "--model",
+            folder,
+            "--model-args",
+            args,
+            "--data-dir",
+            ikea,
+            "--seed",
+            "3",
+            "--no-cache",
+            "--batch-size",
+            str(batch_size),
+            "--output",
+            str(tmp_path / name),
+        ]
         assert main(command) == 0
         return {r.task: r.per_seed for r in read_records(tmp_path / name / "results.jsonl")[0]}
 
@@ -107,8 +142,22 @@ def test_image_model_gives_g_from_images(models, tmp_path, capsys):
     data = write_multi30k(tmp_path / "m30k", images=names)
     resnet = tiny_resnet(tmp_path / "resnet")
     folder, _ = models["deep"]
-    base = ["run", "--tasks", "backretrieval,corr", "--task-args", "dataset=multi30k,src=en,tgt=de,k=1", "--model", folder,
-            "--data-dir", str(data), "--image-model", str(resnet), "--output", str(tmp_path / "out"), "--log-samples"]
+    base = [
+        "run",
+        "--tasks",
+        "backretrieval,corr",
+        "--task-args",
+        "dataset=multi30k,src=en,tgt=de,k=1",
+        "--model",
+        folder,
+        "--data-dir",
+        str(data),
+        "--image-model",
+        str(resnet),
+        "--output",
+        str(tmp_path / "out"),
+        "--log-samples",
+    ]
     assert main([*base, "--images", str(tmp_path / "flickr")]) == 0
     records = read_records(tmp_path / "out" / "results.jsonl")[0]
     assert [r.task for r in records] == ["backretrieval", "corr"]

@@ -22,13 +22,17 @@ def ikea(source, images_dir=None, **args):
 def test_real_ikea_splits_pairs_and_pooling():
     folder = shared_data("ikea")
     test = ikea(folder)
-    assert len(test.data) == 367 and test.identity["split"] == "test" and test.identity["revision"].startswith("sha256:")
+    assert (
+        len(test.data) == 367 and test.identity["split"] == "test" and test.identity["revision"].startswith("sha256:")
+    )
     features = image_features("ikea", test.data)
     np.testing.assert_array_equal(features, np.load(folder / "en.de" / "test.image_features.npy"))
     pooled = ikea(folder, split="test+val")
     assert len(pooled.data) == 367 + 363 and pooled.data["id"][367] == "val:1" and pooled.data["id"][0] == "test:1"
     reverse = IkeaLoader("ikea").load(str(folder), {"src": "fr", "tgt": "en", "split": "val"})
-    assert len(reverse.data) == 335 and {"text_fr", "text_en", "image_features", "image_file"} <= set(reverse.data.column_names)
+    assert len(reverse.data) == 335 and {"text_fr", "text_en", "image_features", "image_file"} <= set(
+        reverse.data.column_names
+    )
     assert ikea(folder / "en.de").identity["revision"] == test.identity["revision"]  # the pair folder itself
 
 
@@ -40,15 +44,28 @@ def test_synthetic_layout_reads_and_pools(tmp_path):
     assert image_features("x", loaded.data).shape == (12, 4)
 
 
-@pytest.mark.parametrize(("damage", "message"), [
-    (lambda f: (f / "test.de").write_text("eins\nzwei\n"), r"not line-aligned: .*test.en has 6 lines.*test.de has 2 lines"),
-    (lambda f: (f / "test.en").write_text("a\n\nc\nd\ne\nf\n"), r"test.en, row 2, field 'text_en': empty text"),
-    (lambda f: np.save(f / "test.image_features.npy", np.ones((5, 4), np.float32)), r"test.image_features.npy: has 5 rows but .*test.en has 6 lines"),
-    (lambda f: np.save(f / "test.image_features.npy", np.array([[1.0, 2.0]] * 3 + [[np.nan, 1.0]] + [[0.0, 0.0]] * 2)),
-     r"test.image_features.npy, row 4, field 'image_features': non-finite value nan"),
-    (lambda f: np.save(f / "test.image_features.npy", np.ones(6)), r"must be a 2-D numeric array"),
-    (lambda f: (f / "test.image_features.npy").write_bytes(b"not numpy"), r"cannot be read as a NumPy array"),
-])
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (
+            lambda f: (f / "test.de").write_text("eins\nzwei\n"),
+            r"not line-aligned: .*test.en has 6 lines.*test.de has 2 lines",
+        ),
+        (lambda f: (f / "test.en").write_text("a\n\nc\nd\ne\nf\n"), r"test.en, row 2, field 'text_en': empty text"),
+        (
+            lambda f: np.save(f / "test.image_features.npy", np.ones((5, 4), np.float32)),
+            r"test.image_features.npy: has 5 rows but .*test.en has 6 lines",
+        ),
+        (
+            lambda f: np.save(
+                f / "test.image_features.npy", np.array([[1.0, 2.0]] * 3 + [[np.nan, 1.0]] + [[0.0, 0.0]] * 2)
+            ),
+            r"test.image_features.npy, row 4, field 'image_features': non-finite value nan",
+        ),
+        (lambda f: np.save(f / "test.image_features.npy", np.ones(6)), r"must be a 2-D numeric array"),
+        (lambda f: (f / "test.image_features.npy").write_bytes(b"not numpy"), r"cannot be read as a NumPy array"),
+    ],
+)
 def test_broken_layouts_name_file_row_and_field(tmp_path, damage, message):
     write_ikea(tmp_path)
     damage(tmp_path / "en.de")
@@ -78,10 +95,14 @@ def test_images_from_a_folder_and_their_errors(tmp_path):
     assert loaded.data[2]["image"].size == (40, 30) and loaded.identity["images"] == str(tmp_path / "images")
     assert loaded.identity["revision"] != ikea(tmp_path / "data").identity["revision"]
     (tmp_path / "images" / names[3]).write_text("not an image")
-    with pytest.raises(DataError, match=r"test.images.txt, row 4, field 'image_file': image file .*img3.png.* cannot be read"):
+    with pytest.raises(
+        DataError, match=r"test.images.txt, row 4, field 'image_file': image file .*img3.png.* cannot be read"
+    ):
         ikea(tmp_path / "data", images_dir=str(tmp_path / "images"))
     (tmp_path / "images" / names[3]).unlink()
-    with pytest.raises(DataError, match=r"test.images.txt, row 4, field 'image_file': image file .*img3.png.* not found"):
+    with pytest.raises(
+        DataError, match=r"test.images.txt, row 4, field 'image_file': image file .*img3.png.* not found"
+    ):
         ikea(tmp_path / "data", images_dir=str(tmp_path / "images"))
 
 
@@ -90,7 +111,10 @@ def test_multi30k_keeps_its_text_behaviour_and_adds_images(tmp_path):
     write_multi30k(tmp_path / "m30k", images=names)
     loader = Multi30kLoader("multi30k")
     texts = loader.load(str(tmp_path / "m30k"), {"src": "en", "tgt": "fr", "split": "test_2016_flickr"})
-    assert texts.data.column_names == ["id", "text_en", "text_fr", "image_file"] and texts.data["text_fr"][0] == CAPTIONS["fr"][0]
+    assert (
+        texts.data.column_names == ["id", "text_en", "text_fr", "image_file"]
+        and texts.data["text_fr"][0] == CAPTIONS["fr"][0]
+    )
     with_images = loader.load(str(tmp_path / "m30k"), {"src": "en", "tgt": "fr"}, images_dir=str(tmp_path / "flickr"))
     assert with_images.data[1]["image"].mode == "L" and with_images.identity["revision"] != texts.identity["revision"]
     write_multi30k(tmp_path / "no-list")
@@ -101,8 +125,12 @@ def test_multi30k_keeps_its_text_behaviour_and_adds_images(tmp_path):
 def saved_dataset(folder, **columns):
     import datasets
 
-    base = {"sku": [f"p{i}" for i in range(6)], "desc_en": CAPTIONS["en"], "desc_de": CAPTIONS["de"],
-            "feats": np.random.default_rng(0).random((6, 3)).astype(np.float32).tolist()}
+    base = {
+        "sku": [f"p{i}" for i in range(6)],
+        "desc_en": CAPTIONS["en"],
+        "desc_de": CAPTIONS["de"],
+        "feats": np.random.default_rng(0).random((6, 3)).astype(np.float32).tolist(),
+    }
     datasets.DatasetDict({"test": datasets.Dataset.from_dict({**base, **columns})}).save_to_disk(str(folder))
     return str(folder)
 
@@ -113,18 +141,32 @@ MAPPING = "id:sku;text_en:desc_en;text_de:desc_de;image_features:feats"
 def test_image_text_loader_maps_columns_and_validates(tmp_path):
     source = saved_dataset(tmp_path / "ok")
     loaded = ImageTextLoader("image-text").load(source, {"columns": MAPPING})
-    assert set(loaded.data.column_names) == {"id", "text_en", "text_de", "image_features"} and loaded.identity["split"] == "test"
+    assert (
+        set(loaded.data.column_names) == {"id", "text_en", "text_de", "image_features"}
+        and loaded.identity["split"] == "test"
+    )
     assert image_features("x", loaded.data).shape == (6, 3)
-    ikea_view = IkeaLoader("ikea").load(source, {"src": "en", "tgt": "de", "columns": MAPPING})  # same path through ikea
+    ikea_view = IkeaLoader("ikea").load(
+        source, {"src": "en", "tgt": "de", "columns": MAPPING}
+    )  # same path through ikea
     assert ikea_view.data["id"] == loaded.data["id"]
 
 
-@pytest.mark.parametrize(("columns", "message"), [
-    ({"sku": ["p0", "p1", "p2", "p1", "p4", "p5"]}, r"row 4, field 'id': duplicate id 'p1' \(first at row 2\)"),
-    ({"desc_de": ["a", "b", "c", "  ", "e", "f"]}, r"row 4, field 'text_de': empty text"),
-    ({"feats": [[0.0, 1.0, 2.0]] * 4 + [[0.0, float("inf"), 1.0], [1.0, 1.0, 1.0]]}, r"row 5, field 'image_features': non-finite"),
-    ({"feats": [[0.0, 1.0, 2.0]] * 4 + [[0.0, 1.0], [1.0, 1.0, 1.0]]}, r"row 5, field 'image_features': image feature vectors differ in length"),
-])
+@pytest.mark.parametrize(
+    ("columns", "message"),
+    [
+        ({"sku": ["p0", "p1", "p2", "p1", "p4", "p5"]}, r"row 4, field 'id': duplicate id 'p1' \(first at row 2\)"),
+        ({"desc_de": ["a", "b", "c", "  ", "e", "f"]}, r"row 4, field 'text_de': empty text"),
+        (
+            {"feats": [[0.0, 1.0, 2.0]] * 4 + [[0.0, float("inf"), 1.0], [1.0, 1.0, 1.0]]},
+            r"row 5, field 'image_features': non-finite",
+        ),
+        (
+            {"feats": [[0.0, 1.0, 2.0]] * 4 + [[0.0, 1.0], [1.0, 1.0, 1.0]]},
+            r"row 5, field 'image_features': image feature vectors differ in length",
+        ),
+    ],
+)
 def test_image_text_validation_errors(tmp_path, columns, message):
     source = saved_dataset(tmp_path / "bad", **columns)
     with pytest.raises(DataError, match=message):
@@ -135,7 +177,7 @@ def test_image_text_argument_errors(tmp_path):
     source = saved_dataset(tmp_path / "ok")
     with pytest.raises(DataError, match=r"missing column\(s\) id, text_en, text_de"):
         ImageTextLoader("image-text").load(source, {})
-    with pytest.raises(DataError, match="names column.* nothing|lacks"):
+    with pytest.raises(DataError, match=r"names column.* nothing|lacks"):
         ImageTextLoader("image-text").load(source, {"columns": "id:nothing"})
     with pytest.raises(HarnessError, match="for raw folders use dataset=ikea"):
         ImageTextLoader("image-text").load(str(tmp_path), {})

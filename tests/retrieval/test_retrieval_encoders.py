@@ -42,8 +42,12 @@ def reference(folder, text, pooling, max_length=512):
     tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
     with torch.no_grad():
         output = model(**tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length))
-    vector = {"cls": output.last_hidden_state[0, 0], "mean": output.last_hidden_state[0].mean(0),
-              "max": output.last_hidden_state[0].max(0).values, "pooler": output.pooler_output[0]}[pooling]
+    vector = {
+        "cls": output.last_hidden_state[0, 0],
+        "mean": output.last_hidden_state[0].mean(0),
+        "max": output.last_hidden_state[0].max(0).values,
+        "pooler": output.pooler_output[0],
+    }[pooling]
     return (vector / vector.norm()).numpy()
 
 
@@ -115,7 +119,7 @@ def test_sentence_transformers_config_errors_and_legacy_pooling(bert, tmp_path):
     modules = json.loads((tmp_path / "st" / "modules.json").read_text())
     modules.append({"idx": 2, "name": "2", "path": "2_Odd", "type": "sentence_transformers.models.LayerNorm"})
     (tmp_path / "st" / "modules.json").write_text(json.dumps(modules))
-    with pytest.raises(HarnessError, match="LayerNorm.*not supported"):
+    with pytest.raises(HarnessError, match=r"LayerNorm.*not supported"):
         HFTextEncoder("st", {"pretrained": str(tmp_path / "st")}).encode_texts(["x"])
 
 
@@ -152,17 +156,29 @@ def test_image_encoder_matches_transformers(tmp_path, images, builder):
 def test_folders_resolve_to_the_encoders_by_capability(bert, tmp_path):
     registry = get_registry()
     text = build_adapter(registry, str(bert), {}, {"xlr": [Capability.TEXT_ENCODER]}, device="cpu", batch_size=8)
-    image = build_adapter(registry, str(tiny_resnet(tmp_path / "r")), {}, {"backretrieval": [Capability.IMAGE_ENCODER]},
-                          device="cpu", batch_size=8)
+    image = build_adapter(
+        registry,
+        str(tiny_resnet(tmp_path / "r")),
+        {},
+        {"backretrieval": [Capability.IMAGE_ENCODER]},
+        device="cpu",
+        batch_size=8,
+    )
     assert isinstance(text, HFTextEncoder) and isinstance(image, HFImageEncoder)
     assert text.identity().revision.startswith("sha256:") and not text._loaded
 
 
-@pytest.mark.parametrize(("preset", "hub_id"), [
-    ("labse", "sentence-transformers/LaBSE"), ("mbert", "google-bert/bert-base-multilingual-cased"),
-    ("xlmr", "FacebookAI/xlm-roberta-base"), ("mdistilbert", "distilbert/distilbert-base-multilingual-cased"),
-    ("resnet50", "microsoft/resnet-50"), ("clip-vit-b32", "openai/clip-vit-base-patch32"),
-])
+@pytest.mark.parametrize(
+    ("preset", "hub_id"),
+    [
+        ("labse", "sentence-transformers/LaBSE"),
+        ("mbert", "google-bert/bert-base-multilingual-cased"),
+        ("xlmr", "FacebookAI/xlm-roberta-base"),
+        ("mdistilbert", "distilbert/distilbert-base-multilingual-cased"),
+        ("resnet50", "microsoft/resnet-50"),
+        ("clip-vit-b32", "openai/clip-vit-base-patch32"),
+    ],
+)
 def test_presets_name_hub_models_and_build_offline(preset, hub_id):
     needs = Capability.IMAGE_ENCODER if preset in ("resnet50", "clip-vit-b32") else Capability.TEXT_ENCODER
     adapter = build_adapter(get_registry(), preset, {}, {"t": [needs]}, device="cpu", batch_size=8)

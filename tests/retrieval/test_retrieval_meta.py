@@ -15,21 +15,53 @@ XLR = {"m1": [0.1, 0.2], "m2": [0.2, 0.4], "m3": [0.3, 0.6]}
 BKR = {"m1": [0.05, 0.3], "m2": [0.10, 0.2], "m3": [0.30, 0.1]}
 
 
-def record(task: str, model: str, values: list[float], *, args: dict | None = None, seeds: list[int] | None = None,
-           revision: str = "sha256:data", g: dict | None = None, model_args: dict | None = None) -> ResultRecord:
+def record(
+    task: str,
+    model: str,
+    values: list[float],
+    *,
+    args: dict | None = None,
+    seeds: list[int] | None = None,
+    revision: str = "sha256:data",
+    g: dict | None = None,
+    model_args: dict | None = None,
+) -> ResultRecord:
     metric = "spearman" if task == "corr" else "recall@k"
     task_args = {"dataset": "ikea", "src": "en", "tgt": "de", "split": "test", "n": 1000, "columns": "", **(args or {})}
     if task != "corr":
         task_args.setdefault("k", 10)
     seeds = seeds or list(range(len(values)))
-    signature = "|".join([task, *(f"{k}:{v}" for k, v in sorted(task_args.items())), f"seeds:{len(seeds)}", f"data:{revision}"])
+    signature = "|".join(
+        [task, *(f"{k}:{v}" for k, v in sorted(task_args.items())), f"seeds:{len(seeds)}", f"data:{revision}"]
+    )
     extra = {} if task == "xlr" else {"g": g or {"source": "image_features"}}
     return ResultRecord(
-        task=task, task_version=1, task_args=task_args, main_metric=metric,
-        metrics={metric: sum(values) / len(values)}, metrics_std={metric: 0.0}, per_seed={metric: values}, seeds=seeds,
-        model={"name": model, "adapter": "a", "source": model, "revision": "r", "args": model_args or {}, "dtype": "float32"},
-        dataset={"loader": "ikea", "revision": revision, "split": "test", "size": 367}, run={}, signature=signature + f"|model:{model}",
-        task_signature=signature, harness={}, environment={}, hardware={}, started="", wall_seconds=0.0, extra=extra,
+        task=task,
+        task_version=1,
+        task_args=task_args,
+        main_metric=metric,
+        metrics={metric: sum(values) / len(values)},
+        metrics_std={metric: 0.0},
+        per_seed={metric: values},
+        seeds=seeds,
+        model={
+            "name": model,
+            "adapter": "a",
+            "source": model,
+            "revision": "r",
+            "args": model_args or {},
+            "dtype": "float32",
+        },
+        dataset={"loader": "ikea", "revision": revision, "split": "test", "size": 367},
+        run={},
+        signature=signature + f"|model:{model}",
+        task_signature=signature,
+        harness={},
+        environment={},
+        hardware={},
+        started="",
+        wall_seconds=0.0,
+        extra=extra,
     )
 
 
@@ -47,25 +79,39 @@ def test_correlations_per_seed_by_hand():
     # seed 1: x rising, y falling linearly: r = rho = -1
     r0 = 0.025 / math.sqrt(0.02 * 0.035)
     assert bkr["pearson"]["per_seed"] == pytest.approx([r0, -1.0])
-    assert bkr["pearson"]["mean"] == pytest.approx((r0 - 1) / 2) and bkr["pearson"]["std"] == pytest.approx((r0 + 1) / math.sqrt(2))
+    assert bkr["pearson"]["mean"] == pytest.approx((r0 - 1) / 2) and bkr["pearson"]["std"] == pytest.approx(
+        (r0 + 1) / math.sqrt(2)
+    )
     assert bkr["spearman"]["per_seed"] == pytest.approx([1.0, -1.0]) and bkr["spearman"]["mean"] == pytest.approx(0.0)
     assert "corr" not in result["correlations"] and [m["label"] for m in result["models"]] == ["m1", "m2", "m3"]
     assert result["models"][0]["xlr"]["mean"] == pytest.approx(0.15)
 
 
 def test_a_constant_seed_is_undefined_not_zero():
-    result = meta_evaluate(group_models(table(r3=record("backretrieval", "m1", [0.2, 0.3]),
-                                              r4=record("backretrieval", "m2", [0.2, 0.2]),
-                                              r5=record("backretrieval", "m3", [0.2, 0.1]))))
+    result = meta_evaluate(
+        group_models(
+            table(
+                r3=record("backretrieval", "m1", [0.2, 0.3]),
+                r4=record("backretrieval", "m2", [0.2, 0.2]),
+                r5=record("backretrieval", "m3", [0.2, 0.1]),
+            )
+        )
+    )
     pearson = result["correlations"]["backretrieval"]["pearson"]
     assert pearson["per_seed"][0] is None and pearson["seeds_defined"] == 1 and pearson["mean"] == pytest.approx(-1.0)
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"r3": record("backretrieval", "m1", [0.05, 0.3], args={"k": 5})}, "not comparable across models"),
-    ({"r0": record("xlr", "m1", [0.1, 0.2], args={"split": "val"})}, "not comparable"),
-    ({"r3": record("backretrieval", "m1", [0.05, 0.3], g={"source": "image_model"})}, "different image similarities"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"r3": record("backretrieval", "m1", [0.05, 0.3], args={"k": 5})}, "not comparable across models"),
+        ({"r0": record("xlr", "m1", [0.1, 0.2], args={"split": "val"})}, "not comparable"),
+        (
+            {"r3": record("backretrieval", "m1", [0.05, 0.3], g={"source": "image_model"})},
+            "different image similarities",
+        ),
+    ],
+)
 def test_refusals_within_a_task(change, message):
     with pytest.raises(HarnessError, match=message):
         group_models(table(**change))
@@ -88,7 +134,7 @@ def test_refusals_between_tasks():
 
 
 def test_select_and_labels():
-    records = table() + [record("xlr", "m1", [0.1, 0.2], args={"tgt": "fr"})]
+    records = [*table(), record("xlr", "m1", [0.1, 0.2], args={"tgt": "fr"})]
     assert len(select(records, {"tgt": "de"})) == 6 and len(select(records, {"k": 10})) == 7
     same_name = [record("xlr", "enc", [0.1, 0.2], model_args={"pooling": p}) for p in ("cls", "mean")]
     same_name += [record("backretrieval", "enc", [0.1, 0.2], model_args={"pooling": p}) for p in ("cls", "mean")]
@@ -96,8 +142,11 @@ def test_select_and_labels():
 
 
 # 5 models x 2 seeds: the hand-computed table of test_retrieval_significance (r(B,X) = .9, .9; r(C,X) = .8, .6; r(B,C) = .6, .8)
-HAND = {"xlr": [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]], "backretrieval": [[1, 2], [2, 1], [3, 3], [5, 4], [4, 5]],
-        "corr": [[2, 3], [1, 1], [4, 2], [3, 5], [5, 4]]}
+HAND = {
+    "xlr": [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]],
+    "backretrieval": [[1, 2], [2, 1], [3, 3], [5, 4], [4, 5]],
+    "corr": [[2, 3], [1, 1], [4, 2], [3, 5], [5, 4]],
+}
 
 
 def hand_records(direction: tuple[str, str] = ("en", "de"), models: int = 5, **extra) -> list[ResultRecord]:
@@ -120,7 +169,11 @@ def test_significance_in_meta_json_and_table():
     assert pearson["bootstrap"]["difference"] == pytest.approx(0.2) and pearson["bootstrap"]["seed"] == 3
     assert result["significance"]["models"] == ["m0", "m1", "m2", "m3", "m4"]
     assert result["chance"] == {"xlr": None, "backretrieval": pytest.approx(10 / 183)} and result["k"] == 10
-    rows = {line.split()[0]: line.split() for line in format_table(result).splitlines() if line.startswith(("pearson", "spearman"))}
+    rows = {
+        line.split()[0]: line.split()
+        for line in format_table(result).splitlines()
+        if line.startswith(("pearson", "spearman"))
+    }
     assert rows["pearson"][:5] == ["pearson", "0/2", "0.435", "0.434", "+0.200"]
 
 
@@ -164,15 +217,26 @@ def test_several_directions_are_aggregated(tmp_path, capsys):
     assert [row["model"] for row in aggregation["table"]["rows"]] == ["m0", "m1", "m2", "m3", "m4"]  # undefined by name
     assert aggregation["chance"] == {"de-en": pytest.approx(10 / 183), "en-de": pytest.approx(10 / 183)}
     assert aggregation["boxplot"]["models"] == ["m3", "m4", "m2", "m0", "m1"]
-    assert (tmp_path / "meta" / "bkr_over_pairs.png").is_file() and (tmp_path / "meta" / "xlr_vs_backretrieval_en-de.png").is_file()
+    assert (tmp_path / "meta" / "bkr_over_pairs.png").is_file() and (
+        tmp_path / "meta" / "xlr_vs_backretrieval_en-de.png"
+    ).is_file()
     assert "averaged over 2 language pairs" in out
 
 
 def test_several_data_sets_or_configurations_are_refused():
     with pytest.raises(HarnessError, match="span 2 data sets or splits"):
-        meta_by_direction(hand_records() + [record("backretrieval", "m0", [0.1, 0.2], args={"tgt": "fr", "split": "val"})],
-                          resamples=10, bootstrap_seed=0)
+        meta_by_direction(
+            [*hand_records(), record("backretrieval", "m0", [0.1, 0.2], args={"tgt": "fr", "split": "val"})],
+            resamples=10,
+            bootstrap_seed=0,
+        )
     # k differs between the directions: each direction is still evaluated, the aggregation is not
-    result = meta_by_direction(hand_records() + [record("backretrieval", "m0", [0.1, 0.2], args={"tgt": "fr", "k": 5})],
-                               resamples=10, bootstrap_seed=0)
-    assert "differ in more than the direction" in result["aggregation"]["skipped"] and "correlations" in result["directions"]["en-de"]
+    result = meta_by_direction(
+        [*hand_records(), record("backretrieval", "m0", [0.1, 0.2], args={"tgt": "fr", "k": 5})],
+        resamples=10,
+        bootstrap_seed=0,
+    )
+    assert (
+        "differ in more than the direction" in result["aggregation"]["skipped"]
+        and "correlations" in result["directions"]["en-de"]
+    )

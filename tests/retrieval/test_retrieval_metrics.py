@@ -23,13 +23,16 @@ XLR_TGT = np.array([[1, 0], [1, 1], [0, 1]], dtype=np.float32)
 ALL3 = [np.arange(3)]
 
 
-@pytest.mark.parametrize(("k", "rule", "expected"), [
-    (1, "expected", 1 / 3),
-    (2, "expected", (1 + 1 + 0.5) / 3),
-    (2, "optimistic", 1.0),
-    (2, "pessimistic", 2 / 3),
-    (3, "pessimistic", 1.0),
-])
+@pytest.mark.parametrize(
+    ("k", "rule", "expected"),
+    [
+        (1, "expected", 1 / 3),
+        (2, "expected", (1 + 1 + 0.5) / 3),
+        (2, "optimistic", 1.0),
+        (2, "pessimistic", 2 / 3),
+        (3, "pessimistic", 1.0),
+    ],
+)
 def test_xlr_recall_by_hand(k, rule, expected):
     (metrics,) = M.xlr(XLR_SRC, XLR_TGT, ALL3, k, rule).metrics
     assert metrics["recall@k"] == pytest.approx(expected)
@@ -71,14 +74,17 @@ BKR_IMG = np.array([[1, 0], [0, 1], [1, 1], [1, 0], [0, 1], [1, 1]], dtype=np.fl
 SOURCES, TARGETS = [np.array([0, 1, 2])], [np.array([3, 4, 5])]
 
 
-@pytest.mark.parametrize(("k", "rule", "hits"), [
-    (1, "expected", [0.5, 0.0, 1 / 3]),
-    (1, "optimistic", [1.0, 0.0, 1.0]),
-    (1, "pessimistic", [0.0, 0.0, 0.0]),
-    (2, "expected", [0.5, 0.5, 1.0]),
-    (2, "optimistic", [1.0, 1.0, 1.0]),
-    (2, "pessimistic", [0.0, 0.0, 1.0]),
-])
+@pytest.mark.parametrize(
+    ("k", "rule", "hits"),
+    [
+        (1, "expected", [0.5, 0.0, 1 / 3]),
+        (1, "optimistic", [1.0, 0.0, 1.0]),
+        (1, "pessimistic", [0.0, 0.0, 0.0]),
+        (2, "expected", [0.5, 0.5, 1.0]),
+        (2, "optimistic", [1.0, 1.0, 1.0]),
+        (2, "pessimistic", [0.0, 0.0, 1.0]),
+    ],
+)
 def test_backretrieval_by_hand(k, rule, hits):
     result = M.backretrieval(BKR_SRC, BKR_TGT, BKR_IMG, SOURCES, TARGETS, k, rule)
     assert result.queries[0].hit.tolist() == pytest.approx(hits)
@@ -145,6 +151,7 @@ def test_plan_pools_overlapping_samples_and_splits_disjoint_ones():
 
 # --- oracle and random encoders ------------------------------------------------------------
 
+
 def test_oracle_encoder_gives_exactly_one():
     one_hot = np.eye(500, dtype=np.float32)  # item id as vector: a text and its translation are identical
     samples = [np.random.default_rng(s).permutation(500)[:200] for s in range(5)]
@@ -164,6 +171,7 @@ def test_random_encoder_is_near_chance():
 
 
 # --- brute force over chunking and pooling --------------------------------------------------
+
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = a.astype(np.float64), b.astype(np.float64)
@@ -203,12 +211,25 @@ def problems(draw):
     n_items = draw(st.integers(2, 30))
     dim = draw(st.integers(1, 3))
     ints = st.integers(-2, 2)
-    src, tgt, img = (np.array(draw(st.lists(st.lists(ints, min_size=dim, max_size=dim), min_size=n_items, max_size=n_items)),
-                              dtype=np.float32) for _ in range(3))
+    src, tgt, img = (
+        np.array(
+            draw(st.lists(st.lists(ints, min_size=dim, max_size=dim), min_size=n_items, max_size=n_items)),
+            dtype=np.float32,
+        )
+        for _ in range(3)
+    )
     n = draw(st.integers(1, n_items // 2))
     seeds = draw(st.integers(1, 4))
     perms = [np.random.default_rng(s).permutation(n_items) for s in range(seeds)]
-    return src, tgt, img, [p[:n] for p in perms], [p[n : 2 * n] for p in perms], draw(st.integers(1, 5)), draw(st.sampled_from(M.TIE_RULES))
+    return (
+        src,
+        tgt,
+        img,
+        [p[:n] for p in perms],
+        [p[n : 2 * n] for p in perms],
+        draw(st.integers(1, 5)),
+        draw(st.sampled_from(M.TIE_RULES)),
+    )
 
 
 @pytest.mark.parametrize("path", ["default", "tiny chunks, few candidates"])

@@ -31,9 +31,13 @@ CORR = np.array([[2, 3], [1, 1], [4, 2], [3, 5], [5, 4]], dtype=float)
 def steiger_by_hand(r_xb: float, r_xc: float, r_bc: float, n: int) -> float:
     """Steiger (1980) eq. 15, written out."""
     rbar2 = ((r_xb + r_xc) / 2) ** 2
-    psi = r_bc * (1 - 2 * rbar2) - 0.5 * rbar2 * (1 - 2 * rbar2 - r_bc ** 2)
+    psi = r_bc * (1 - 2 * rbar2) - 0.5 * rbar2 * (1 - 2 * rbar2 - r_bc**2)
     c = psi / (1 - rbar2) ** 2
-    return (0.5 * math.log((1 + r_xb) / (1 - r_xb)) - 0.5 * math.log((1 + r_xc) / (1 - r_xc))) * math.sqrt(n - 3) / math.sqrt(2 - 2 * c)
+    return (
+        (0.5 * math.log((1 + r_xb) / (1 - r_xb)) - 0.5 * math.log((1 + r_xc) / (1 - r_xc)))
+        * math.sqrt(n - 3)
+        / math.sqrt(2 - 2 * c)
+    )
 
 
 def test_per_seed_correlations_by_hand():
@@ -75,7 +79,9 @@ def test_steiger_z_by_hand():
     assert steiger_z(0.8, 0.9, 0.6, 5)[0] == pytest.approx(-z)  # antisymmetric
 
 
-@pytest.mark.parametrize("args", [(0.9, 0.8, 0.6, 3), (1.0, 0.8, 0.6, 10), (0.9, None, 0.6, 10), (0.9, 0.8, math.nan, 10)])
+@pytest.mark.parametrize(
+    "args", [(0.9, 0.8, 0.6, 3), (1.0, 0.8, 0.6, 10), (0.9, None, 0.6, 10), (0.9, 0.8, math.nan, 10)]
+)
 def test_steiger_z_undefined(args):
     assert steiger_z(*args) is None
 
@@ -84,7 +90,9 @@ def test_ruger_combination_by_hand():
     assert ruger_combination([]) is None
     assert ruger_combination([0.3]) == pytest.approx(0.3)
     assert ruger_combination([0.653076, 0.217075]) == pytest.approx(2 * 0.217075)  # K = 2, k = 1
-    assert ruger_combination([0.04, 0.01, 0.5, 1.0, 0.02]) == pytest.approx(5 / 3 * 0.04)  # K = 5, k = 3: third smallest
+    assert ruger_combination([0.04, 0.01, 0.5, 1.0, 0.02]) == pytest.approx(
+        5 / 3 * 0.04
+    )  # K = 5, k = 3: third smallest
     assert ruger_combination([0.9, 0.8, 1.0]) == 1.0  # capped
 
 
@@ -99,7 +107,9 @@ def test_ruger_combination_is_a_monotone_p_value_at_least_the_lower_median(pvalu
 def test_dependent_test_over_two_seeds_by_hand():
     result = dependent_test(XLR, BKR, CORR)
     assert result["models"] == 5 and result["seeds_tested"] == 2
-    assert [s["z"] for s in result["per_seed"]] == pytest.approx([steiger_by_hand(0.9, 0.8, 0.6, 5), steiger_by_hand(0.9, 0.6, 0.8, 5)])
+    assert [s["z"] for s in result["per_seed"]] == pytest.approx(
+        [steiger_by_hand(0.9, 0.8, 0.6, 5), steiger_by_hand(0.9, 0.6, 0.8, 5)]
+    )
     assert result["share_significant"] == 0.0
     assert result["median_p"] == pytest.approx((0.653076 + 0.217075) / 2, abs=1e-6)
     assert result["combined_p"] == pytest.approx(2 * 0.217075, abs=1e-6)
@@ -123,7 +133,11 @@ def test_dependent_test_significant_seed_and_undefined_seed():
 def test_bootstrap_of_a_fixed_difference():
     # BkR = XLR (r = 1) and CORR = -XLR (r = -1) in every resample where XLR varies: the difference is 2 in all of them
     boot = bootstrap_difference(XLR, XLR.copy(), -XLR, resamples=500, seed=1)
-    assert boot["difference"] == pytest.approx(2.0) and boot["low"] == pytest.approx(2.0) and boot["high"] == pytest.approx(2.0)
+    assert (
+        boot["difference"] == pytest.approx(2.0)
+        and boot["low"] == pytest.approx(2.0)
+        and boot["high"] == pytest.approx(2.0)
+    )
     same = bootstrap_difference(XLR, BKR, BKR.copy(), resamples=200, seed=1)
     assert (same["difference"], same["low"], same["high"]) == pytest.approx((0.0, 0.0, 0.0))
 

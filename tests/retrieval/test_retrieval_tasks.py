@@ -36,8 +36,11 @@ class LookupEncoder:
 def synthetic(items: int, with_features: bool = True):
     import datasets
 
-    columns = {"id": [f"p{i}" for i in range(items)], "text_en": [f"item {i}" for i in range(items)],
-               "text_de": [f"Artikel {i}" for i in range(items)]}
+    columns = {
+        "id": [f"p{i}" for i in range(items)],
+        "text_en": [f"item {i}" for i in range(items)],
+        "text_de": [f"Artikel {i}" for i in range(items)],
+    }
     if with_features:
         columns["image_features"] = np.random.default_rng(0).random((items, 8)).astype(np.float32).tolist()
     return datasets.Dataset.from_dict(columns)
@@ -49,7 +52,9 @@ def item_of(text: str, lang: str | None) -> int:
 
 def test_oracle_encoder_gives_exactly_one_through_the_task():
     one_hot = np.eye(300)
-    oracle = LookupEncoder(lambda text, lang: one_hot[item_of(text, lang)])  # a text and its translation: the same one-hot
+    oracle = LookupEncoder(
+        lambda text, lang: one_hot[item_of(text, lang)]
+    )  # a text and its translation: the same one-hot
     output = Xlr("xlr", {"n": 100}).evaluate(synthetic(300), oracle, RunContext(SEEDS))
     assert [m["recall@k"] for m in output.per_seed] == [1.0] * 25 and output.extra == {"n_used": 100, "items": 300}
     assert len(output.samples) == 25 * 100 and output.samples[0].keys() == {"seed", "id", "hit", "rank", "rr"}
@@ -58,7 +63,9 @@ def test_oracle_encoder_gives_exactly_one_through_the_task():
 
 def test_random_encoder_is_near_chance_through_the_task():
     def random_vector(text, lang):
-        return np.random.default_rng(int(hashlib.sha256(f"{lang}{text}".encode()).hexdigest()[:8], 16)).standard_normal(16)
+        return np.random.default_rng(int(hashlib.sha256(f"{lang}{text}".encode()).hexdigest()[:8], 16)).standard_normal(
+            16
+        )
 
     output = Xlr("xlr", {"n": 200, "k": 10}).evaluate(synthetic(1000), LookupEncoder(random_vector), RunContext(SEEDS))
     recall, chance = np.mean([m["recall@k"] for m in output.per_seed]), 10 / 200
@@ -68,7 +75,9 @@ def test_random_encoder_is_near_chance_through_the_task():
 def test_samples_are_disjoint_capped_and_shared_with_xlr():
     used, sources, targets = disjoint_samples(7, 1000, [0, 1])
     assert used == 3 and all(not set(s) & set(t) and len(s) == len(t) == 3 for s, t in zip(sources, targets))
-    assert all((p[:3] == s).all() for p, s in zip(permutations(7, [0, 1]), sources))  # xlr's first n items are bkr's sources
+    assert all(
+        (p[:3] == s).all() for p, s in zip(permutations(7, [0, 1]), sources)
+    )  # xlr's first n items are bkr's sources
     with pytest.raises(HarnessError, match="at least 2 items"):
         disjoint_samples(1, 10, [0])
 
@@ -99,7 +108,9 @@ def test_the_fallback_datasets_arguments_are_accepted_only_without_data_dir():
 
 def test_an_auxiliary_model_the_task_does_not_declare_is_refused():
     ctx = RunContext([0], aux_models={"image": ("efficientnet-lite0", {})})
-    with pytest.raises(HarnessError, match="task 'xlr' loads the auxiliary model 'image' but does not declare it in aux_roles"):
+    with pytest.raises(
+        HarnessError, match="task 'xlr' loads the auxiliary model 'image' but does not declare it in aux_roles"
+    ):
         ctx.load_model("image", "xlr")
     assert RunContext([0]).load_model("image", "xlr") is None  # none given: nothing to declare
     assert Xlr.aux_roles == () and BackRetrieval.aux_roles == Corr.aux_roles == ("image",)
@@ -107,11 +118,15 @@ def test_an_auxiliary_model_the_task_does_not_declare_is_refused():
 
 def test_arguments_reach_task_or_loader_and_are_checked():
     registry = get_registry()
-    tasks = build_tasks(registry, ["xlr", "corr"], {"split": "test+val", "columns": "id:sku", "k": "5", "max_pairs": "9"})
+    tasks = build_tasks(
+        registry, ["xlr", "corr"], {"split": "test+val", "columns": "id:sku", "k": "5", "max_pairs": "9"}
+    )
     assert tasks[0].args["k"] == 5 and tasks[1].args["max_pairs"] == 9 and "split" not in tasks[0].args
     assert loader_args(registry, tasks[0], DataSource("ikea"), {"split": "test+val"})["split"] == "test+val"
     multi30k = build_tasks(registry, ["xlr"], {"dataset": "multi30k"})[0]
-    assert loader_args(registry, multi30k, DataSource("multi30k"), {})["split"] == "test_2016_flickr"  # the loader's own default
+    assert (
+        loader_args(registry, multi30k, DataSource("multi30k"), {})["split"] == "test_2016_flickr"
+    )  # the loader's own default
     with pytest.raises(UnknownNameError, match="did you mean 'columns'"):
         build_tasks(registry, ["xlr"], {"column": "id:sku"})
     with pytest.raises(UnknownNameError, match="unknown task argument 'columns'"):
@@ -136,7 +151,16 @@ def test_word_tfidf_tie_rules_differ_by_more_than_a_tenth_on_ikea():
     texts = list(data["text_en"]) + list(data["text_de"])
     vectors = dict(zip(texts, TfidfVectorizer(stop_words="english").fit_transform(texts).toarray()))
     tfidf = LookupEncoder(lambda text, lang: vectors[text])
-    recall = {rule: np.mean([m["recall@k"] for m in BackRetrieval("backretrieval", {"ties": rule}).evaluate(data, tfidf, RunContext(SEEDS)).per_seed])
-              for rule in ("optimistic", "expected", "pessimistic")}
+    recall = {
+        rule: np.mean(
+            [
+                m["recall@k"]
+                for m in BackRetrieval("backretrieval", {"ties": rule})
+                .evaluate(data, tfidf, RunContext(SEEDS))
+                .per_seed
+            ]
+        )
+        for rule in ("optimistic", "expected", "pessimistic")
+    }
     assert recall["optimistic"] - recall["pessimistic"] > 0.1
     assert recall["pessimistic"] <= recall["expected"] <= recall["optimistic"]

@@ -32,5 +32,8 @@ def multi30k_dir(tmp_path) -> Path:
 def sts_dir(tmp_path) -> Path:
     """Two STS sets in opposite column orders; the second has a pair without gold (empty line)."""
     news = (STS_PAIRS[:3], True)
-    multisource = ([*STS_PAIRS[3:], ("A man is cooking pasta in the kitchen.", "Un hombre cocina pasta en la cocina.", "")], False)
+    multisource = (
+        [*STS_PAIRS[3:], ("A man is cooking pasta in the kitchen.", "Un hombre cocina pasta en la cocina.", "")],
+        False,
+    )
     return write_sts(tmp_path / "sts", {"news": news, "multisource": multisource})

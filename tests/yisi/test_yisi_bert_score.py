@@ -42,9 +42,12 @@ def full_layer(folder, texts):
 
 
 def test_agrees_with_bert_score_where_the_definitions_coincide(tiny_encoder):
-    p_bs, r_bs, f_bs = (t.numpy() for t in bert_score.score(
-        CANDIDATES, REFERENCES, model_type=str(tiny_encoder), num_layers=LAYER, idf=False, batch_size=4
-    ))
+    p_bs, r_bs, f_bs = (
+        t.numpy()
+        for t in bert_score.score(
+            CANDIDATES, REFERENCES, model_type=str(tiny_encoder), num_layers=LAYER, idf=False, batch_size=4
+        )
+    )
     adapter = HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": LAYER}, batch_size=4)
     cand_emb, ref_emb = adapter.embed_tokens(CANDIDATES), adapter.embed_tokens(REFERENCES)
     ours = [yisi(prepare(c, None), prepare(r, None), 0.5) for c, r in zip(cand_emb, ref_emb)]
@@ -60,7 +63,9 @@ def test_agrees_with_bert_score_where_the_definitions_coincide(tiny_encoder):
         assert p == pytest.approx(np.maximum(inner, 0).max(axis=1).mean(), abs=1e-5)
         assert r == pytest.approx(np.maximum(inner, 0).max(axis=0).mean(), abs=1e-5)
         best_p, best_r = cosines[1:-1].argmax(axis=1), cosines[:, 1:-1].argmax(axis=0)
-        specials_never_win = bool(np.all((best_p >= 1) & (best_p < len(ref) - 1)) and np.all((best_r >= 1) & (best_r < len(cand) - 1)))
+        specials_never_win = bool(
+            np.all((best_p >= 1) & (best_p < len(ref) - 1)) and np.all((best_r >= 1) & (best_r < len(cand) - 1))
+        )
         nothing_clipped = inner.max(axis=1).min() > 0 and inner.max(axis=0).min() > 0
         if specials_never_win and nothing_clipped:
             coinciding += 1
@@ -71,8 +76,13 @@ def test_agrees_with_bert_score_where_the_definitions_coincide(tiny_encoder):
 
 def _scores(hyp: list[list[float]], hyp_weights: list[float], ref: list[list[float]], ref_weights: list[float]):
     """bert_score's greedy matching on hand-made vectors (a batch of one pair)."""
+
     def side(vectors, weights):
-        return torch.tensor([vectors], dtype=torch.float), torch.ones(1, len(vectors)), torch.tensor([weights], dtype=torch.float)
+        return (
+            torch.tensor([vectors], dtype=torch.float),
+            torch.ones(1, len(vectors)),
+            torch.tensor([weights], dtype=torch.float),
+        )
 
     p, r, f = greedy_cos_idf(*side(ref, ref_weights), *side(hyp, hyp_weights))
     return float(p[0]), float(r[0]), float(f[0])
@@ -112,4 +122,6 @@ def test_difference_idf_formula(tiny_encoder):
         assert bs == pytest.approx(math.log((total + 1) / (df + 1)))
         assert idf_weight(df, total) == pytest.approx(math.log1p(math.exp(bs)))  # softplus of theirs
     # a unit seen in every sentence weighs 0 in BERTScore, log(2) in YiSi-2
-    assert theirs[tokenizer.cls_token_id] == pytest.approx(0.0) and idf_weight(total, total) == pytest.approx(math.log(2))
+    assert theirs[tokenizer.cls_token_id] == pytest.approx(0.0) and idf_weight(total, total) == pytest.approx(
+        math.log(2)
+    )

@@ -8,14 +8,13 @@ import datasets
 import numpy as np
 import pytest
 from conftest import shared_data
-from yisi.helpers import CAPTIONS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from yisi.helpers import CAPTIONS
 
 from harness.errors import DataError, HarnessError
 from harness_tasks.yisi.corruption import content_vocabulary, cut_points, drop_clause, is_content_word, swap_word
 from harness_tasks.yisi.filter_data import KINDS, Multi30kFilterLoader, build_pairs
-
 
 
 def test_cut_points_and_clause_drop_by_hand():
@@ -24,7 +23,10 @@ def test_cut_points_and_clause_drop_by_hand():
     assert cut_points("A man in an orange hat starring at something.", "en") == [7]
     assert drop_clause("A man in an orange hat starring at something.", "en", rng) == "A man in an orange hat starring."
     # German relative clause: the word after a comma
-    assert drop_clause("Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.", "de", rng) == "Ein Mann mit einem orangefarbenen Hut."
+    assert (
+        drop_clause("Ein Mann mit einem orangefarbenen Hut, der etwas anstarrt.", "de", rng)
+        == "Ein Mann mit einem orangefarbenen Hut."
+    )
     assert drop_clause("Lidé opravují střechu domu.", "cs", rng) is None
     # a language without word lists has only the comma rule
     assert cut_points("Un deux trois, quatre cinq.", "xx") == [3]
@@ -40,7 +42,7 @@ def test_swap_word_keeps_punctuation_and_capitalisation():
     vocabulary = {False: ["cat", "dog"], True: ["Paris"]}
     for seed in range(20):
         result = swap_word("A dog runs in Berlin.", "en", vocabulary, np.random.default_rng(seed))
-        before, after = "A dog runs in Berlin.".split(), result.split()
+        before, after = ["A", "dog", "runs", "in", "Berlin."], result.split()
         changed = [(b, a) for b, a in zip(before, after) if b != a]
         assert len(after) == len(before) and len(changed) == 1
         old, new = changed[0]
@@ -132,7 +134,7 @@ def test_loader_reads_a_saved_dataset_and_checks_labels(tmp_path):
         loader.load(str(bad), args)
     missing = tmp_path / "missing"
     datasets.Dataset.from_dict({"sentence1": ["a"], "sentence2": ["x"]}).save_to_disk(missing)
-    with pytest.raises(DataError, match="missing column.*label"):
+    with pytest.raises(DataError, match=r"missing column.*label"):
         loader.load(str(missing), args)
 
 
@@ -141,9 +143,11 @@ def test_loader_reads_a_saved_dataset_and_checks_labels(tmp_path):
 def test_real_multi30k_pairs(pair):
     folder = shared_data("multi30k")
     src, tgt = pair
-    data = Multi30kFilterLoader("multi30k_filter").load(
-        str(folder), {"src": src, "tgt": tgt, "split": "test_2016_flickr", "corruption_seed": 0}
-    ).data
+    data = (
+        Multi30kFilterLoader("multi30k_filter")
+        .load(str(folder), {"src": src, "tgt": tgt, "split": "test_2016_flickr", "corruption_seed": 0})
+        .data
+    )
     kinds = Counter(data["kind"])
     assert kinds["good"] == 1000 and sum(kinds.values()) == 2000
     assert all(250 <= kinds[k] <= 420 for k in KINDS)  # about a third each, after fallbacks

@@ -61,9 +61,15 @@ def filter_data():
     # one-word pairs with idf=none: YiSi-2 = max(0, cos)
     # layer 0: good 1.0 (x/x), 0.8 (y/z); bad 0.0 (x/y), 0.6 (x/z) -> ROC AUC 1
     # layer 1: good 1.0, 0.0; bad 1.0, 0.0 -> (1 vs 1) 0.5 + (1 vs 0) 1 + (0 vs 1) 0 + (0 vs 0) 0.5 = 2 of 4 -> 0.5
-    return datasets.Dataset.from_dict({
-        "id": ["1:good", "2:good", "1:mismatch", "2:mismatch"], "sentence1": ["x", "y", "x", "x"],
-        "sentence2": ["x", "z", "y", "z"], "label": [1, 1, 0, 0], "kind": ["good", "good", "mismatch", "mismatch"]})
+    return datasets.Dataset.from_dict(
+        {
+            "id": ["1:good", "2:good", "1:mismatch", "2:mismatch"],
+            "sentence1": ["x", "y", "x", "x"],
+            "sentence2": ["x", "z", "y", "z"],
+            "label": [1, 1, 0, 0],
+            "kind": ["good", "good", "mismatch", "mismatch"],
+        }
+    )
 
 
 def test_filter_sweep_per_layer_by_hand():
@@ -81,9 +87,12 @@ def test_filter_sweep_per_layer_by_hand():
 
 
 def test_sts_sweep_per_layer_by_hand():
-    data = datasets.Dataset.from_dict({"id": ["a", "b", "c"], "sentence1": ["x", "y", "x"], "sentence2": ["x", "z", "z"],
-                                       "score": [3.0, 2.0, 1.0]})
-    out = Yisi2StsLayers("yisi2_sts_layers", {"idf": "none"}).evaluate(data, CachedModel(TwoLayerWords("w"), cache=None), CTX)
+    data = datasets.Dataset.from_dict(
+        {"id": ["a", "b", "c"], "sentence1": ["x", "y", "x"], "sentence2": ["x", "z", "z"], "score": [3.0, 2.0, 1.0]}
+    )
+    out = Yisi2StsLayers("yisi2_sts_layers", {"idf": "none"}).evaluate(
+        data, CachedModel(TwoLayerWords("w"), cache=None), CTX
+    )
     metrics = out.per_seed[0]
     # layer 0: (1, 0.8, 0.6) is linear in gold (3, 2, 1): r = 1; layer 1: (1, 0, 0) against (3, 2, 1): r = 1 / sqrt(2/3 * 2)
     assert metrics["pearson@L0"] == pytest.approx(1.0)
@@ -105,30 +114,41 @@ def test_all_layers_are_cached_once(tmp_path):
     assert TwoLayerWords.calls == 2  # one call per side
     again = task.evaluate(filter_data(), CachedModel(TwoLayerWords("w"), cache), CTX)
     assert TwoLayerWords.calls == 2 and again.per_seed == first.per_seed  # every layer from the cache
-    single = Yisi2Filter("yisi2_filter", {"idf": "none"}).evaluate(filter_data(), CachedModel(TwoLayerWords("w"), cache), CTX)
+    single = Yisi2Filter("yisi2_filter", {"idf": "none"}).evaluate(
+        filter_data(), CachedModel(TwoLayerWords("w"), cache), CTX
+    )
     assert TwoLayerWords.calls == 4  # the single-layer vectors have their own key
     assert single.per_seed[0]["roc_auc"] == first.per_seed[0]["roc_auc@L1"]
 
 
 def test_a_model_without_all_layers_is_a_clear_error():
     with pytest.raises(HarnessError, match="does not return the vectors of all its layers"):
-        Yisi2FilterLayers("yisi2_filter_layers", {}).evaluate(filter_data(), CachedModel(OneLayerOnly("one"), None), CTX)
+        Yisi2FilterLayers("yisi2_filter_layers", {}).evaluate(
+            filter_data(), CachedModel(OneLayerOnly("one"), None), CTX
+        )
 
 
 def test_sweep_equals_the_single_layer_task_at_every_layer_of_a_tiny_bert(tiny_encoder, multi30k_dir):
     from harness_tasks.yisi.filter_data import Multi30kFilterLoader
 
-    data = Multi30kFilterLoader("multi30k_filter").load(str(multi30k_dir), {"src": "en", "tgt": "de",
-                                                        "split": "test_2016_flickr", "corruption_seed": 0}).data
+    data = (
+        Multi30kFilterLoader("multi30k_filter")
+        .load(str(multi30k_dir), {"src": "en", "tgt": "de", "split": "test_2016_flickr", "corruption_seed": 0})
+        .data
+    )
     top = 3
     sweep = Yisi2FilterLayers("yisi2_filter_layers", {}).evaluate(
-        data, CachedModel(HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": top}), None), CTX)
+        data, CachedModel(HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": top}), None), CTX
+    )
     assert sweep.per_seed[0]["layers"] == top + 1
     for layer in range(top + 1):
         single = Yisi2Filter("yisi2_filter", {}).evaluate(
-            data, CachedModel(HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": layer}), None), CTX)
+            data, CachedModel(HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": layer}), None), CTX
+        )
         assert sweep.per_seed[0][f"roc_auc@L{layer}"] == pytest.approx(single.per_seed[0]["roc_auc"])
-        assert [s["yisi2"][layer] for s in sweep.samples] == pytest.approx([s["yisi2"] for s in single.samples], abs=1e-5)
+        assert [s["yisi2"][layer] for s in sweep.samples] == pytest.approx(
+            [s["yisi2"] for s in single.samples], abs=1e-5
+        )
 
 
 def test_layer_plot_on_the_leaderboard(tmp_path):
@@ -140,8 +160,12 @@ def test_layer_plot_on_the_leaderboard(tmp_path):
 
     args = {"src": "en", "tgt": "de"}
     swept = {"roc_auc@L0": 0.6, "roc_auc@L1": 0.8, "roc_auc@L2": None, "layers": 3.0}
-    board = merge([Entry(record("yisi2_filter_layers", "m", 0.8, args=args, extra_metrics=swept), tmp_path / "r.jsonl"),
-                   Entry(record("yisi2_filter", "m", 0.7, args=args), tmp_path / "r.jsonl")])
+    board = merge(
+        [
+            Entry(record("yisi2_filter_layers", "m", 0.8, args=args, extra_metrics=swept), tmp_path / "r.jsonl"),
+            Entry(record("yisi2_filter", "m", 0.7, args=args), tmp_path / "r.jsonl"),
+        ]
+    )
     plots = layer_plots(board, tmp_path)
     assert [p.file for p in plots] == ["yisi_layers_yisi2_filter_layers_ikea_en-de.png"]  # none for yisi2_filter
     assert (tmp_path / plots[0].file).stat().st_size > 0

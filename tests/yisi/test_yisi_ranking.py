@@ -75,15 +75,21 @@ def test_error_detection_tie_is_the_mean_of_its_two_orders():
     # breaking the 0.5 tie each way: bad first gives F1 2/3, 1, 4/5, 2/3, 4/7; good first 2/3, 1/2, 4/5, 2/3, 4/7
     bad_first = error_mean_f_beta([0.9, 0.51, 0.2, 0.8, 0.5], PAPER_LABELS, 1.0)
     good_first = error_mean_f_beta([0.9, 0.5, 0.2, 0.8, 0.51], PAPER_LABELS, 1.0)
-    assert bad_first == pytest.approx(float((Fraction(2, 3) + 1 + Fraction(4, 5) + Fraction(2, 3) + Fraction(4, 7)) / 5))
-    assert good_first == pytest.approx(float((Fraction(2, 3) + Fraction(1, 2) + Fraction(4, 5) + Fraction(2, 3) + Fraction(4, 7)) / 5))
+    assert bad_first == pytest.approx(
+        float((Fraction(2, 3) + 1 + Fraction(4, 5) + Fraction(2, 3) + Fraction(4, 7)) / 5)
+    )
+    assert good_first == pytest.approx(
+        float((Fraction(2, 3) + Fraction(1, 2) + Fraction(4, 5) + Fraction(2, 3) + Fraction(4, 7)) / 5)
+    )
     assert error_mean_f_beta(PAPER_SCORES, PAPER_LABELS, 1.0) == pytest.approx((bad_first + good_first) / 2)
 
 
 def test_error_detection_undefined_without_bad_pairs_or_input():
     assert error_mean_f_beta([], [], 1.0) is None
     assert error_mean_f_beta([0.3, 0.4], [1, 1], 2.0) is None
-    assert error_mean_f_beta([0.3, 0.4], [0, 0], 1.0) == pytest.approx((Fraction(2, 3) + 1) / 2)  # all bad: P = 1 at every k
+    assert error_mean_f_beta([0.3, 0.4], [0, 0], 1.0) == pytest.approx(
+        (Fraction(2, 3) + 1) / 2
+    )  # all bad: P = 1 at every k
 
 
 def test_mean_f_undefined_without_good_pairs_or_input():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import datasets
 import pytest
 from yisi.helpers import STS_PAIRS, write_sts
@@ -56,7 +58,7 @@ def test_bad_files_name_file_row_and_field(tmp_path):
     (folder / "STS.input.x.txt").write_text("one\ttwo\n \tdos\nthree\tfour\n")
     with pytest.raises(DataError, match=r"row 2, field 'column 1': empty text"):
         load(folder)
-    with pytest.raises(DataError, match="no STS.input.<set>.txt files"):
+    with pytest.raises(DataError, match=re.escape("no STS.input.<set>.txt files")):
         load(write_sts(tmp_path / "empty", {}))
 
 
@@ -70,29 +72,40 @@ def test_argument_errors(sts_dir):
 
 
 def test_an_evenly_split_file_is_an_error():
-    rows = [("The dog sleeps on the sofa.", "El perro duerme en el sofá."), ("El gato come pescado.", "The cat eats fish.")]
+    rows = [
+        ("The dog sleeps on the sofa.", "El perro duerme en el sofá."),
+        ("El gato come pescado.", "The cat eats fish."),
+    ]
     with pytest.raises(DataError, match="cannot tell which column is 'en' and which is 'es'"):
         first_column_is(rows, "en", "es", "file.txt")
 
 
 def test_saved_dataset_with_sentence1_sentence2_score(tmp_path):
     folder = tmp_path / "saved"
-    datasets.Dataset.from_dict({"sentence1": ["a b", "c"], "sentence2": ["x", "y z"], "score": [1.5, 4.0]}).save_to_disk(folder)
+    datasets.Dataset.from_dict(
+        {"sentence1": ["a b", "c"], "sentence2": ["x", "y z"], "score": [1.5, 4.0]}
+    ).save_to_disk(folder)
     data = load(folder).data
     assert data["id"] == ["1", "2"] and data["score"] == [1.5, 4.0]
     bad = tmp_path / "bad"
-    datasets.Dataset.from_dict({"sentence1": ["a", "b"], "sentence2": ["x", "y"], "score": [1.0, float("nan")]}).save_to_disk(bad)
+    datasets.Dataset.from_dict(
+        {"sentence1": ["a", "b"], "sentence2": ["x", "y"], "score": [1.0, float("nan")]}
+    ).save_to_disk(bad)
     with pytest.raises(DataError, match="row 2, field 'score': score must be a finite number"):
         load(bad)
     empty = tmp_path / "empty"
-    datasets.Dataset.from_dict({"sentence1": ["a", ""], "sentence2": ["x", "y"], "score": [1.0, 2.0]}).save_to_disk(empty)
+    datasets.Dataset.from_dict({"sentence1": ["a", ""], "sentence2": ["x", "y"], "score": [1.0, 2.0]}).save_to_disk(
+        empty
+    )
     with pytest.raises(DataError, match="row 2, field 'sentence1': empty text"):
         load(empty)
 
 
 def test_a_set_whose_gold_lines_are_all_empty_is_a_data_error(tmp_path):
     folder = write_sts(tmp_path / "a", {"x": ([(en, es, "") for en, es, _ in STS_PAIRS[:3]], False)})
-    with pytest.raises(DataError, match=r"STS\.gs\.x\.txt, field 'score': no pair has a gold score: all 3 gold lines are empty"):
+    with pytest.raises(
+        DataError, match=r"STS\.gs\.x\.txt, field 'score': no pair has a gold score: all 3 gold lines are empty"
+    ):
         load(folder)
     # beside a set with gold, the empty set is still named (not silently dropped)
     write_sts(folder, {"y": (STS_PAIRS[:3], False)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import datasets
@@ -25,11 +26,16 @@ class WordModel:
 
     def embed_tokens(self, texts, lang=None):
         self.calls.append((list(texts), lang))
-        return [TokenEmbeddings(t.split(), np.array([VECTORS[w] for w in t.split()], dtype=np.float32).reshape(-1, 2)) for t in texts]
+        return [
+            TokenEmbeddings(t.split(), np.array([VECTORS[w] for w in t.split()], dtype=np.float32).reshape(-1, 2))
+            for t in texts
+        ]
 
 
 def sts_data(s1, s2, score):
-    return datasets.Dataset.from_dict({"id": [str(i) for i in range(len(s1))], "sentence1": s1, "sentence2": s2, "score": score})
+    return datasets.Dataset.from_dict(
+        {"id": [str(i) for i in range(len(s1))], "sentence1": s1, "sentence2": s2, "score": score}
+    )
 
 
 CTX = RunContext(seeds=[0])
@@ -63,18 +69,22 @@ def test_reference_idf_equals_corpus_idf_on_the_same_sentences(tmp_path):
     (tmp_path / "src.txt").write_text("x y\nx\n\ny n\n")  # a blank line is skipped
     (tmp_path / "tgt.txt").write_text("x z\nz\nn\n")
     corpus = Yisi2Sts("yisi2_sts", {}).evaluate(data, WordModel(), CTX)
-    reference = Yisi2Sts("yisi2_sts", {"idf": "reference", "idf_src_file": str(tmp_path / "src.txt"),
-                                       "idf_tgt_file": str(tmp_path / "tgt.txt")}).evaluate(data, WordModel(), CTX)
+    reference = Yisi2Sts(
+        "yisi2_sts",
+        {"idf": "reference", "idf_src_file": str(tmp_path / "src.txt"), "idf_tgt_file": str(tmp_path / "tgt.txt")},
+    ).evaluate(data, WordModel(), CTX)
     assert [s["yisi2"] for s in reference.samples] == pytest.approx([s["yisi2"] for s in corpus.samples])
     assert reference.extra["idf_reference"].startswith("sha256:")
     (tmp_path / "src.txt").write_text("x\nx\nx\ny\n")  # x frequent, y rare: the weights change
-    other = Yisi2Sts("yisi2_sts", {"idf": "reference", "idf_src_file": str(tmp_path / "src.txt"),
-                                   "idf_tgt_file": str(tmp_path / "tgt.txt")}).evaluate(data, WordModel(), CTX)
+    other = Yisi2Sts(
+        "yisi2_sts",
+        {"idf": "reference", "idf_src_file": str(tmp_path / "src.txt"), "idf_tgt_file": str(tmp_path / "tgt.txt")},
+    ).evaluate(data, WordModel(), CTX)
     assert other.samples[0]["precision"] != pytest.approx(corpus.samples[0]["precision"])
 
 
 def test_argument_checks():
-    with pytest.raises(HarnessError, match="argument alpha=1.5 must be at most 1.0"):
+    with pytest.raises(HarnessError, match=re.escape("argument alpha=1.5 must be at most 1.0")):
         Yisi2Filter("yisi2_filter", {"alpha": 1.5})
     with pytest.raises(HarnessError, match="needs idf_src_file and idf_tgt_file"):
         Yisi2Sts("yisi2_sts", {"idf": "reference", "idf_src_file": "a.txt"})
@@ -85,10 +95,15 @@ def test_argument_checks():
 
 
 def test_sts_metrics_per_set_and_bert_sum():
-    data = datasets.Dataset.from_dict({
-        "id": ["a:1", "a:2", "a:3", "b:1", "b:2"], "set": ["a", "a", "a", "b", "b"],
-        "sentence1": ["x", "x", "x", "y", "y"], "sentence2": ["x", "z", "n", "z", "x"], "score": [5.0, 3.0, 0.0, 4.0, 1.0],
-    })
+    data = datasets.Dataset.from_dict(
+        {
+            "id": ["a:1", "a:2", "a:3", "b:1", "b:2"],
+            "set": ["a", "a", "a", "b", "b"],
+            "sentence1": ["x", "x", "x", "y", "y"],
+            "sentence2": ["x", "z", "n", "z", "x"],
+            "score": [5.0, 3.0, 0.0, 4.0, 1.0],
+        }
+    )
     out = Yisi2Sts("yisi2_sts", {"idf": "none"}).evaluate(data, WordModel(), CTX)
     assert [s["yisi2"] for s in out.samples] == pytest.approx([1.0, 0.6, 0.0, 0.8, 0.0])
     metrics = out.per_seed[0]
@@ -101,11 +116,15 @@ def test_sts_metrics_per_set_and_bert_sum():
 
 
 def test_filter_metrics_and_per_kind_auc():
-    data = datasets.Dataset.from_dict({
-        "id": ["1:good", "1:mismatch", "2:good", "2:word_swap"],
-        "sentence1": ["x", "x", "y", "y"], "sentence2": ["x", "n", "z", "y"],
-        "label": [1, 0, 1, 0], "kind": ["good", "mismatch", "good", "word_swap"],
-    })
+    data = datasets.Dataset.from_dict(
+        {
+            "id": ["1:good", "1:mismatch", "2:good", "2:word_swap"],
+            "sentence1": ["x", "x", "y", "y"],
+            "sentence2": ["x", "n", "z", "y"],
+            "label": [1, 0, 1, 0],
+            "kind": ["good", "mismatch", "good", "word_swap"],
+        }
+    )
     out = Yisi2Filter("yisi2_filter", {"idf": "none"}).evaluate(data, WordModel(), CTX)
     scores = [s["yisi2"] for s in out.samples]
     assert scores == pytest.approx([1.0, 0.0, 0.8, 1.0])
@@ -120,22 +139,35 @@ def test_filter_metrics_and_per_kind_auc():
     f2 = (Fraction(5, 9) + Fraction(1, 2) + Fraction(15, 22) + Fraction(5, 6)) / 4
     assert metrics["mean_f2"] == pytest.approx(float(f2), abs=1e-12)
     assert metrics["n_good"] == 2.0 and metrics["n_bad"] == 2.0
-    assert out.samples[1] == {"id": "1:mismatch", "label": 0, "kind": "mismatch", "yisi2": 0.0, "precision": 0.0, "recall": 0.0}
+    assert out.samples[1] == {
+        "id": "1:mismatch",
+        "label": 0,
+        "kind": "mismatch",
+        "yisi2": 0.0,
+        "precision": 0.0,
+        "recall": 0.0,
+    }
 
 
 def test_bert_sum_filter_scores_the_cosine_of_summed_vectors():
-    data = datasets.Dataset.from_dict({
-        "id": ["1:good", "1:mismatch", "2:good", "2:word_swap", "3:good"],
-        "sentence1": ["x", "x", "y", "y", "x y"], "sentence2": ["x", "n", "z", "y", "z z"],
-        "label": [1, 0, 1, 0, 1], "kind": ["good", "mismatch", "good", "word_swap", "good"],
-    })
+    data = datasets.Dataset.from_dict(
+        {
+            "id": ["1:good", "1:mismatch", "2:good", "2:word_swap", "3:good"],
+            "sentence1": ["x", "x", "y", "y", "x y"],
+            "sentence2": ["x", "n", "z", "y", "z z"],
+            "label": [1, 0, 1, 0, 1],
+            "kind": ["good", "mismatch", "good", "word_swap", "good"],
+        }
+    )
     out = BertSumFilter("bert_sum_filter", {}).evaluate(data, WordModel(), CTX)
     # sums: "x y" = (1, 1), "z z" = (1.2, 1.6): cosine (1.2 + 1.6) / (sqrt(2) * 2) = 0.98995
     assert [s["bert_sum"] for s in out.samples] == pytest.approx([1.0, -1.0, 0.8, 1.0, 2.8 / (2 * math.sqrt(2))])
     metrics = out.per_seed[0]
     # good {1.0, 0.8, 0.98995} vs bad {-1.0, 1.0}: above -1.0 all 3; against 1.0: one tie (1/2), two below -> 3.5 / 6
     assert metrics["roc_auc"] == pytest.approx(3.5 / 6)
-    assert metrics["roc_auc[mismatch]"] == pytest.approx(1.0) and metrics["roc_auc[word_swap]"] == pytest.approx(0.5 / 3)
+    assert metrics["roc_auc[mismatch]"] == pytest.approx(1.0) and metrics["roc_auc[word_swap]"] == pytest.approx(
+        0.5 / 3
+    )
     assert metrics["n_good"] == 3.0 and metrics["n_bad"] == 2.0
     # lowest first: bad -1.0, good 0.8, good 0.98995, tie {good, bad} at 1.0; bad found 1, 1, 1, 3/2, 2 of E = 2
     # F1 = 2 TP / (2 + k): 2/3, 1/2, 2/5, 1/2, 4/7 -> 277/525
@@ -153,10 +185,15 @@ class NoisyModel(WordModel):
 
 def test_texts_that_tokenize_alike_score_alike_whatever_the_rounding_noise():
     # "x  y" and "x y" are different texts with the same units: their pairs must tie exactly
-    data = datasets.Dataset.from_dict({
-        "sentence1": ["x z", "x z", "y"], "sentence2": ["x y", "x  y", "x"],
-        "label": [1, 0, 0], "kind": ["good", "word_swap", "mismatch"], "id": ["1", "2", "3"],
-    })
+    data = datasets.Dataset.from_dict(
+        {
+            "sentence1": ["x z", "x z", "y"],
+            "sentence2": ["x y", "x  y", "x"],
+            "label": [1, 0, 0],
+            "kind": ["good", "word_swap", "mismatch"],
+            "id": ["1", "2", "3"],
+        }
+    )
     out = Yisi2Filter("yisi2_filter", {}).evaluate(data, NoisyModel(), CTX)
     assert out.samples[0]["yisi2"] == out.samples[1]["yisi2"]
     assert out.per_seed[0]["roc_auc[word_swap]"] == 0.5

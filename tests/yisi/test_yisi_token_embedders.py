@@ -56,7 +56,7 @@ def test_batching_and_length_sorting_keep_input_order(tiny_encoder):
     texts = CAPTIONS["de"] + CAPTIONS["en"]
     one = HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder)}, batch_size=1).embed_tokens(texts)
     many = HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder)}, batch_size=5).embed_tokens(texts)
-    for a, b, text in zip(one, many, texts):
+    for a, b in zip(one, many):
         assert a.tokens == b.tokens and len(a.tokens) > 0
         np.testing.assert_allclose(a.vectors, b.vectors, atol=1e-5)
     assert one[0].tokens == AutoTokenizer.from_pretrained(tiny_encoder).tokenize(texts[0])
@@ -68,7 +68,7 @@ def test_empty_text_has_no_tokens(tiny_encoder):
 
 
 def test_bad_layers_and_sources_are_clear_errors(tiny_encoder, monkeypatch):
-    with pytest.raises(HarnessError, match="layer 13 does not exist.*has 12 layers"):
+    with pytest.raises(HarnessError, match=r"layer 13 does not exist.*has 12 layers"):
         HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": 13}).embed_tokens(["x"])
     with pytest.raises(HarnessError, match="argument layer=-1 must be at least 0"):
         HFTokenEmbedder("tiny", {"pretrained": str(tiny_encoder), "layer": -1})
@@ -103,7 +103,9 @@ def test_presets_and_default_adapter_resolution(tiny_encoder):
     assert args == {"pretrained": "google-bert/bert-base-multilingual-cased", "layer": 9}
     _, args = find_adapter(registry, "xlmr-l9", {"layer": "8"}, needs)
     assert args == {"pretrained": "FacebookAI/xlm-roberta-base", "layer": "8"}
-    adapter = build_adapter(registry, str(tiny_encoder), {"layer": "4"}, {"yisi2_filter": needs}, device="cpu", batch_size=8)
+    adapter = build_adapter(
+        registry, str(tiny_encoder), {"layer": "4"}, {"yisi2_filter": needs}, device="cpu", batch_size=8
+    )
     assert isinstance(adapter, HFTokenEmbedder) and adapter.args["layer"] == 4
 
 

@@ -77,10 +77,22 @@ class BitextMining(Task):
     dataset = "multi30k"
     main_metric = "accuracy"
     metrics = (
-        Metric("accuracy", "accuracy", True, lambda v: 1 / v["items"] if v.get("items") else None, "mean:hit",
-               "share of sources whose most similar target is their translation"),
-        Metric("accuracy_margin", "accuracy (margin)", True, lambda v: 1 / v["items"] if v.get("items") else None,
-               "mean:hit_margin", "accuracy with the ratio margin of Artetxe and Schwenk (2019), k = {k}"),
+        Metric(
+            "accuracy",
+            "accuracy",
+            True,
+            lambda v: 1 / v["items"] if v.get("items") else None,
+            "mean:hit",
+            "share of sources whose most similar target is their translation",
+        ),
+        Metric(
+            "accuracy_margin",
+            "accuracy (margin)",
+            True,
+            lambda v: 1 / v["items"] if v.get("items") else None,
+            "mean:hit_margin",
+            "accuracy with the ratio margin of Artetxe and Schwenk (2019), k = {k}",
+        ),
         Metric("xsim", "xsim", False, None, None, "error rate of the margin retrieval, 1 - accuracy (margin)"),
     )
     params = {
@@ -102,4 +114,6 @@ class BitextMining(Task):
             {"id": item_id, "hit": float(c), "hit_margin": float(m)}
             for item_id, c, m in zip(data["id"], hits["cosine"], hits["margin"])
         ]
-        return TaskOutput([{"accuracy": accuracy, "accuracy_margin": margin, "xsim": 1.0 - margin}], samples, {"items": len(samples)})
+        return TaskOutput(
+            [{"accuracy": accuracy, "accuracy_margin": margin, "xsim": 1.0 - margin}], samples, {"items": len(samples)}
+        )

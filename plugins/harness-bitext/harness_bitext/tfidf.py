@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from harness.capabilities import Capability
-from harness.params import Param
 from harness.model import ModelAdapter, ModelIdentity
+from harness.params import Param
 
 
 class CharTfidfEncoder(ModelAdapter):
@@ -41,8 +41,12 @@ class CharTfidfEncoder(ModelAdapter):
         from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
 
         hashing = HashingVectorizer(
-            analyzer="char_wb", ngram_range=(self.args["ngram_min"], self.args["ngram_max"]),
-            n_features=self.args["features"], alternate_sign=False, norm=None, lowercase=self.args["lowercase"],
+            analyzer="char_wb",
+            ngram_range=(self.args["ngram_min"], self.args["ngram_max"]),
+            n_features=self.args["features"],
+            alternate_sign=False,
+            norm=None,
+            lowercase=self.args["lowercase"],
         )
         counts = hashing.transform(list(texts))
         weighted = TfidfTransformer(sublinear_tf=True).fit_transform(counts)

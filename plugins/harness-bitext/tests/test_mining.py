@@ -49,8 +49,12 @@ def test_end_to_end_on_a_tiny_corpus(tmp_path):
     fr = ["la maison rouge", "une voiture bleue", "deux arbres verts", "un vieil homme"]
     for lang, lines in (("en", en), ("fr", en)):
         (tmp_path / f"test_2016_flickr.{lang}").write_text("\n".join(lines) + "\n")
-    (record,) = harness.evaluate("bitext_mining", "tfidf-char", data_dir=str(tmp_path), task_args="src=en,tgt=fr", output=tmp_path / "out")
+    (record,) = harness.evaluate(
+        "bitext_mining", "tfidf-char", data_dir=str(tmp_path), task_args="src=en,tgt=fr", output=tmp_path / "out"
+    )
     assert record.metrics["accuracy"] == 1.0 and record.metrics["xsim"] == 0.0  # identical sides
     (tmp_path / "test_2016_flickr.fr").write_text("\n".join(fr) + "\n")
-    (record,) = harness.evaluate("bitext_mining", "tfidf-char", data_dir=str(tmp_path), task_args="src=en,tgt=fr", output=tmp_path / "out")
+    (record,) = harness.evaluate(
+        "bitext_mining", "tfidf-char", data_dir=str(tmp_path), task_args="src=en,tgt=fr", output=tmp_path / "out"
+    )
     assert 0.0 <= record.metrics["accuracy"] <= 1.0 and record.dataset["size"] == 4

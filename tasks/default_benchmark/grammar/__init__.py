@@ -28,8 +28,11 @@ def caption(scene: Scene, lang: str, template: int) -> str:
 
 def common_slots(grammar: ModuleType, scene: Scene) -> dict[str, str]:
     """The verbs agreeing with each group (``be_a``, ``be_b``, ...) and the place phrases."""
-    values = {f"{verb}_{key}": forms[group.count > 1]
-              for key, group in zip("ab", scene.groups) for verb, forms in grammar.VERBS.items()}
+    values = {
+        f"{verb}_{key}": forms[group.count > 1]
+        for key, group in zip("ab", scene.groups)
+        for verb, forms in grammar.VERBS.items()
+    }
     if len(scene.groups) == 1:
         values["position"] = grammar.POSITIONS[scene.place]
     else:

@@ -8,7 +8,10 @@ from __future__ import annotations
 from harness_tasks.default_benchmark.scenes import Group, Scene
 
 NUMERALS = {  # count -> gender -> case
-    1: {"m": {"nom": "jeden", "gen": "jednoho", "ins": "jedním"}, "f": {"nom": "jedna", "gen": "jedné", "ins": "jednou"}},
+    1: {
+        "m": {"nom": "jeden", "gen": "jednoho", "ins": "jedním"},
+        "f": {"nom": "jedna", "gen": "jedné", "ins": "jednou"},
+    },
     2: {"m": {"nom": "dva", "gen": "dvou", "ins": "dvěma"}, "f": {"nom": "dvě", "gen": "dvou", "ins": "dvěma"}},
     3: {"m": {"nom": "tři", "gen": "tří", "ins": "třemi"}, "f": {"nom": "tři", "gen": "tří", "ins": "třemi"}},
 }
@@ -20,16 +23,32 @@ ADJECTIVE_ENDINGS = {  # (gender, plural) -> case; plural endings are shared by 
     ("f", True): {"nom": "é", "gen": "ých", "ins": "ými"},
 }
 SIZES = {"small": "mal", "large": "velk"}  # hard adjective stems
-COLOURS = {"red": "červen", "orange": "oranžov", "yellow": "žlut", "green": "zelen", "blue": "modr",
-           "purple": "fialov", "pink": "růžov", "brown": "hněd"}
+COLOURS = {
+    "red": "červen",
+    "orange": "oranžov",
+    "yellow": "žlut",
+    "green": "zelen",
+    "blue": "modr",
+    "purple": "fialov",
+    "pink": "růžov",
+    "brown": "hněd",
+}
 NOUNS = {  # gender, then (nominative, genitive, instrumental) singular and plural
     "circle": ("m", ("kruh", "kruhu", "kruhem"), ("kruhy", "kruhů", "kruhy")),
     "square": ("m", ("čtverec", "čtverce", "čtvercem"), ("čtverce", "čtverců", "čtverci")),
-    "triangle": ("m", ("trojúhelník", "trojúhelníku", "trojúhelníkem"), ("trojúhelníky", "trojúhelníků", "trojúhelníky")),
+    "triangle": (
+        "m",
+        ("trojúhelník", "trojúhelníku", "trojúhelníkem"),
+        ("trojúhelníky", "trojúhelníků", "trojúhelníky"),
+    ),
     "star": ("f", ("hvězda", "hvězdy", "hvězdou"), ("hvězdy", "hvězd", "hvězdami")),
     "cross": ("m", ("kříž", "kříže", "křížem"), ("kříže", "křížů", "kříži")),
     "diamond": ("m", ("kosočtverec", "kosočtverce", "kosočtvercem"), ("kosočtverce", "kosočtverců", "kosočtverci")),
-    "hexagon": ("m", ("šestiúhelník", "šestiúhelníku", "šestiúhelníkem"), ("šestiúhelníky", "šestiúhelníků", "šestiúhelníky")),
+    "hexagon": (
+        "m",
+        ("šestiúhelník", "šestiúhelníku", "šestiúhelníkem"),
+        ("šestiúhelníky", "šestiúhelníků", "šestiúhelníky"),
+    ),
     "ring": ("m", ("prstenec", "prstence", "prstencem"), ("prstence", "prstenců", "prstenci")),
 }
 CASES = ("nom", "gen", "ins")
@@ -56,7 +75,7 @@ TEMPLATES = {
 
 
 def noun_phrase(group: Group, case: str) -> str:
-    """"dva malé červené kruhy" (nom), "jedné velké modré hvězdy" (gen), "třemi malými žlutými kříži" (ins)."""
+    """ "dva malé červené kruhy" (nom), "jedné velké modré hvězdy" (gen), "třemi malými žlutými kříži" (ins)."""
     gender, singular, plural = NOUNS[group.shape]
     many = group.count > 1
     ending = ADJECTIVE_ENDINGS[(gender, many)][case]
@@ -69,7 +88,9 @@ def slots(scene: Scene) -> dict[str, str]:
     stem = BACKGROUNDS[scene.background]
     values = {"bg_loc": stem + "ém", "bg_nom": stem + "é"}
     for key, group in zip("ab", scene.groups):
-        values.update({f"{key}_nom": noun_phrase(group, "nom"), f"with_{key}": f"{WITH[group.count]} {noun_phrase(group, 'ins')}"})
+        values.update(
+            {f"{key}_nom": noun_phrase(group, "nom"), f"with_{key}": f"{WITH[group.count]} {noun_phrase(group, 'ins')}"}
+        )
         if len(scene.groups) == 2:
             values[f"{key}_rel"] = noun_phrase(group, RELATION_CASES[scene.place])
     return values

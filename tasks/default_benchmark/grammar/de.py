@@ -15,13 +15,25 @@ SINGULAR_ENDINGS = {"nom": {"m": "er", "f": "e", "n": "es"}, "dat": {"m": "en", 
 PLURAL_ENDINGS = {"nom": "e", "dat": "en"}
 NUMBERS = {2: "zwei", 3: "drei"}
 SIZES = {"small": "klein", "large": "groß"}  # adjective stems
-COLOURS = {"red": "rot", "orange": "orangefarben", "yellow": "gelb", "green": "grün", "blue": "blau",
-           "purple": "violett", "pink": "rosafarben", "brown": "braun"}
+COLOURS = {
+    "red": "rot",
+    "orange": "orangefarben",
+    "yellow": "gelb",
+    "green": "grün",
+    "blue": "blau",
+    "purple": "violett",
+    "pink": "rosafarben",
+    "brown": "braun",
+}
 NOUNS = {  # gender, singular (nominative = dative), plural nominative, plural dative
-    "circle": ("m", "Kreis", "Kreise", "Kreisen"), "square": ("n", "Quadrat", "Quadrate", "Quadraten"),
-    "triangle": ("n", "Dreieck", "Dreiecke", "Dreiecken"), "star": ("m", "Stern", "Sterne", "Sternen"),
-    "cross": ("n", "Kreuz", "Kreuze", "Kreuzen"), "diamond": ("f", "Raute", "Rauten", "Rauten"),
-    "hexagon": ("n", "Sechseck", "Sechsecke", "Sechsecken"), "ring": ("m", "Ring", "Ringe", "Ringen"),
+    "circle": ("m", "Kreis", "Kreise", "Kreisen"),
+    "square": ("n", "Quadrat", "Quadrate", "Quadraten"),
+    "triangle": ("n", "Dreieck", "Dreiecke", "Dreiecken"),
+    "star": ("m", "Stern", "Sterne", "Sternen"),
+    "cross": ("n", "Kreuz", "Kreuze", "Kreuzen"),
+    "diamond": ("f", "Raute", "Rauten", "Rauten"),
+    "hexagon": ("n", "Sechseck", "Sechsecke", "Sechsecken"),
+    "ring": ("m", "Ring", "Ringe", "Ringen"),
 }
 VERBS = {"be": ("ist", "sind"), "lies": ("befindet sich", "befinden sich")}
 BACKGROUNDS = {"white": "weiß", "grey": "grau", "black": "schwarz"}  # stems; "Hintergrund" is masculine
@@ -45,7 +57,7 @@ TEMPLATES = {
 
 
 def noun_phrase(group: Group, case: str) -> str:
-    """"ein kleiner roter Kreis" (nom), "zwei großen blauen Rauten" (dat)."""
+    """ "ein kleiner roter Kreis" (nom), "zwei großen blauen Rauten" (dat)."""
     gender, singular, plural_nom, plural_dat = NOUNS[group.shape]
     if group.count == 1:
         determiner, ending, noun = ARTICLES[case][gender], SINGULAR_ENDINGS[case][gender], singular

@@ -8,14 +8,24 @@ NUMBERS = {1: "a", 2: "two", 3: "three"}
 SIZES = {"small": "small", "large": "large"}
 COLOURS = {c: c for c in ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown")}
 NOUNS = {  # singular, plural
-    "circle": ("circle", "circles"), "square": ("square", "squares"), "triangle": ("triangle", "triangles"),
-    "star": ("star", "stars"), "cross": ("cross", "crosses"), "diamond": ("diamond", "diamonds"),
-    "hexagon": ("hexagon", "hexagons"), "ring": ("ring", "rings"),
+    "circle": ("circle", "circles"),
+    "square": ("square", "squares"),
+    "triangle": ("triangle", "triangles"),
+    "star": ("star", "stars"),
+    "cross": ("cross", "crosses"),
+    "diamond": ("diamond", "diamonds"),
+    "hexagon": ("hexagon", "hexagons"),
+    "ring": ("ring", "rings"),
 }
 VERBS = {"be": ("is", "are")}
 BACKGROUNDS = {"white": "white", "grey": "grey", "black": "black"}
-POSITIONS = {"left": "on the left", "right": "on the right", "top": "at the top", "bottom": "at the bottom",
-             "centre": "in the middle"}
+POSITIONS = {
+    "left": "on the left",
+    "right": "on the right",
+    "top": "at the top",
+    "bottom": "at the bottom",
+    "centre": "in the middle",
+}
 RELATIONS = {  # first-to-second, second-to-first, place of the first, place of the second
     "left_of": ("to the left of", "to the right of", "on the left", "on the right"),
     "above": ("above", "below", "at the top", "at the bottom"),
@@ -35,7 +45,7 @@ TEMPLATES = {
 
 
 def noun_phrase(group: Group) -> str:
-    """"a small red circle", "three large blue crosses"."""
+    """ "a small red circle", "three large blue crosses"."""
     noun = NOUNS[group.shape][group.count > 1]
     return f"{NUMBERS[group.count]} {SIZES[group.size]} {COLOURS[group.colour]} {noun}"
 

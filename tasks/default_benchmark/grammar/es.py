@@ -9,23 +9,38 @@ from harness_tasks.default_benchmark.scenes import Group, Scene
 ARTICLES = {"m": "un", "f": "una"}
 NUMBERS = {2: "dos", 3: "tres"}
 SIZES = {  # masculine singular, feminine singular, masculine plural, feminine plural
-    "small": ("pequeño", "pequeña", "pequeños", "pequeñas"), "large": ("grande", "grande", "grandes", "grandes"),
+    "small": ("pequeño", "pequeña", "pequeños", "pequeñas"),
+    "large": ("grande", "grande", "grandes", "grandes"),
 }
 COLOURS = {
-    "red": ("rojo", "roja", "rojos", "rojas"), "orange": ("naranja", "naranja", "naranjas", "naranjas"),
-    "yellow": ("amarillo", "amarilla", "amarillos", "amarillas"), "green": ("verde", "verde", "verdes", "verdes"),
-    "blue": ("azul", "azul", "azules", "azules"), "purple": ("morado", "morada", "morados", "moradas"),
-    "pink": ("rosa", "rosa", "rosas", "rosas"), "brown": ("marrón", "marrón", "marrones", "marrones"),
+    "red": ("rojo", "roja", "rojos", "rojas"),
+    "orange": ("naranja", "naranja", "naranjas", "naranjas"),
+    "yellow": ("amarillo", "amarilla", "amarillos", "amarillas"),
+    "green": ("verde", "verde", "verdes", "verdes"),
+    "blue": ("azul", "azul", "azules", "azules"),
+    "purple": ("morado", "morada", "morados", "moradas"),
+    "pink": ("rosa", "rosa", "rosas", "rosas"),
+    "brown": ("marrón", "marrón", "marrones", "marrones"),
 }
 NOUNS = {  # gender, singular, plural
-    "circle": ("m", "círculo", "círculos"), "square": ("m", "cuadrado", "cuadrados"),
-    "triangle": ("m", "triángulo", "triángulos"), "star": ("f", "estrella", "estrellas"), "cross": ("f", "cruz", "cruces"),
-    "diamond": ("m", "rombo", "rombos"), "hexagon": ("m", "hexágono", "hexágonos"), "ring": ("m", "anillo", "anillos"),
+    "circle": ("m", "círculo", "círculos"),
+    "square": ("m", "cuadrado", "cuadrados"),
+    "triangle": ("m", "triángulo", "triángulos"),
+    "star": ("f", "estrella", "estrellas"),
+    "cross": ("f", "cruz", "cruces"),
+    "diamond": ("m", "rombo", "rombos"),
+    "hexagon": ("m", "hexágono", "hexágonos"),
+    "ring": ("m", "anillo", "anillos"),
 }
 VERBS = {"be": ("está", "están")}
 BACKGROUNDS = {"white": "blanco", "grey": "gris", "black": "negro"}  # "fondo" is masculine
-POSITIONS = {"left": "a la izquierda", "right": "a la derecha", "top": "arriba", "bottom": "abajo",
-             "centre": "en el centro"}
+POSITIONS = {
+    "left": "a la izquierda",
+    "right": "a la derecha",
+    "top": "arriba",
+    "bottom": "abajo",
+    "centre": "en el centro",
+}
 RELATIONS = {  # first-to-second, second-to-first, place of the first, of the second
     "left_of": ("a la izquierda de", "a la derecha de", "a la izquierda", "a la derecha"),
     "above": ("encima de", "debajo de", "arriba", "abajo"),
@@ -45,7 +60,7 @@ TEMPLATES = {
 
 
 def noun_phrase(group: Group) -> str:
-    """"un círculo rojo pequeño", "tres cruces naranjas grandes"."""
+    """ "un círculo rojo pequeño", "tres cruces naranjas grandes"."""
     determiner, noun, form = inflect(group, NOUNS, ARTICLES, NUMBERS)
     return f"{determiner} {noun} {COLOURS[group.colour][form]} {SIZES[group.size][form]}"
 

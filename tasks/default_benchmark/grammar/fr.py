@@ -10,18 +10,28 @@ from harness_tasks.default_benchmark.scenes import Group, Scene
 ARTICLES = {"m": "un", "f": "une"}
 NUMBERS = {2: "deux", 3: "trois"}
 SIZES = {  # masculine singular, feminine singular, masculine plural, feminine plural
-    "small": ("petit", "petite", "petits", "petites"), "large": ("grand", "grande", "grands", "grandes"),
+    "small": ("petit", "petite", "petits", "petites"),
+    "large": ("grand", "grande", "grands", "grandes"),
 }
 COLOURS = {
-    "red": ("rouge", "rouge", "rouges", "rouges"), "orange": ("orange", "orange", "orange", "orange"),
-    "yellow": ("jaune", "jaune", "jaunes", "jaunes"), "green": ("vert", "verte", "verts", "vertes"),
-    "blue": ("bleu", "bleue", "bleus", "bleues"), "purple": ("violet", "violette", "violets", "violettes"),
-    "pink": ("rose", "rose", "roses", "roses"), "brown": ("marron", "marron", "marron", "marron"),
+    "red": ("rouge", "rouge", "rouges", "rouges"),
+    "orange": ("orange", "orange", "orange", "orange"),
+    "yellow": ("jaune", "jaune", "jaunes", "jaunes"),
+    "green": ("vert", "verte", "verts", "vertes"),
+    "blue": ("bleu", "bleue", "bleus", "bleues"),
+    "purple": ("violet", "violette", "violets", "violettes"),
+    "pink": ("rose", "rose", "roses", "roses"),
+    "brown": ("marron", "marron", "marron", "marron"),
 }
 NOUNS = {  # gender, singular, plural
-    "circle": ("m", "cercle", "cercles"), "square": ("m", "carré", "carrés"), "triangle": ("m", "triangle", "triangles"),
-    "star": ("f", "étoile", "étoiles"), "cross": ("f", "croix", "croix"), "diamond": ("m", "losange", "losanges"),
-    "hexagon": ("m", "hexagone", "hexagones"), "ring": ("m", "anneau", "anneaux"),
+    "circle": ("m", "cercle", "cercles"),
+    "square": ("m", "carré", "carrés"),
+    "triangle": ("m", "triangle", "triangles"),
+    "star": ("f", "étoile", "étoiles"),
+    "cross": ("f", "croix", "croix"),
+    "diamond": ("m", "losange", "losanges"),
+    "hexagon": ("m", "hexagone", "hexagones"),
+    "ring": ("m", "anneau", "anneaux"),
 }
 VERBS = {"be": ("est", "sont")}
 BACKGROUNDS = {"white": "blanc", "grey": "gris", "black": "noir"}  # "fond" is masculine
@@ -45,13 +55,13 @@ TEMPLATES = {
 
 
 def noun_phrase(group: Group) -> str:
-    """"un petit cercle rouge", "trois grandes croix orange"."""
+    """ "un petit cercle rouge", "trois grandes croix orange"."""
     determiner, noun, form = inflect(group, NOUNS, ARTICLES, NUMBERS)
     return f"{determiner} {SIZES[group.size][form]} {noun} {COLOURS[group.colour][form]}"
 
 
 def of(phrase: str) -> str:
-    """"de" before a noun phrase, elided before "un"/"une"."""
+    """ "de" before a noun phrase, elided before "un"/"une"."""
     return "d'" + phrase if phrase.startswith("un") else "de " + phrase
 
 
