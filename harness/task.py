@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from harness.capabilities import Capability
 from harness.errors import HarnessError
@@ -86,10 +86,14 @@ def recall_chance(values: Mapping[str, Any]) -> float | None:
     return min(k / n, 1.0) if isinstance(k, int) and isinstance(n, int) and n > 0 else None
 
 
-class Task:
-    """Base class of every task.
+DataT = TypeVar("DataT")
 
-    Subclasses set the class attributes and implement ``evaluate``. ``version`` must be bumped
+
+class Task(Generic[DataT]):
+    """Base class of every task, generic over the data its dataset loader returns.
+
+    Subclasses name that type (``class Xlr(Task[datasets.Dataset])``), set the class attributes and
+    implement ``evaluate``. ``version`` must be bumped
     whenever the numbers a task produces could change. ``aux_roles`` names the auxiliary models
     the task may load with ``ctx.load_model`` (``"image"``: ``--image-model``); the identity of
     each one the user gives enters the task's signature. ``metrics`` declares how each metric is
@@ -125,8 +129,8 @@ class Task:
             return {**self.args, "dataset": loader}
         return dict(self.args)
 
-    def evaluate(self, data: Any, model: CachedModel, ctx: RunContext) -> TaskOutput:
-        """Compute the metrics of ``model`` on ``data`` (whatever the dataset loader returned, usually a ``datasets.Dataset``)."""
+    def evaluate(self, data: DataT, model: CachedModel, ctx: RunContext) -> TaskOutput:
+        """Compute the metrics of ``model`` on ``data`` (what the task's dataset loader returned)."""
         raise NotImplementedError
 
     def metric_info(self, output: TaskOutput) -> dict[str, dict[str, Any]]:
