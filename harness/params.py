@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,19 +17,21 @@ class Param:
     """One parameter: its default, a one-line help, and optionally its type, allowed values and bounds.
 
     The type is taken from the default when not given; ``None`` defaults need ``type``.
-    ``min`` and ``max`` are inclusive bounds of a numeric value (``None``, a value left unset,
-    is never out of bounds).
+    ``min`` and ``max`` are inclusive bounds of a numeric value, ``above`` and ``below`` exclusive
+    ones (``None``, a value left unset, is never out of bounds).
     """
 
     default: Any
     help: str
-    type: type | None = None
+    type: builtins.type | None = None
     choices: tuple[Any, ...] | None = None
     min: float | None = None
     max: float | None = None
+    above: float | None = None
+    below: float | None = None
 
     @property
-    def value_type(self) -> type:
+    def value_type(self) -> builtins.type:
         """The type values are converted to."""
         return self.type or (type(self.default) if self.default is not None else str)
 
@@ -50,11 +53,20 @@ class Param:
         if self.choices is not None and result not in self.choices:
             allowed = ", ".join(map(str, self.choices))
             raise HarnessError(f"{owner}: argument {name}={result!r} must be one of: {allowed}")
-        if result is not None and self.min is not None and result < self.min:
-            raise HarnessError(f"{owner}: argument {name}={result!r} must be at least {self.min}")
-        if result is not None and self.max is not None and result > self.max:
-            raise HarnessError(f"{owner}: argument {name}={result!r} must be at most {self.max}")
+        if result is not None:
+            self._check_bounds(f"{owner}: argument {name}={result!r}", result)
         return result
+
+    def _check_bounds(self, what: str, value: Any) -> None:
+        """Fail with ``what`` and the bound a value breaks."""
+        if self.min is not None and value < self.min:
+            raise HarnessError(f"{what} must be at least {self.min}")
+        if self.max is not None and value > self.max:
+            raise HarnessError(f"{what} must be at most {self.max}")
+        if self.above is not None and value <= self.above:
+            raise HarnessError(f"{what} must be greater than {self.above}")
+        if self.below is not None and value >= self.below:
+            raise HarnessError(f"{what} must be less than {self.below}")
 
 
 def parse_kv(text: str | Mapping[str, Any] | None, what: str) -> dict[str, Any]:

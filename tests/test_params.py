@@ -62,21 +62,26 @@ BOUNDED = {
     "k": Param(10, "cut-off", min=1),
     "alpha": Param(0.5, "weight", min=0.0, max=1.0),
     "cap": Param(None, "optional cap", int, min=2, max=5),
+    "t": Param(1.0, "temperature", above=0.0),
+    "p": Param(0.5, "share", above=0.0, below=1.0),
 }
 
 
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        ({"k": "1"}, {"k": 1, "alpha": 0.5, "cap": None}),  # the lower edge is allowed
-        ({"alpha": "0"}, {"k": 10, "alpha": 0.0, "cap": None}),
-        ({"alpha": 1}, {"k": 10, "alpha": 1.0, "cap": None}),  # the upper edge too; an int becomes a float
-        ({"cap": "5", "k": 10**6}, {"k": 10**6, "alpha": 0.5, "cap": 5}),  # no max: no upper limit
-        ({"cap": None}, {"k": 10, "alpha": 0.5, "cap": None}),  # None is never out of bounds
+        ({"k": "1"}, {"k": 1}),  # the lower edge is allowed
+        ({"alpha": "0"}, {"alpha": 0.0}),
+        ({"alpha": 1}, {"alpha": 1.0}),  # the upper edge too; an int becomes a float
+        ({"cap": "5", "k": 10**6}, {"k": 10**6, "cap": 5}),  # no max: no upper limit
+        ({"cap": None}, {"cap": None}),  # None is never out of bounds
+        ({"t": "1e-9"}, {"t": 1e-9}),  # just above an exclusive bound
+        ({"p": "0.999"}, {"p": 0.999}),
     ],
 )
-def test_bounds_accept_inclusive_edges(given, expected):
-    assert resolve_params(BOUNDED, given, "task 't'") == expected
+def test_bounds_accept_values_inside(given, expected):
+    defaults = {"k": 10, "alpha": 0.5, "cap": None, "t": 1.0, "p": 0.5}
+    assert resolve_params(BOUNDED, given, "task 't'") == {**defaults, **expected}
 
 
 @pytest.mark.parametrize(
@@ -87,6 +92,9 @@ def test_bounds_accept_inclusive_edges(given, expected):
         ({"alpha": "1.0001"}, "task 't': argument alpha=1.0001 must be at most 1.0"),
         ({"cap": "1"}, "task 't': argument cap=1 must be at least 2"),
         ({"cap": 6}, "task 't': argument cap=6 must be at most 5"),
+        ({"t": "0"}, "task 't': argument t=0.0 must be greater than 0.0"),  # exclusive: the edge itself fails
+        ({"t": -1}, "task 't': argument t=-1.0 must be greater than 0.0"),
+        ({"p": "1"}, "task 't': argument p=1.0 must be less than 1.0"),
     ],
 )
 def test_bounds_reject_outside_values(given, message):
