@@ -124,7 +124,7 @@ class Cache:
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection, reopened after a fork or when the file was replaced (healed by another process)."""
         local = self._local
-        connection = getattr(local, "connection", None)
+        connection: sqlite3.Connection | None = getattr(local, "connection", None)
         if connection is not None and local.pid == os.getpid() and _inode(self.path) == local.inode:
             return connection
         if connection is not None and local.pid == os.getpid():
@@ -261,8 +261,11 @@ class Cache:
         self.put_many({key: value.encode()})
 
     def __len__(self) -> int:
-        return self._run(
-            lambda connection: connection.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0], self._raise_unusable
+        return int(
+            self._run(
+                lambda connection: connection.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0],
+                self._raise_unusable,
+            )
         )
 
 
@@ -309,4 +312,5 @@ def array_to_bytes(array: np.ndarray) -> bytes:
 
 def bytes_to_array(data: bytes) -> np.ndarray:
     """The inverse of ``array_to_bytes``."""
-    return np.load(io.BytesIO(data), allow_pickle=False)
+    array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)
+    return array

@@ -11,11 +11,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.capabilities import Capability
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
+
+if TYPE_CHECKING:
+    from harness.cache import Cache
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ def local_revision(path: str | os.PathLike[str]) -> str:
     return "sha256:" + combined.hexdigest()[:16]
 
 
-def memoised_sha256(file: Path, cache: Any) -> str:
+def memoised_sha256(file: Path, cache: Cache | None) -> str:
     """SHA-256 of a file, remembered in ``cache`` (a ``harness.cache.Cache`` or None) while the file is unchanged."""
     if cache is None:
         return file_sha256(file)

@@ -41,7 +41,7 @@ class TaskPlan:
     model outputs the task asks for that the cache holds, and those a run would compute.
     """
 
-    task: Task
+    task: Task[Any]
     args: dict[str, Any]
     data: DataSource
     loaded: LoadedData

@@ -22,9 +22,10 @@ def _config_model_type(source: str) -> str | None:
     if not config.is_file():
         return None
     try:
-        return json.loads(config.read_text()).get("model_type")
+        model_type = json.loads(config.read_text()).get("model_type")
     except (OSError, ValueError):
         return None
+    return model_type if isinstance(model_type, str) else None
 
 
 def find_adapter(

@@ -91,7 +91,7 @@ def split_names(value: str | Sequence[str]) -> list[str]:
 
 def build_tasks(
     registry: Registry, names: list[str], task_args: Mapping[str, Any], data_dir: str | None = None
-) -> list[Task]:
+) -> list[Task[Any]]:
     """Instantiate the tasks; each receives the arguments it declares.
 
     Every argument must be declared by one of the tasks or by the dataset loader of one of
@@ -124,7 +124,7 @@ def build_tasks(
     return tasks
 
 
-def resolve_data_source(registry: Registry, task: Task, data_dir: str | None) -> DataSource:
+def resolve_data_source(registry: Registry, task: Task[Any], data_dir: str | None) -> DataSource:
     """Where the task's data comes from: ``--data-dir``, else the task's own source (a YAML preset's
     ``dataset.source``), else its loader's default; without either location, the loader's built-in
     ``fallback`` dataset when it has one (``ikea`` -> ``xling-shapes``). The task is not changed."""
@@ -140,7 +140,9 @@ def resolve_data_source(registry: Registry, task: Task, data_dir: str | None) ->
     return DataSource(fallback, None)
 
 
-def loader_args(registry: Registry, task: Task, source: DataSource, task_args: Mapping[str, Any]) -> dict[str, Any]:
+def loader_args(
+    registry: Registry, task: Task[Any], source: DataSource, task_args: Mapping[str, Any]
+) -> dict[str, Any]:
     """The arguments the source's loader declares: the task's values, else the user's, else the loader's defaults."""
     spec = registry.load("dataset", source.loader).params
     given = {
@@ -163,7 +165,7 @@ def load_task_data(
     return loaded
 
 
-def choose_seeds(task: Task, seeds: int | None, seed: int | None, size: int | None = None) -> list[int]:
+def choose_seeds(task: Task[Any], seeds: int | None, seed: int | None, size: int | None = None) -> list[int]:
     """``--seed S`` gives [S]; ``--seeds N`` gives 0..N-1; otherwise the task's default count.
 
     When the task says that seeds cannot differ on ``size`` items (``Task.seeds_differ``), only
@@ -180,7 +182,7 @@ def choose_seeds(task: Task, seeds: int | None, seed: int | None, size: int | No
 
 
 def aggregate(
-    per_seed: list[dict[str, float]],
+    per_seed: list[dict[str, float | None]],
 ) -> tuple[dict[str, float | None], dict[str, float | None], dict[str, list[float | None]]]:
     """Mean and sample standard deviation (ddof=1; 0 for one seed) of each metric over seeds.
 
@@ -350,13 +352,13 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
     )
 
 
-def task_data_source(task: Task) -> str | None:
+def task_data_source(task: Task[Any]) -> str | None:
     """The task's own data source (a YAML preset's ``dataset.source``), or None."""
     source = getattr(task, "data_source", None)
     return source() if callable(source) else source
 
 
-def check_task_ready(task: Task, images: str | None) -> None:
+def check_task_ready(task: Task[Any], images: str | None) -> None:
     """Task preconditions beyond its data: a task that compares images (``needs_images``) needs ``--images``."""
     if getattr(task, "needs_images", False) and images is None:
         raise HarnessError(
@@ -421,13 +423,13 @@ def _blanks(model: CachedModel, ctx: RunContext) -> int:
     return sum(m.placeholders for m in [model, *ctx.loaded_models.values()])
 
 
-_SERVED_BY: weakref.WeakKeyDictionary[Task, dict[str, str]] = (
+_SERVED_BY: weakref.WeakKeyDictionary[Task[Any], dict[str, str]] = (
     weakref.WeakKeyDictionary()
 )  # task -> its results' ``plugins``
 
 
 def served_by(
-    registry: Registry, task: Task, source: DataSource, models: Sequence[Mapping[str, Any]]
+    registry: Registry, task: Task[Any], source: DataSource, models: Sequence[Mapping[str, Any]]
 ) -> dict[str, str]:
     """Distribution -> version of every plugin package serving a task: the task's, its dataset loader's, its models' adapters'."""
     found = registry.distributions(
@@ -440,7 +442,7 @@ def served_by(
 
 
 def _record(
-    task: Task,
+    task: Task[Any],
     args: dict[str, Any],
     model: CachedModel,
     loaded: LoadedData,
@@ -489,7 +491,9 @@ def _record(
     )
 
 
-def run_warnings(task: Task, result: TaskOutput, loaded: LoadedData, seeds: list[int], limit: int | None) -> list[str]:
+def run_warnings(
+    task: Task[Any], result: TaskOutput, loaded: LoadedData, seeds: list[int], limit: int | None
+) -> list[str]:
     """What could lead a reader of the line to a wrong conclusion: the task's own checks, ``--limit``, a single forced seed."""
     found = [f"{task.name}: {text}" for text in task.check(result)]
     size = len(loaded.data)
