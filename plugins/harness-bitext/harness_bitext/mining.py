@@ -17,7 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from datasets import Dataset
 
+from harness.cached_model import CachedModel
 from harness.capabilities import Capability
 from harness.context import RunContext
 from harness.params import Param
@@ -69,7 +71,7 @@ def mine(src: np.ndarray, tgt: np.ndarray, k: int = 4) -> dict[str, Any]:
     return {"cosine": cosine_hits, "margin": margin_hits}
 
 
-class BitextMining(Task):
+class BitextMining(Task[Dataset]):
     """Translation retrieval between two sides of a parallel corpus (Multi30K by default)."""
 
     version = 1
@@ -99,10 +101,10 @@ class BitextMining(Task):
         "src": Param("en", "source language code"),
         "tgt": Param("de", "target language code"),
         "split": Param("test_2016_flickr", "split of the dataset"),
-        "k": Param(4, "neighbourhood size of the margin score"),
+        "k": Param(4, "neighbourhood size of the margin score", min=1),
     }
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Encode both sides once and retrieve."""
         src, tgt = self.args["src"], self.args["tgt"]
         src_vectors = model.encode_texts(data[f"text_{src}"], lang=src)
