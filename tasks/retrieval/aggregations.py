@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from harness.leaderboard.figures import save
 
@@ -44,7 +44,7 @@ class PairTable:
         }
 
 
-def _defined(value: float | None) -> bool:
+def _defined(value: float | None) -> TypeGuard[float]:
     return value is not None and math.isfinite(value)
 
 
