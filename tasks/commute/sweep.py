@@ -14,19 +14,18 @@ from pathlib import Path
 
 from harness.errors import HarnessError
 from harness.params import parse_kv
+from harness_tasks.commute.tasks import CommuteTask
 
 DEFAULT_TEMPERATURES = "0.25,0.5,0.75,1,1.25,1.5,2"
 DEFAULT_TASKS = "commute_tc,commute_ic,commute_gtc,commute_gic"
 
 
 def parse_temperatures(text: str) -> list[float]:
-    """``"0.5,1,2"`` -> [0.5, 1.0, 2.0]; every value must be a positive number."""
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise HarnessError(f"--temperatures must be comma-separated numbers, got {text!r}") from None
-    if not values or any(not (v > 0 and math.isfinite(v)) for v in values):
-        raise HarnessError(f"--temperatures must be positive numbers, got {text!r}")
+    """``"0.5,1,2"`` -> [0.5, 1.0, 2.0]; each value is checked by the tasks' ``temperature`` parameter (positive)."""
+    param = CommuteTask.params["temperature"]
+    values = [param.convert("temperature", part.strip(), "--temperatures") for part in text.split(",") if part.strip()]
+    if not values or not all(math.isfinite(value) for value in values):
+        raise HarnessError(f"--temperatures must be finite numbers separated by commas, got {text!r}")
     return values
 
 

@@ -89,7 +89,7 @@ class CommuteTask(Task):
         "lang": LANG_PARAM,
         "ties": Param("wrong", "a tie counts as wrong (CoMMuTE's evaluate.py) or right (VGAMT's scorer)", choices=TIES),
         "prefix_removal": Param(False, "drop the longest token prefix the tuple's translations share before scoring"),
-        "temperature": Param(1.0, "divide the logits by this before the log-softmax"),
+        "temperature": Param(1.0, "divide the logits by this (positive) before the log-softmax", above=0.0),
     }
     needs_images: ClassVar[bool] = False
     image_metrics: ClassVar[tuple[str, ...]] = ()  # undefined when the scores cannot depend on the image
@@ -107,11 +107,6 @@ class CommuteTask(Task):
                 "that ignores the image gets by construction (each image's incorrect translation is the other's correct one)"
             ]
         return []
-
-    def __init__(self, name: str, args: dict[str, Any] | None = None):
-        super().__init__(name, args)
-        if not self.args["temperature"] > 0:
-            raise HarnessError(f"task {name!r}: temperature must be positive, got {self.args['temperature']}")
 
     @property
     def settings(self) -> ScoringSettings:

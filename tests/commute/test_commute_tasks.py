@@ -21,6 +21,7 @@ from harness.results import read_records
 from harness.runner import evaluate
 from harness_models.translation.vgamt import VgamtScorer
 from harness_tasks.commute.data import CommuteExtendedLoader, CommuteLoader
+from harness_tasks.commute.sweep import parse_temperatures
 from harness_tasks.commute.tasks import CommuteConsistency, CommuteIC, CommuteOracle, CommuteTC
 
 FOUR = "commute_tc,commute_ic,commute_gtc,commute_gic"
@@ -66,8 +67,19 @@ def test_temperature_reaches_the_scorer_only_when_not_one(tmp_path):
     assert CharScorer.calls[-1]["temperature"] == 1.0 and plain.samples[0]["ppl"]["a|a"] == pytest.approx(
         math.exp(0.56)
     )
-    with pytest.raises(HarnessError, match="temperature must be positive"):
-        CommuteTC("commute_tc", {"temperature": 0})
+
+
+@pytest.mark.parametrize("given", [0, -1, "0", "-1.0"])
+def test_a_temperature_not_above_zero_is_refused_naming_the_argument(given):
+    """The bound is exclusive: 0 itself is refused (a division by zero), with the task, argument, value and bound."""
+    value = float(given)
+    with pytest.raises(HarnessError) as error:
+        CommuteTC("commute_tc", {"temperature": given})
+    assert str(error.value) == f"task 'commute_tc': argument temperature={value!r} must be greater than 0.0"
+
+
+def test_a_small_positive_temperature_is_accepted():
+    assert CommuteTC("commute_tc", {"temperature": "0.01"}).settings.temperature == 0.01
 
 
 def test_tc_task_decisions_and_ties_by_hand(tmp_path):
@@ -318,7 +330,7 @@ def test_temperature_sweep_command_writes_a_table_and_a_plot(mbart_dir, mini_com
     records = read_records(out / "results.jsonl")[0]
     assert sorted({r.task_args["temperature"] for r in records}) == [0.5, 1.0, 2.0]
     assert main(["commute-temperature", "--model", "x", "--data-dir", "y", "--temperatures", "0,1"]) == 2
-    assert "positive numbers" in capsys.readouterr().err
+    assert "argument temperature=0.0 must be greater than 0.0" in capsys.readouterr().err
 
 
 def test_prefix_removal_with_a_real_scorer(mbart_dir, mini_commute, tmp_path):
@@ -347,3 +359,22 @@ def test_prefix_removal_with_a_real_scorer(mbart_dir, mini_commute, tmp_path):
     # tuple 3 shares "Il va falloir": its perplexities change; every value stays a finite perplexity
     assert ppl(plain)[2]["a|a"] != pytest.approx(ppl(trimmed)[2]["a|a"], rel=1e-6)
     assert all(v >= 1.0 for sample in ppl(trimmed) for v in sample.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("0.5,0", "--temperatures: argument temperature=0.0 must be greater than 0.0"),
+        ("-1", "--temperatures: argument temperature=-1.0 must be greater than 0.0"),
+        ("1,nan", "--temperatures must be finite numbers separated by commas, got '1,nan'"),
+        (" , ", "--temperatures must be finite numbers separated by commas, got ' , '"),
+    ],
+)
+def test_sweep_temperatures_are_bounded_by_the_tasks_parameter(text, message):
+    with pytest.raises(HarnessError) as error:
+        parse_temperatures(text)
+    assert str(error.value) == message
+
+
+def test_sweep_temperatures_parse_in_order_with_duplicates_and_blanks():
+    assert parse_temperatures("0.01, 2,,2,1") == [0.01, 2.0, 2.0, 1.0]
