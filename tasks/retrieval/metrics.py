@@ -24,7 +24,6 @@ largest array held, so memory grows linearly, not quadratically, with the sample
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -148,7 +147,7 @@ def _chunks(block: Block, row_side: _Side, col_side: _Side):
     """Yield (slice of block rows, similarities of those rows with all block columns): cosines, or
     with penalties on both sides CSLS(x, y) = 2 cos(x, y) - r(x) - r(y)."""
     cols, cols_inv = col_side.take(block.cols)
-    csls = row_side.penalty is not None and col_side.penalty is not None
+    row_penalty, col_penalty = row_side.penalty, col_side.penalty
     step = max(1, CHUNK_BYTES // (4 * max(1, len(block.cols))))
     for start in range(0, len(block.rows), step):
         part = slice(start, min(start + step, len(block.rows)))
@@ -156,10 +155,10 @@ def _chunks(block: Block, row_side: _Side, col_side: _Side):
         sims = rows @ cols.T
         sims *= rows_inv[:, None]
         sims *= cols_inv[None, :]
-        if csls:
+        if row_penalty is not None and col_penalty is not None:
             sims *= 2
-            sims -= row_side.penalty[block.rows[part]][:, None]
-            sims -= col_side.penalty[block.cols][None, :]
+            sims -= row_penalty[block.rows[part]][:, None]
+            sims -= col_penalty[block.cols][None, :]
         yield part, sims
 
 
@@ -320,6 +319,164 @@ def _check(rule: str, k: int, tol: float) -> None:
         raise ValueError(f"tol must be non-negative, got {tol}")
 
 
+def _check_disjoint(sources: Sequence[np.ndarray], targets: Sequence[np.ndarray]) -> None:
+    for seed, (q, t) in enumerate(zip(sources, targets)):
+        if np.intersect1d(q, t).size:
+            raise ValueError(f"seed {seed}: sources and targets share items; backretrieval needs disjoint samples")
+
+
+class _XlrTally:
+    """xlr's per-seed accumulators, filled chunk by chunk: per query, how many of the sample's targets
+    are strictly better than and tied with its own target; per target, its k-occurrences."""
+
+    def __init__(self, samples: Sequence[np.ndarray], size: int, k: int, rule: str, tol: float):
+        self.rows = self.cols = samples
+        self.k, self.rule, self.tol = k, rule, tol
+        self.better = [np.zeros(len(s)) for s in samples]
+        self.tied = [np.zeros(len(s)) for s in samples]
+        self.counts = [np.zeros(size) for _ in samples]
+        self.order = [np.argsort(s, kind="stable") for s in samples]
+
+    def add_list(self, seed: int, items: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
+        """One seed's top lists of some query rows (``_chunk_lists``)."""
+        self.counts[seed] += occurrences(rows, cols, values, self.k, self.rule, self.tol, len(self.counts[seed]))
+
+    def add_chunk(self, block: Block, part: slice, sims: np.ndarray, seeds: list[tuple[int, int]]) -> None:
+        """The own-target counts of a chunk's rows; ``seeds``: (position in ``block.seeds``, own seed)."""
+        if not seeds:
+            return
+        positions = [b for b, _ in seeds]
+        row_member = block.row_member[part][:, positions]
+        mine = np.flatnonzero(row_member.any(axis=1))
+        if not len(mine):
+            return
+        items = block.rows[part][mine]
+        own_sims = sims if len(mine) == len(sims) else sims[mine]
+        own = own_sims[np.arange(len(items)), np.searchsorted(block.cols, items)].astype(np.float64)
+        member = block.col_member[:, positions].astype(np.float32)
+        above = (own_sims > (own + self.tol)[:, None]).astype(np.float32) @ member
+        within = (own_sims >= (own - self.tol)[:, None]).astype(np.float32) @ member
+        for j, (_, seed) in enumerate(seeds):
+            local = np.flatnonzero(row_member[mine, j])
+            where = _positions(self.rows[seed], self.order[seed], items[local])
+            self.better[seed][where] = above[local, j]
+            self.tied[seed][where] = within[local, j] - above[local, j] - 1
+
+    def results(self) -> SeedResults:
+        metrics, queries = [], []
+        for sample, b_, t_, count in zip(self.rows, self.better, self.tied, self.counts):
+            hits = hit_probability(b_, t_, self.k, self.rule)
+            ranks, reciprocal = rank(b_, t_, self.rule), reciprocal_rank(b_, t_, self.rule)
+            defined = len(sample) > 0
+            metrics.append(
+                {
+                    "recall@k": float(hits.mean()) if defined else None,
+                    "mrr": float(reciprocal.mean()) if defined else None,
+                    "median_rank": float(np.median(ranks)) if defined else None,
+                    **hubness(count[np.asarray(sample, dtype=np.int64)]),
+                }
+            )
+            queries.append(PerQuery(np.asarray(sample), hits, ranks, reciprocal=reciprocal))
+        return SeedResults(metrics, queries)
+
+
+class _BkrTally:
+    """backretrieval's per-seed accumulators: the image step's hit probabilities (computed first), then
+    per source the hit through its most similar target text, and the targets' k-occurrences."""
+
+    def __init__(
+        self,
+        images: np.ndarray,
+        sources: Sequence[np.ndarray],
+        targets: Sequence[np.ndarray],
+        size: int,
+        k: int,
+        rule: str,
+        tol: float,
+    ):
+        self.rows, self.cols = sources, targets
+        self.k, self.rule, self.tol = k, rule, tol
+        self.n_images = len(images)
+        self.hit_keys, self.hit_probs = _image_hits(_Side(images), sources, targets, k, rule, tol, len(images))
+        self.hits = [np.zeros(len(q)) for q in sources]
+        self.match = [np.zeros(len(q), dtype=np.int64) for q in sources]
+        self.counts = [np.zeros(size) for _ in sources]
+        self.order = [np.argsort(q, kind="stable") for q in sources]
+
+    def add_list(self, seed: int, items: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarray) -> None:
+        """One seed's top lists of some source rows: T* (a tied argmax averaged by the tie rule) and the hit through it."""
+        self.counts[seed] += occurrences(rows, cols, values, self.k, self.rule, self.tol, len(self.counts[seed]))
+        first = np.searchsorted(rows, np.arange(len(items)))
+        best = values >= np.maximum.reduceat(values, first)[rows] - self.tol
+        rows, matches = rows[best], cols[best]
+        keys = (seed * self.n_images + matches) * self.n_images + items[rows]
+        where = _positions(self.rows[seed], self.order[seed], items)
+        self.hits[seed][where] = _aggregate_ties(
+            rows, _lookup(self.hit_keys, self.hit_probs, keys), len(items), self.rule
+        )
+        self.match[seed][where] = matches[np.searchsorted(rows, np.arange(len(items)))]
+
+    def add_chunk(self, block: Block, part: slice, sims: np.ndarray, seeds: list[tuple[int, int]]) -> None:
+        """Nothing beyond the top lists."""
+
+    def results(self) -> SeedResults:
+        metrics = [
+            {"recall@k": float(h.mean()) if len(h) else None, **hubness(c[np.asarray(t, dtype=np.int64)])}
+            for h, c, t in zip(self.hits, self.counts, self.cols)
+        ]
+        queries = [PerQuery(np.asarray(q), h, match=m) for q, h, m in zip(self.rows, self.hits, self.match)]
+        return SeedResults(metrics, queries)
+
+
+def shared_blocks(groups: Sequence[tuple[Sequence[np.ndarray], Sequence[np.ndarray]]]) -> list[Block]:
+    """Blocks for the seeds of several metrics over the same similarities (per group, its per-seed row
+    and column sets; seeds numbered across the groups in order): one block for all of them when its
+    product is no larger than the groups' own plans (``plan_blocks``) together, else those plans."""
+    own: list[Block] = []
+    offset = 0
+    for rows, cols in groups:
+        own += [replace(b, seeds=tuple(offset + s for s in b.seeds)) for b in plan_blocks(rows, cols)]
+        offset += len(rows)
+    if sum(1 for rows, _ in groups if len(rows)) < 2:
+        return own
+    joint = plan_blocks([r for rows, _ in groups for r in rows], [c for _, cols in groups for c in cols])
+    size = sum(len(b.rows) * len(b.cols) for b in own)
+    return joint if len(joint) == 1 and len(joint[0].rows) * len(joint[0].cols) <= size else own
+
+
+def _text_pass(
+    src: np.ndarray,
+    tgt: np.ndarray,
+    tallies: Sequence[_XlrTally | _BkrTally],
+    retrieval: str,
+    neighbours: int,
+    k: int,
+    tol: float,
+) -> None:
+    """Feed every chunk of the source x target text similarities to the metrics that read them: cosine
+    similarities are computed once for all (``shared_blocks``); CSLS penalties depend on each seed's
+    sample, so under ``csls`` every seed of every metric is its own block (``scored_blocks``)."""
+    owners = [(tally, seed) for tally in tallies for seed in range(len(tally.rows))]
+    src_side, tgt_side = _Side(src), _Side(tgt)
+    if retrieval == "cosine":
+        scored: Iterable[Scored] = (
+            (block, src_side, tgt_side) for block in shared_blocks([(t.rows, t.cols) for t in tallies])
+        )
+    else:
+        row_sets = [r for t in tallies for r in t.rows]
+        scored = scored_blocks(
+            src_side, tgt_side, row_sets, [c for t in tallies for c in t.cols], retrieval, neighbours
+        )
+    for block, row_side, col_side in scored:
+        seeds = {id(t): [(b, owners[s][1]) for b, s in enumerate(block.seeds) if owners[s][0] is t] for t in tallies}
+        for part, sims in _chunks(block, row_side, col_side):
+            for seed, items, rows, cols, values in _chunk_lists(block, part, sims, k, 2 * tol):
+                tally, local = owners[seed]
+                tally.add_list(local, items, rows, cols, values)
+            for tally in tallies:
+                tally.add_chunk(block, part, sims, seeds[id(tally)])
+
+
 def xlr(
     src: np.ndarray,
     tgt: np.ndarray,
@@ -338,39 +495,9 @@ def xlr(
     (``scored_blocks``, with ``neighbours`` = K).
     """
     _check(rule, k, tol)
-    better: list[np.ndarray] = [np.zeros(len(s)) for s in samples]
-    tied: list[np.ndarray] = [np.zeros(len(s)) for s in samples]
-    counts = [np.zeros(len(tgt)) for _ in samples]
-    order = [np.argsort(s, kind="stable") for s in samples]
-    src_side, tgt_side = _Side(src), _Side(tgt)
-    for block, row_side, col_side in scored_blocks(src_side, tgt_side, samples, samples, retrieval, neighbours):
-        member = block.col_member.astype(np.float32)
-        for part, sims in _chunks(block, row_side, col_side):
-            for seed, _, rows, cols, values in _chunk_lists(block, part, sims, k, 2 * tol):
-                counts[seed] += occurrences(rows, cols, values, k, rule, tol, len(tgt))
-            items = block.rows[part]
-            own = sims[np.arange(len(items)), np.searchsorted(block.cols, items)].astype(np.float64)
-            above = (sims > (own + tol)[:, None]).astype(np.float32) @ member
-            within = (sims >= (own - tol)[:, None]).astype(np.float32) @ member
-            for b, seed in enumerate(block.seeds):
-                local = np.flatnonzero(block.row_member[part, b])
-                where = _positions(samples[seed], order[seed], items[local])
-                better[seed][where] = above[local, b]
-                tied[seed][where] = within[local, b] - above[local, b] - 1
-    metrics, queries = [], []
-    for sample, b_, t_, count in zip(samples, better, tied, counts):
-        hits, ranks, reciprocal = hit_probability(b_, t_, k, rule), rank(b_, t_, rule), reciprocal_rank(b_, t_, rule)
-        defined = len(sample) > 0
-        metrics.append(
-            {
-                "recall@k": float(hits.mean()) if defined else None,
-                "mrr": float(reciprocal.mean()) if defined else None,
-                "median_rank": float(np.median(ranks)) if defined else None,
-                **hubness(count[np.asarray(sample, dtype=np.int64)]),
-            }
-        )
-        queries.append(PerQuery(np.asarray(sample), hits, ranks, reciprocal=reciprocal))
-    return SeedResults(metrics, queries)
+    tally = _XlrTally(samples, len(tgt), k, rule, tol)
+    _text_pass(src, tgt, [tally], retrieval, neighbours, k, tol)
+    return tally.results()
 
 
 def backretrieval(
@@ -392,29 +519,33 @@ def backretrieval(
     ``retrieval`` (``cosine`` or ``csls``) scores the text step; g, the image step, is always cosine.
     """
     _check(rule, k, tol)
-    for seed, (q, t) in enumerate(zip(sources, targets)):
-        if np.intersect1d(q, t).size:
-            raise ValueError(f"seed {seed}: sources and targets share items; backretrieval needs disjoint samples")
-    hit_keys, hit_probs = _image_hits(_Side(images), sources, targets, k, rule, tol, len(images))
-    src_side, tgt_side = _Side(src), _Side(tgt)
-    hits = [np.zeros(len(q)) for q in sources]
-    match = [np.zeros(len(q), dtype=np.int64) for q in sources]
-    counts = [np.zeros(len(tgt)) for _ in sources]
-    order = [np.argsort(q, kind="stable") for q in sources]
-    text = scored_blocks(src_side, tgt_side, sources, targets, retrieval, neighbours)
-    for seed, items, rows, cols, values in _top_lists(text, k, 2 * tol):
-        counts[seed] += occurrences(rows, cols, values, k, rule, tol, len(tgt))
-        best = values >= np.maximum.reduceat(values, np.searchsorted(rows, np.arange(len(items))))[rows] - tol
-        rows, matches = rows[best], cols[best]
-        probs = _lookup(hit_keys, hit_probs, (seed * len(images) + matches) * len(images) + items[rows])
-        where = _positions(sources[seed], order[seed], items)
-        hits[seed][where] = _aggregate_ties(rows, probs, len(items), rule)
-        match[seed][where] = matches[np.searchsorted(rows, np.arange(len(items)))]
-    metrics = [
-        {"recall@k": float(h.mean()) if len(h) else None, **hubness(c[np.asarray(t, dtype=np.int64)])}
-        for h, c, t in zip(hits, counts, targets)
-    ]
-    return SeedResults(metrics, [PerQuery(np.asarray(q), h, match=m) for q, h, m in zip(sources, hits, match)])
+    _check_disjoint(sources, targets)
+    tally = _BkrTally(images, sources, targets, len(tgt), k, rule, tol)
+    _text_pass(src, tgt, [tally], retrieval, neighbours, k, tol)
+    return tally.results()
+
+
+def xlr_and_backretrieval(
+    src: np.ndarray,
+    tgt: np.ndarray,
+    images: np.ndarray,
+    samples: Sequence[np.ndarray],
+    sources: Sequence[np.ndarray],
+    targets: Sequence[np.ndarray],
+    k: int = 10,
+    rule: str = "expected",
+    tol: float = TIE_TOLERANCE,
+    retrieval: str = "cosine",
+    neighbours: int = CSLS_NEIGHBOURS,
+) -> tuple[SeedResults, SeedResults]:
+    """``xlr`` on ``samples`` and ``backretrieval`` on ``sources`` and ``targets`` (same numbers as
+    calling the two) with one pass over the source x target text similarities both read, when
+    their samples overlap enough (``shared_blocks``; cosine retrieval only)."""
+    _check(rule, k, tol)
+    _check_disjoint(sources, targets)
+    tallies = (_XlrTally(samples, len(tgt), k, rule, tol), _BkrTally(images, sources, targets, len(tgt), k, rule, tol))
+    _text_pass(src, tgt, tallies, retrieval, neighbours, k, tol)
+    return tallies[0].results(), tallies[1].results()
 
 
 def _positions(sample: np.ndarray, order: np.ndarray, items: np.ndarray) -> np.ndarray:
@@ -547,8 +678,9 @@ def corr_with_moments(
         q, t = q[:side], t[:side]
         text = _cosine(src_side, q, tgt_side, t)
         image = _cosine(image_side, q, image_side, t)
-        out.append({"spearman": _spearman(text.ravel(), image.ravel())})
-        moments.append(rank_moments(text, image))
+        text_ranks, image_ranks = average_ranks(text), average_ranks(image)  # ranked once for both
+        out.append({"spearman": _rank_correlation(text, image, text_ranks, image_ranks)})
+        moments.append(_moments(text_ranks.reshape(text.shape), image_ranks.reshape(image.shape)))
     return out, moments
 
 
@@ -559,13 +691,39 @@ def rank_moments(text: np.ndarray, image: np.ndarray) -> np.ndarray:
     Summed over all rows they give Pearson's r of the ranks, which is Spearman's rho of the
     block; summed over a resample of the rows, the bootstrap statistic over sources.
     """
-    pairs = text.size
+    return _moments(average_ranks(text).reshape(text.shape), average_ranks(image).reshape(image.shape))
+
+
+def _moments(text_ranks: np.ndarray, image_ranks: np.ndarray) -> np.ndarray:
+    """``rank_moments`` of the blocks' mid-ranks."""
+    pairs = text_ranks.size
     if pairs == 0:
-        return np.zeros((len(text), 6))
-    x = (stats.rankdata(text, axis=None).reshape(text.shape) - (pairs + 1) / 2) / pairs
-    y = (stats.rankdata(image, axis=None).reshape(image.shape) - (pairs + 1) / 2) / pairs
-    count = np.full(len(text), float(text.shape[1]))
+        return np.zeros((len(text_ranks), 6))
+    x = (text_ranks - (pairs + 1) / 2) / pairs
+    y = (image_ranks - (pairs + 1) / 2) / pairs
+    count = np.full(len(text_ranks), float(text_ranks.shape[1]))
     return np.stack([count, x.sum(1), y.sum(1), (x * x).sum(1), (y * y).sum(1), (x * y).sum(1)], axis=1)
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """The 1-based ranks of all of ``values`` (flattened), equal values sharing the mean of their ranks:
+    ``scipy.stats.rankdata(values, method="average", axis=None)``, NaN everywhere when any value is NaN.
+
+    NumPy's default (unstable, SIMD) sort orders them: which of several equal values comes first
+    does not matter once their ranks are averaged.
+    """
+    flat = np.asarray(values).ravel()
+    if not len(flat):
+        return np.zeros(0)
+    order = np.argsort(flat)
+    ordered = flat[order]
+    if np.isnan(ordered[-1]):  # NaNs sort last
+        return np.full(len(flat), np.nan)
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    ends = np.append(starts[1:], len(flat))
+    ranks = np.empty(len(flat))
+    ranks[order] = np.repeat(0.5 * (starts + ends + 1), ends - starts)  # positions start..end-1: ranks start+1..end
+    return ranks
 
 
 def _cosine(a: _Side, rows: np.ndarray, b: _Side, cols: np.ndarray) -> np.ndarray:
@@ -574,10 +732,12 @@ def _cosine(a: _Side, rows: np.ndarray, b: _Side, cols: np.ndarray) -> np.ndarra
     return (x @ y.T) * x_inv[:, None] * y_inv[None, :]
 
 
-def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
-    if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+def _rank_correlation(a: np.ndarray, b: np.ndarray, a_ranks: np.ndarray, b_ranks: np.ndarray) -> float | None:
+    """Spearman's rho of ``a`` and ``b`` from their ``average_ranks``, computed as ``scipy.stats.spearmanr``
+    does (``np.corrcoef`` of the two rank columns); None when undefined (fewer than 2 values, either
+    side constant or NaN)."""
+    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.ConstantInputWarning)
-        value = stats.spearmanr(a, b).statistic
+    with np.errstate(invalid="ignore"):
+        value = np.corrcoef(np.column_stack((a_ranks, b_ranks)), rowvar=False)[1, 0]
     return float(value) if np.isfinite(value) else None

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from harness_tasks.retrieval import metrics as M
 
@@ -245,3 +246,113 @@ def test_matches_brute_force(path, problem):
         bkr = [m["recall@k"] for m in M.backretrieval(src, tgt, img, sources, targets, k, rule).metrics]
     assert xlr == pytest.approx(brute_xlr(src, tgt, sources, k, rule))
     assert bkr == pytest.approx(brute_backretrieval(src, tgt, img, sources, targets, k, rule))
+
+
+# --- one text pass for xlr and backretrieval ------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["default", "tiny chunks, few candidates"])
+@settings(max_examples=40, deadline=None)
+@given(problem=problems(), retrieval=st.sampled_from(M.RETRIEVALS))
+def test_joint_pass_equals_the_two_metrics(path, problem, retrieval):
+    src, tgt, img, sources, targets, k, rule = problem
+    with pytest.MonkeyPatch.context() as patch:
+        if path != "default":
+            patch.setattr(M, "CHUNK_BYTES", 1)
+            patch.setattr(M, "_depth", lambda needed, block: min(len(block.cols), needed))
+        alone = (
+            M.xlr(src, tgt, sources, k, rule, retrieval=retrieval),
+            M.backretrieval(src, tgt, img, sources, targets, k, rule, retrieval=retrieval),
+        )
+        joint = M.xlr_and_backretrieval(src, tgt, img, sources, sources, targets, k, rule, retrieval=retrieval)
+    for one, other in zip(alone, joint):
+        assert one.metrics == other.metrics  # exactly: the same similarities, the same arithmetic
+        for a, b in zip(one.queries, other.queries):
+            assert np.array_equal(a.hit, b.hit) and np.array_equal(a.items, b.items)
+            assert (a.match is None and b.match is None) or np.array_equal(a.match, b.match)
+
+
+def text_products(monkeypatch) -> list[int]:
+    """Record the size of every chunk of similarities computed."""
+    sizes: list[int] = []
+    chunks = M._chunks
+
+    def counting(block, row_side, col_side):
+        for part, sims in chunks(block, row_side, col_side):
+            sizes.append(sims.size)
+            yield part, sims
+
+    monkeypatch.setattr(M, "_chunks", counting)
+    return sizes
+
+
+def test_joint_pass_computes_the_text_product_once(monkeypatch):
+    # 8 items, 4 seeds: sources = first 4 of each permutation, targets = the other 4; the unions
+    # of sources and of targets are all 8 items, so each text pass is one 8 x 8 product
+    rng = np.random.default_rng(3)
+    src, tgt, img = (rng.standard_normal((8, 3)).astype(np.float32) for _ in range(3))
+    perms = [np.random.default_rng(s).permutation(8) for s in range(4)]
+    sources, targets = [p[:4] for p in perms], [p[4:] for p in perms]
+    assert len(np.unique(np.concatenate(sources))) == len(np.unique(np.concatenate(targets))) == 8
+    sizes = text_products(monkeypatch)
+    M.xlr(src, tgt, sources)
+    M.backretrieval(src, tgt, img, sources, targets)
+    separate = sum(sizes)
+    sizes.clear()
+    M.xlr_and_backretrieval(src, tgt, img, sources, sources, targets)
+    # text twice (64 + 64) and the images (64) against text once and the images
+    assert (separate, sum(sizes)) == (3 * 64, 2 * 64)
+
+
+def test_shared_blocks_joins_overlapping_groups_and_keeps_disjoint_ones_apart():
+    same = [np.array([0, 1, 2]), np.array([2, 1, 0])]
+    (block,) = M.shared_blocks([(same, same), (same, same)])
+    assert block.seeds == (0, 1, 2, 3) and block.rows.tolist() == [0, 1, 2]
+    # each group pools its own two seeds (3 x 3 each); together 6 x 6 = 36 > 9 + 9: kept apart
+    other = [np.array([3, 4, 5]), np.array([5, 4, 3])]
+    blocks = M.shared_blocks([(same, same), (other, other)])
+    assert [b.seeds for b in blocks] == [(0, 1), (2, 3)] and blocks[1].cols.tolist() == [3, 4, 5]
+
+
+def test_joint_pass_refuses_overlapping_backretrieval_samples():
+    with pytest.raises(ValueError, match="disjoint"):
+        M.xlr_and_backretrieval(BKR_SRC, BKR_TGT, BKR_IMG, ALL3, [np.array([0, 1])], [np.array([1, 2])])
+
+
+# --- ranks for Spearman -----------------------------------------------------------------------
+
+
+def test_average_ranks_by_hand():
+    # 1 -> rank 1, 2 -> rank 2, the three 3s share ranks 3, 4, 5 -> 4; -0.0 and 0.0 are equal (ranks 1, 2),
+    # the two 0.5s share ranks 3, 4
+    assert M.average_ranks(np.array([3, 1, 3, 2, 3])).tolist() == [4, 1, 4, 2, 4]
+    assert M.average_ranks(np.array([[0.5, -0.0], [0.0, 0.5]])).tolist() == [3.5, 1.5, 1.5, 3.5]  # flattened
+    assert M.average_ranks(np.zeros(0)).tolist() == []
+    assert np.isnan(M.average_ranks(np.array([1.0, np.nan, 2.0]))).all()  # as rankdata: NaN propagates
+
+
+values = st.one_of(st.integers(-3, 3), st.floats(-1, 1, width=32), st.just(float("nan")))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.lists(values, min_size=0, max_size=60),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    columns=st.integers(1, 3),
+)
+def test_average_ranks_equal_scipy_rankdata(data, dtype, columns):
+    array = np.array(data, dtype=dtype)
+    array = array[: len(array) - len(array) % columns].reshape(-1, columns)  # 2-D too: ranked as one flat array
+    expected = stats.rankdata(array, method="average", axis=None)
+    assert np.array_equal(M.average_ranks(array), expected, equal_nan=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.lists(st.tuples(st.integers(-3, 3), st.floats(-1, 1, width=32)), min_size=2, max_size=60))
+def test_rank_correlation_equals_scipy_spearmanr_exactly(data):
+    a, b = (np.array(column, dtype=np.float32) for column in zip(*data))
+    ours = M._rank_correlation(a, b, M.average_ranks(a), M.average_ranks(b))
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        assert ours is None
+    else:
+        assert ours == float(stats.spearmanr(a, b).statistic)
