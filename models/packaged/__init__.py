@@ -31,7 +31,17 @@ def register_models(register):
     register(
         "efficientnet-lite0",
         f"{PACKAGE}.efficientnet:EfficientNetLite0",
-        "EfficientNet-Lite0 (ImageNet): 1280-d pooled image features, no torchvision.",
+        "EfficientNet-Lite0 (ImageNet, 224 px input): 1280-d pooled image features, no torchvision.",
+    )
+    register(
+        "efficientnet-lite1",
+        f"{PACKAGE}.efficientnet:EfficientNetLite1",
+        "EfficientNet-Lite1 (ImageNet, 240 px input): 1280-d pooled image features, no torchvision.",
+    )
+    register(
+        "efficientnet-lite2",
+        f"{PACKAGE}.efficientnet:EfficientNetLite2",
+        "EfficientNet-Lite2 (ImageNet, 260 px input): 1280-d pooled image features, no torchvision.",
     )
     register(
         "gemma-270m",

