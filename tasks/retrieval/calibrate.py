@@ -6,8 +6,9 @@ IKEA en-de and en-fr, both directions), one point per (model, direction): x = Bk
 ``calibrate_fit`` leaving one model out and leaving one language pair (both directions) out,
 chooses the map whose worse error (RMSE) is smaller, and saves it as JSON with its provenance.
 ``apply`` reads backretrieval results on data without parallel data and prints the estimated
-XLR with an interval. Points are comparable only with one k, one tie rule, one task version per
-task and one task argument n, and candidate pools (n_used) within ``N_TOLERANCE`` of each other.
+XLR with an interval. Points are comparable only with one k, one tie rule, one ranking (the
+``retrieval`` argument: cosine or CSLS, with its neighbourhood), one task version per task and one
+task argument n, and candidate pools (n_used) within ``N_TOLERANCE`` of each other.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import hashlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,12 @@ from harness.params import parse_kv
 from harness.results import ResultRecord
 from harness_tasks.retrieval import calibrate_fit, meta
 
-FORMAT = 1  # version of the calibration file
+FORMAT = 2  # version of the calibration file (2: scope.retrieval)
 N_TOLERANCE = (
     0.10  # candidate pools may differ by this share of the smallest (IKEA en-de 183, en-fr 169 BkR candidates)
 )
 CONFIDENCE = 0.95
-SHARED = ("k", "ties", "n")  # task arguments every point must share (besides the task versions)
+SHARED = ("k", "ties", "n")  # task arguments every point must share (besides the ranking and the task versions)
 SCHEMES = {"model": "leave one model out", "pair": "leave one language pair (both directions) out"}
 
 
@@ -66,26 +67,46 @@ def _direction(record: ResultRecord) -> str:
     return f"{record.task_args.get('src')}-{record.task_args.get('tgt')}"
 
 
+def ranking(record: ResultRecord) -> str:
+    """How the record's texts were ranked: ``cosine`` (also results from before the ``retrieval`` argument) or
+    ``csls (csls_k=K)``."""
+    method = str(record.task_args.get("retrieval", "cosine"))
+    return f"{method} (csls_k={record.task_args.get('csls_k')})" if method == "csls" else method
+
+
 def _shared(record: ResultRecord) -> dict[str, Any]:
     return {
         **{key: record.task_args.get(key) for key in SHARED},
+        "retrieval": ranking(record),
         "version": record.task_version,
         "g": record.extra.get("g"),
     }
 
 
-def check_comparable(records: Sequence[ResultRecord], what: str) -> dict[str, dict[str, Any]]:
-    """Per task: the arguments and version every record shares; a HarnessError naming the first that differs."""
+def _where(record: ResultRecord, origins: Mapping[int, str]) -> str:
+    """``model 'a', en-de`` and, when known, ``in <results file>``."""
+    found = origins.get(id(record))
+    return f"model {record.model.get('name')!r}, {_direction(record)}" + (f", in {found}" if found else "")
+
+
+def check_comparable(
+    records: Sequence[ResultRecord], what: str, origins: Mapping[int, str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per task: the arguments and version every record shares; a HarnessError naming the first record that differs
+    and the one it differs from (``origins``: results file by ``id`` of a record, when known)."""
+    origins = origins or {}
     shared: dict[str, dict[str, Any]] = {}
+    first: dict[str, ResultRecord] = {}
     for record in records:
         values = _shared(record)
         reference = shared.setdefault(record.task, values)
+        first.setdefault(record.task, record)
         for key, value in values.items():
             if value != reference[key]:
                 raise HarnessError(
-                    f"{what}: the {record.task} results differ in {key} ({reference[key]!r} vs {value!r}, "
-                    f"model {record.model.get('name')!r}, {_direction(record)}); calibrate one k and n at a time "
-                    "(choose with --select)"
+                    f"{what}: the {record.task} results differ in {key}: {reference[key]!r} "
+                    f"({_where(first[record.task], origins)}) vs {value!r} ({_where(record, origins)}); "
+                    "calibrate one configuration at a time (choose with --select)"
                 )
     return shared
 
@@ -111,26 +132,17 @@ def points_from_records(records: Sequence[ResultRecord]) -> list[Point]:
             if "xlr" not in row.records or "backretrieval" not in row.records:
                 continue
             xlr, bkr = row.records["xlr"], row.records["backretrieval"]
-            values = (xlr.metrics.get(xlr.main_metric), bkr.metrics.get(bkr.main_metric))
-            if any(v is None or not math.isfinite(v) for v in values):
+            y, x = xlr.metrics.get(xlr.main_metric), bkr.metrics.get(bkr.main_metric)
+            if x is None or y is None or not math.isfinite(x) or not math.isfinite(y):
                 raise HarnessError(f"{row.label} {direction}: xlr or backretrieval {xlr.main_metric} is undefined")
-            pools = (bkr.extra.get("n_used"), xlr.extra.get("n_used"))
-            if not all(isinstance(v, int) for v in pools):
+            n_bkr, n_xlr = bkr.extra.get("n_used"), xlr.extra.get("n_used")
+            if not isinstance(n_bkr, int) or not isinstance(n_xlr, int):
                 raise HarnessError(
                     f"{row.label} {direction}: the results hold no n_used (extra.n_used): rerun them with this harness"
                 )
             defined = [v for v in bkr.per_seed.get(bkr.main_metric, []) if v is not None]
-            points.append(
-                Point(
-                    row.label,
-                    direction,
-                    float(values[1]),
-                    float(bkr.metrics_std.get(bkr.main_metric) or 0.0),
-                    max(1, len(defined)),
-                    float(values[0]),
-                    *pools,
-                )
-            )
+            std = float(bkr.metrics_std.get(bkr.main_metric) or 0.0)
+            points.append(Point(row.label, direction, float(x), std, max(1, len(defined)), float(y), n_bkr, n_xlr))
     return points
 
 
@@ -146,18 +158,23 @@ def calibrate(
     method: str = "auto",
     confidence: float = CONFIDENCE,
     sources: Sequence[str] = (),
+    origins: Mapping[int, str] | None = None,
 ) -> dict[str, Any]:
-    """Cross-validate both maps, choose one, fit it on every point; the calibration as a JSON-ready dict."""
+    """Cross-validate both maps, choose one, fit it on every point; the calibration as a JSON-ready dict.
+
+    ``origins`` (results file by ``id`` of a record) lets a refusal name the file of the records it refuses."""
     records = [r for r in records if r.task in ("xlr", "backretrieval")]
-    shared = check_comparable(records, "calibrate")
+    shared = check_comparable(records, "calibrate", origins)
     if set(shared) != {"xlr", "backretrieval"}:
         raise HarnessError(
             f"calibrate needs xlr and backretrieval results (found: {', '.join(sorted(shared)) or 'none'})"
         )
-    if shared["xlr"]["k"] != shared["backretrieval"]["k"]:
-        raise HarnessError(
-            f"xlr and backretrieval were run with different k ({shared['xlr']['k']} vs {shared['backretrieval']['k']})"
-        )
+    for key in ("k", "retrieval"):
+        if shared["xlr"][key] != shared["backretrieval"][key]:
+            raise HarnessError(
+                f"xlr and backretrieval were run with different {key} ({shared['xlr'][key]!r} vs "
+                f"{shared['backretrieval'][key]!r}); calibrate results of one {key}"
+            )
     points = points_from_records(records)
     if len({p.model for p in points}) < 3:
         raise HarnessError(
@@ -195,6 +212,7 @@ def calibrate(
             "k": shared["xlr"]["k"],
             "ties": shared["xlr"]["ties"],
             "n": shared["xlr"]["n"],
+            "retrieval": shared["xlr"]["retrieval"],
             "versions": {t: shared[t]["version"] for t in shared},
             "g": shared["backretrieval"]["g"],
             "n_used": {
@@ -232,7 +250,8 @@ def load(path: str) -> dict[str, Any]:
             raise HarnessError(f"calibration file {path!r} has no field {field!r}")
     if data["format"] != FORMAT:
         raise HarnessError(
-            f"calibration file {path!r} has format {data['format']!r}; this harness reads format {FORMAT}"
+            f"calibration file {path!r} has format {data['format']!r}; this harness reads format {FORMAT} "
+            "(format 2 records the ranking, cosine or csls): refit it with 'harness calibrate fit'"
         )
     if data["map"].get("method") not in calibrate_fit.METHODS or not data["residuals"]:
         raise HarnessError(f"calibration file {path!r}: field 'map' names no known method, or 'residuals' is empty")
@@ -252,11 +271,14 @@ def estimate(calibration: dict[str, Any], record: ResultRecord, others: Sequence
     """The estimated XLR of one backretrieval result, its interval, and any warnings; refuses another k, tie rule or pool size."""
     scope = calibration["scope"]
     label = f"{model_label(record, others)} {_direction(record)}"
-    for key in ("k", "ties"):
-        if record.task_args.get(key) != scope[key]:
+    for key, value in (
+        ("k", record.task_args.get("k")),
+        ("ties", record.task_args.get("ties")),
+        ("retrieval", ranking(record)),
+    ):
+        if value != scope[key]:
             raise HarnessError(
-                f"{label}: backretrieval {key} = {record.task_args.get(key)!r}, but the calibration is for "
-                f"{key} = {scope[key]!r}"
+                f"{label}: backretrieval {key} = {value!r}, but the calibration is for {key} = {scope[key]!r}"
             )
     if record.task_version != scope["versions"]["backretrieval"]:
         raise HarnessError(
@@ -294,6 +316,7 @@ def estimate(calibration: dict[str, Any], record: ResultRecord, others: Sequence
         warnings.append("one seed: the calibration's median std over seeds stands in for this result's")
     return {
         "label": label,
+        "retrieval": scope["retrieval"],
         "bkr": float(value),
         "seeds": len(defined),
         "xlr": point,
@@ -304,10 +327,10 @@ def estimate(calibration: dict[str, Any], record: ResultRecord, others: Sequence
 
 
 def format_estimate(result: dict[str, Any], k: Any, confidence: float) -> str:
-    """``<model> <direction>: BkR R@10 0.312 (25 seeds) -> estimated XLR R@10 0.83 [0.76, 0.89]``."""
+    """``<model> <direction>: BkR R@10 0.312 (25 seeds) -> estimated XLR R@10 0.83 [0.76, 0.89] (95%, cosine)``."""
     return (
         f"{result['label']}: BkR R@{k} {result['bkr']:.3f} ({result['seeds']} seeds) -> estimated XLR R@{k} "
-        f"{result['xlr']:.2f} [{result['low']:.2f}, {result['high']:.2f}] ({confidence:.0%})"
+        f"{result['xlr']:.2f} [{result['low']:.2f}, {result['high']:.2f}] ({confidence:.0%}, {result['retrieval']})"
     )
 
 
@@ -328,7 +351,7 @@ def format_validation(calibration: dict[str, Any]) -> str:
     points = calibration["provenance"]["points"]
     lines.append(
         f"chosen: {calibration['method']} (smaller worse-case RMSE), fitted on {len(points)} points "
-        f"({len({p['model'] for p in points})} models), k = {scope['k']}, BkR n_used "
+        f"({len({p['model'] for p in points})} models), k = {scope['k']}, retrieval {scope['retrieval']}, BkR n_used "
         f"{'-'.join(map(str, scope['n_used']['backretrieval']))}"
     )
     return "\n".join(lines)
@@ -410,11 +433,19 @@ class CalibrateCommand:
 
     def run(self, args: argparse.Namespace) -> int:
         """Fit or apply."""
-        records = meta.select(meta.load_records(args.results), parse_kv(args.select, "--select"))
+        where = parse_kv(args.select, "--select")
+        origins: dict[int, str] = {}
+        records: list[ResultRecord] = []
+        for path in args.results:
+            found = meta.select(meta.load_records([path]), where)
+            origins.update((id(r), path) for r in found)
+            records += found
         if args.action == "fit":
             if not 0 < args.confidence < 1:
                 raise HarnessError(f"--confidence must be between 0 and 1, got {args.confidence}")
-            calibration = calibrate(records, method=args.method, confidence=args.confidence, sources=args.results)
+            calibration = calibrate(
+                records, method=args.method, confidence=args.confidence, sources=args.results, origins=origins
+            )
             try:
                 Path(args.output).write_text(json.dumps(calibration, indent=2) + "\n", encoding="utf-8")
                 if args.plot:

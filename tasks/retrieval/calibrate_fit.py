@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import expit, logit
 from scipy.stats import norm
+
+Floats = Sequence[float] | npt.NDArray[np.float64]  # what the functions below accept as a list of numbers
 
 METHODS = ("isotonic", "logistic")
 EPSILON = 1e-3  # Recall values are clipped to [EPSILON, 1 - EPSILON] before a logit
@@ -52,7 +55,7 @@ class MonotoneMap:
         return {"method": self.method, "params": self.params}
 
 
-def fit(bkr: Sequence[float], xlr: Sequence[float], method: str) -> MonotoneMap:
+def fit(bkr: Floats, xlr: Floats, method: str) -> MonotoneMap:
     """Fit ``method`` (isotonic or logistic) to the points (BkR, XLR)."""
     x, y = np.asarray(bkr, dtype=float), np.asarray(xlr, dtype=float)
     if x.shape != y.shape or x.size < 2:
@@ -82,7 +85,7 @@ def _fractional_logit(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     return result.x
 
 
-def out_of_fold(bkr: Sequence[float], xlr: Sequence[float], groups: Sequence[str], method: str) -> np.ndarray:
+def out_of_fold(bkr: Floats, xlr: Floats, groups: Sequence[str], method: str) -> np.ndarray:
     """Each point's prediction by the map fitted on the points of every other group (NaN when too few remain)."""
     x, y, labels = np.asarray(bkr, dtype=float), np.asarray(xlr, dtype=float), np.asarray(groups)
     predicted = np.full(x.shape, np.nan)
@@ -93,7 +96,7 @@ def out_of_fold(bkr: Sequence[float], xlr: Sequence[float], groups: Sequence[str
     return predicted
 
 
-def errors(predicted: np.ndarray, xlr: Sequence[float]) -> dict[str, float | int]:
+def errors(predicted: np.ndarray, xlr: Floats) -> dict[str, float | int]:
     """Mean absolute error, root mean squared error and the largest absolute error, on the Recall scale."""
     error = np.asarray(predicted, dtype=float) - np.asarray(xlr, dtype=float)
     error = error[~np.isnan(error)]
@@ -105,14 +108,14 @@ def errors(predicted: np.ndarray, xlr: Sequence[float]) -> dict[str, float | int
     }
 
 
-def logit_residuals(predicted: np.ndarray, xlr: Sequence[float]) -> np.ndarray:
+def logit_residuals(predicted: np.ndarray, xlr: Floats) -> np.ndarray:
     """logit(XLR) - logit(prediction) where the prediction is defined."""
     residuals = clipped_logit(xlr) - clipped_logit(predicted)
     return residuals[~np.isnan(np.asarray(predicted, dtype=float))]
 
 
 def interval(
-    mapping: MonotoneMap, bkr_mean: float, bkr_se: float, residuals: Sequence[float], confidence: float = 0.95
+    mapping: MonotoneMap, bkr_mean: float, bkr_se: float, residuals: Floats, confidence: float = 0.95
 ) -> tuple[float, float, float]:
     """(estimate, low, high): the map at the mean BkR, and the interval of map(BkR) + residual on the logit scale.
 
@@ -129,9 +132,9 @@ def interval(
 
 
 def coverage(
-    bkr: Sequence[float],
-    xlr: Sequence[float],
-    se: Sequence[float],
+    bkr: Floats,
+    xlr: Floats,
+    se: Floats,
     groups: Sequence[str],
     method: str,
     confidence: float = 0.95,

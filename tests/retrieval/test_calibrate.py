@@ -123,6 +123,67 @@ def test_refuses_different_k_or_candidate_pools():
         calibrate.calibrate(records({"a": (0.1, 0.05), "b": (0.4, 0.1)}))
 
 
+def ranked(found: list, retrieval: str, tasks=("xlr", "backretrieval"), csls_k: int = 10) -> list:
+    """The records of ``tasks`` with their texts ranked by ``retrieval`` (the task arguments retrieval and csls_k)."""
+    return [
+        dataclasses.replace(r, task_args={**r.task_args, "retrieval": retrieval, "csls_k": csls_k})
+        if r.task in tasks
+        else r
+        for r in found
+    ]
+
+
+def test_refuses_a_mix_of_cosine_and_csls_results_naming_the_model_and_both_values():
+    # de-en and en-fr ranked by cosine (the default, also when a record predates the argument), fr-en by CSLS
+    mixed = records(MODELS) + ranked(records({"e": (0.5, 0.15)}, pairs=(("fr", "en"),)), "csls")
+    with pytest.raises(
+        HarnessError,
+        match=r"differ in retrieval: 'cosine' \(model 'a', en-de\) vs 'csls \(csls_k=10\)' \(model 'e', fr-en\)",
+    ):
+        calibrate.calibrate(mixed)
+    # CSLS with two neighbourhoods is two rankings too
+    neighbourhoods = ranked(records(MODELS), "csls") + ranked(
+        records({"e": (0.5, 0.15)}, pairs=(("fr", "en"),)), "csls", csls_k=5
+    )
+    with pytest.raises(HarnessError, match=r"'csls \(csls_k=10\)' .* vs 'csls \(csls_k=5\)'"):
+        calibrate.calibrate(neighbourhoods)
+    # every xlr by CSLS, every backretrieval by cosine: each task is consistent, the points are not
+    with pytest.raises(HarnessError, match=r"different retrieval \('csls \(csls_k=10\)' vs 'cosine'\)"):
+        calibrate.calibrate(ranked(records(MODELS), "csls", tasks=("xlr",)))
+
+
+def test_the_ranking_is_saved_printed_and_enforced_by_apply(tmp_path, capsys):
+    cosine = calibrate.calibrate(records(MODELS))
+    csls = calibrate.calibrate(ranked(records(MODELS), "csls"))
+    assert cosine["scope"]["retrieval"] == "cosine" and csls["scope"]["retrieval"] == "csls (csls_k=10)"
+    assert "k = 10, retrieval csls (csls_k=10), BkR n_used 180-180" in calibrate.format_validation(csls)
+    new = next(r for r in records({"z": (0.0, 0.2)}, pairs=(("en", "ja"),)) if r.task == "backretrieval")
+    with pytest.raises(
+        HarnessError,
+        match=r"z en-ja: backretrieval retrieval = 'csls \(csls_k=10\)', but the calibration is for retrieval = 'cosine'",
+    ):
+        calibrate.estimate(cosine, ranked([new], "csls")[0])
+    with pytest.raises(HarnessError, match="retrieval = 'cosine', but the calibration is for retrieval = 'csls"):
+        calibrate.estimate(csls, new)
+    assert calibrate.format_estimate(calibrate.estimate(csls, ranked([new], "csls")[0]), 10, 0.95).endswith(
+        "(95%, csls (csls_k=10))"
+    )
+    # through the CLI: two files, one of each ranking; the refusal names the file of each record
+    cosine_file = write(tmp_path / "cosine", records(MODELS))
+    csls_file = write(tmp_path / "csls", ranked(records({"e": (0.5, 0.15)}, pairs=(("fr", "en"),)), "csls"))
+    assert main(["calibrate", "fit", cosine_file, csls_file, "--output", str(tmp_path / "c.json")]) == 2
+    error = capsys.readouterr().err
+    assert (
+        f"'cosine' (model 'a', en-de, in {cosine_file}) vs 'csls (csls_k=10)' (model 'e', fr-en, in {csls_file})"
+        in error
+    )
+    assert not (tmp_path / "c.json").exists()
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({**cosine, "format": 1}), encoding="utf-8")
+    with pytest.raises(HarnessError, match=r"format 1; .* records the ranking, cosine or csls"):
+        calibrate.load(str(old))
+
+
 def write(folder, found) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / RESULTS_FILE).write_text("".join(json.dumps(r.to_dict()) + "\n" for r in found), encoding="utf-8")
@@ -156,7 +217,7 @@ def test_fit_saves_and_apply_estimates_through_the_cli(tmp_path, capsys):
     assert main(["calibrate", "apply", str(saved), write(tmp_path / "other", new)]) == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"z en-ja: BkR R@10 0.200 (2 seeds) -> estimated XLR R@10 {float(mapping(0.2)):.2f} [")
-    assert line.endswith("(95%)")
+    assert line.endswith("(95%, cosine)")
 
 
 def test_apply_refuses_another_k_or_pool_and_a_broken_file(tmp_path):
