@@ -15,9 +15,11 @@ The BLAS floor is the similarity products the three metrics need, timed alone in
 of every source with every target over the union of the seeds' samples (xlr's and
 backretrieval's text similarities are both read from that one product), of every target image
 with every source image (backretrieval), and corr's per-seed text and image products.
-``floor, text twice`` is the same with the text product computed once for xlr and again for
-backretrieval, as ``tasks/retrieval/metrics.py`` does. With ``--repeats`` R, ours and the floor
-alternate (ours, floor, floor, ours, ...) and the ratio is the median of the per-pair ratios.
+``ours`` computes xlr and backretrieval in one pass (``metrics.xlr_and_backretrieval``);
+``separate`` calls ``metrics.xlr`` and then ``metrics.backretrieval``, as the harness's two tasks
+do, and its floor is ``floor, text twice``: the text product computed once for each. With
+``--repeats`` R, the implementations alternate (ours, floor, separate, floor twice; then the reverse)
+and each ratio is the median of the per-round ratios.
 
 Each measurement runs in a fresh process. The plain implementation does the same work for every
 seed, so above ``--plain-max-n`` it runs ``--plain-seeds`` seeds and its time is scaled to all
@@ -57,10 +59,16 @@ def samples(n_items: int, n: int, seeds: int) -> tuple[list[np.ndarray], list[np
     return [p[:n] for p in perms], [p[n : 2 * n] for p in perms]
 
 
-def ours(src, tgt, images, sources, targets) -> dict[str, list[float]]:
-    xlr = metrics.xlr(src, tgt, sources, K).metrics
-    bkr = metrics.backretrieval(src, tgt, images, sources, targets, K).metrics
-    corr = metrics.corr(src, tgt, images, sources, targets)
+def ours(src, tgt, images, sources, targets, joint: bool = True) -> dict[str, list[float]]:
+    """The three metrics; ``joint``: xlr and backretrieval in one text pass (``xlr_and_backretrieval``),
+    else one after the other, as the harness's tasks ``xlr`` and ``backretrieval`` call them."""
+    if joint:
+        xlr_results, bkr_results = metrics.xlr_and_backretrieval(src, tgt, images, sources, sources, targets, K)
+    else:
+        xlr_results = metrics.xlr(src, tgt, sources, K)
+        bkr_results = metrics.backretrieval(src, tgt, images, sources, targets, K)
+    xlr, bkr = xlr_results.metrics, bkr_results.metrics
+    corr = metrics.corr_with_moments(src, tgt, images, sources, targets)[0]  # as the task corr calls it
     return {
         "xlr": [m["recall@k"] for m in xlr],
         "mrr": [m["mrr"] for m in xlr],
@@ -119,7 +127,18 @@ def floor_text_twice(src, tgt, images, sources, targets) -> dict[str, list[float
     return floor(src, tgt, images, sources, targets, text_passes=2)
 
 
-IMPLEMENTATIONS = {"ours": ours, "plain": plain, "floor": floor, "floor2": floor_text_twice}
+def ours_separate(src, tgt, images, sources, targets) -> dict[str, list[float]]:
+    """Ours with xlr and backretrieval called one after the other (each its own text pass)."""
+    return ours(src, tgt, images, sources, targets, joint=False)
+
+
+IMPLEMENTATIONS = {
+    "ours": ours,
+    "plain": plain,
+    "floor": floor,
+    "separate": ours_separate,
+    "floor2": floor_text_twice,
+}
 
 
 def measure(function, *args) -> tuple[dict[str, list[float]], float, float, float]:
@@ -177,6 +196,11 @@ def main() -> None:
         "--floor-only", action="store_true", help="compare ours with the BLAS floor only (no plain peer)"
     )
     parser.add_argument("--repeats", type=int, default=1, help="alternating repetitions of ours and the floor")
+    parser.add_argument(
+        "--pairs",
+        default="joint,separate",
+        help="with --floor-only: joint (ours against the floor) and/or separate (xlr, backretrieval one after the other, against the floor with the text product twice)",
+    )
     parser.add_argument("--profile", action="store_true", help="profile ours at the first size")
     parser.add_argument("--worker", choices=tuple(IMPLEMENTATIONS), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -186,7 +210,7 @@ def main() -> None:
     if args.profile:
         return profile(sizes[0], args.seeds)
     if args.floor_only:
-        return floor_table(sizes, args.seeds, args.repeats)
+        return floor_table(sizes, args.seeds, args.repeats, args.pairs.split(","))
     rows = []
     for n in sizes:
         mine = run_worker("ours", n, args.seeds)
@@ -231,48 +255,51 @@ def main() -> None:
         )
 
 
-def floor_table(sizes: list[int], seeds: int, repeats: int) -> None:
-    """Ours against the floor (and the floor with the text product twice), alternating, per size."""
+PAIRS = {"joint": ("ours", "floor"), "separate": ("separate", "floor2")}
+
+
+def floor_table(sizes: list[int], seeds: int, repeats: int, pairs: list[str]) -> None:
+    """Each implementation against its floor (``PAIRS``), alternating, per size; the load average
+    (1 minute) is printed before every run, since other jobs may share the cores."""
     import os
     import statistics
 
-    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores)", flush=True)
+    names = [name for pair in pairs for name in PAIRS[pair]]
     rows = []
     for n in sizes:
-        runs: dict[str, list[dict]] = {"ours": [], "floor": [], "floor2": []}
+        runs: dict[str, list[dict]] = {name: [] for name in names}
         for r in range(repeats):
-            order = ["ours", "floor", "floor2"] if r % 2 == 0 else ["floor2", "floor", "ours"]
-            for name in order:
-                runs[name].append(run_worker(name, n, seeds))
+            for name in names if r % 2 == 0 else names[::-1]:
+                load = os.getloadavg()[0]
+                runs[name].append({**run_worker(name, n, seeds), "load": load})
+                run = runs[name][-1]
                 print(
-                    f"n={n} round {r + 1}: {name} {runs[name][-1]['wall']:.1f}s wall, {runs[name][-1]['cpu']:.1f}s CPU, "
-                    f"{runs[name][-1]['peak']:.0f} MiB",
+                    f"n={n} round {r + 1}: {name} {run['wall']:.1f}s wall, {run['cpu']:.1f}s CPU, "
+                    f"{run['peak']:.0f} MiB (load average before: {load:.1f})",
                     flush=True,
                 )
         rows.append((n, runs))
-    print(f"load average at end: {os.getloadavg()[0]:.1f}\n")
+    print(f"\nload average at end: {os.getloadavg()[0]:.1f} (2 cores)\n")
     print(
-        f"xlr + backretrieval + corr against the similarity products alone, {seeds} seeds, N = 2n items, "
-        f"medians of {repeats} alternating runs\n"
+        f"against the similarity products alone, {seeds} seeds, N = 2n items, medians of {repeats} alternating runs\n"
     )
-    print(
-        "| n | ours wall / CPU (s) | floor wall / CPU (s) | ours / floor wall (CPU) | floor, text twice: wall / CPU (s) | "
-        "ours / that (wall) | peak MiB ours / floor |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| n | what | wall / CPU (s) | floor wall / CPU (s) | ratio CPU (wall) | peak MiB / floor's | load average |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
     for n, runs in rows:
         med = {
             name: {key: statistics.median(run[key] for run in values) for key in ("wall", "cpu", "peak")}
             for name, values in runs.items()
         }
-        ratio = statistics.median(o["wall"] / f["wall"] for o, f in zip(runs["ours"], runs["floor"]))
-        ratio_cpu = statistics.median(o["cpu"] / f["cpu"] for o, f in zip(runs["ours"], runs["floor"]))
-        ratio2 = statistics.median(o["wall"] / f["wall"] for o, f in zip(runs["ours"], runs["floor2"]))
-        print(
-            f"| {n:,} | {med['ours']['wall']:.1f} / {med['ours']['cpu']:.1f} | {med['floor']['wall']:.1f} / "
-            f"{med['floor']['cpu']:.1f} | {ratio:.2f}x ({ratio_cpu:.2f}x) | {med['floor2']['wall']:.1f} / "
-            f"{med['floor2']['cpu']:.1f} | {ratio2:.2f}x | {med['ours']['peak']:.0f} / {med['floor']['peak']:.0f} |"
-        )
+        for pair in pairs:
+            mine, base = PAIRS[pair]
+            ratio_cpu = statistics.median(o["cpu"] / f["cpu"] for o, f in zip(runs[mine], runs[base]))
+            ratio = statistics.median(o["wall"] / f["wall"] for o, f in zip(runs[mine], runs[base]))
+            loads = [run["load"] for run in runs[mine] + runs[base]]
+            print(
+                f"| {n:,} | {mine} | {med[mine]['wall']:.1f} / {med[mine]['cpu']:.1f} | {med[base]['wall']:.1f} / "
+                f"{med[base]['cpu']:.1f} | {ratio_cpu:.2f}x ({ratio:.2f}x) | {med[mine]['peak']:.0f} / "
+                f"{med[base]['peak']:.0f} | {min(loads):.1f}-{max(loads):.1f} |"
+            )
 
 
 if __name__ == "__main__":
