@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,7 +105,7 @@ def load_pretrained(auto_class: Any, args: dict[str, Any], device: str) -> tuple
     return tokenizer, model.to(device).eval(), found
 
 
-def combined_revision(parts: dict[str, str | None]) -> str:
+def combined_revision(parts: Mapping[str, str | None]) -> str:
     """One revision for a model assembled from several sources (folders or Hub ids)."""
     revisions = {name: source_revision(value) for name, value in sorted(parts.items()) if value}
     if len(revisions) == 1:
@@ -119,7 +119,7 @@ class ScorerAdapter(ModelAdapter):
     capabilities = frozenset({Capability.TRANSLATION_SCORER})
     key_mismatch: KeyMismatch = KeyMismatch()  # checkpoint keys that did not match (only with strict=false)
 
-    def sources(self) -> dict[str, str | None]:
+    def sources(self) -> Mapping[str, str | None]:
         """The folders or Hub ids the weights come from (for the identity)."""
         return {"pretrained": self.args.get("pretrained")}
 

@@ -105,12 +105,12 @@ class CausalLMScorer(ScorerAdapter):
         """
         import torch
 
-        sequences = []
+        sequences: list[tuple[list[int], list[int]]] = []
         for request in requests:
-            prompt, target = self.prompt_ids(request), self.target_tokens(request).labels
+            prompt, target = self.prompt_ids(request), list(self.target_tokens(request).labels)
             if not prompt:
                 raise HarnessError("the prompt is empty: a causal LM needs at least one token before the target")
-            sequences.append((prompt, list(target)))
+            sequences.append((prompt, target))
         results: list[np.ndarray] = [np.zeros(0)] * len(sequences)
         with torch.inference_mode():
             for chunk in self._batches(sequences):

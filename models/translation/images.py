@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,7 +67,9 @@ class ImageSpec:
         from transformers.utils import cached_file
 
         path = cached_file(source, "preprocessor_config.json", revision=revision)
-        return cls.from_config(json.loads(open(path, encoding="utf-8").read()))
+        if path is None:
+            raise HarnessError(f"{source!r} has no preprocessor_config.json")
+        return cls.from_config(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def pixels(self, image: Any) -> np.ndarray:
         """Resized and cropped RGB pixels, float32 (height, width, 3) in [0, 255]."""
@@ -92,7 +95,7 @@ class ImageSpec:
             raise HarnessError("a MixedImage needs as many weights as images, and at least one image")
         if any(isinstance(part, np.ndarray) for part in image.images):
             raise HarnessError("a MixedImage mixes pixels: give PIL images, not precomputed features")
-        return sum(weight * self.pixels(part) for part, weight in zip(image.images, image.weights))
+        return np.sum([weight * self.pixels(part) for part, weight in zip(image.images, image.weights)], axis=0)
 
     def batch(self, images: Sequence[Any]) -> Any:
         """A normalised float tensor (N, 3, height, width) for PIL images or mixes."""

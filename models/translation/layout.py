@@ -48,6 +48,7 @@ def load_state_dict(path: str) -> dict[str, Any]:
     file = Path(path).expanduser()
     if not file.is_file():
         raise HarnessError(f"checkpoint {path!r} not found")
+    state: Any  # safetensors gives a dict of tensors; torch.load whatever the file pickled
     if file.suffix == ".safetensors":
         from safetensors.torch import load_file
 

@@ -7,6 +7,7 @@ vision model through ``ImageSpec`` (PIL or ``MixedImage``) or arrive as precompu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,7 +35,7 @@ class MultimodalScorer(Seq2SeqScorer):
             return {name: layout.get(name) for name in self.part_names}
         return {name: self.args.get(name) for name in self.part_names}
 
-    def sources(self) -> dict[str, str | None]:
+    def sources(self) -> Mapping[str, str | None]:
         """The folder and the parts outside it (Hub ids), or the parts."""
         folder = self.args.get("pretrained")
         parts = {name: value for name, value in self.parts().items() if isinstance(value, str)}

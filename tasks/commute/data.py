@@ -88,7 +88,7 @@ def read_raw(folder: Path, lang: str) -> tuple[dict[str, list[Any]], list[Path]]
                 field="source",
             )
     half = range(0, count, 2)
-    columns = {
+    columns: dict[str, list[Any]] = {
         "id": [str(i // 2 + 1) for i in half],
         "line_a": [i + 1 for i in half],
         "line_b": [i + 2 for i in half],

@@ -30,13 +30,17 @@ def samples_path(location: str, task: str | None) -> Path:
     if not path.is_dir():
         raise HarnessError(f"{location!r} is neither a samples file nor a results folder")
     records, _ = read_records(path / RESULTS_FILE)
-    matching = [r for r in records if r.samples_file and (r.task == task if task else r.task.startswith("commute_"))]
+    matching = [
+        r.samples_file
+        for r in records
+        if r.samples_file and (r.task == task if task else r.task.startswith("commute_"))
+    ]
     if not matching:
         wanted = f"task {task!r}" if task else "a CoMMuTE task"
         raise HarnessError(
             f"{path / RESULTS_FILE} has no record of {wanted} with per-sample logs (run with --log-samples)"
         )
-    return path / matching[-1].samples_file
+    return path / matching[-1]
 
 
 def read_decisions(path: Path) -> dict[str, dict[tuple[str, str], int]]:

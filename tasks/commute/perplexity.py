@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,17 +57,20 @@ def run_tables(location: str) -> tuple[str, Tables]:
     if not path.is_dir():
         raise HarnessError(f"{location!r} is neither a samples file nor a results folder")
     records, _ = read_records(path / RESULTS_FILE)
-    latest = {r.task: r for r in records if r.samples_file and r.task.startswith("commute_")}
+    latest = {r.task: (r, r.samples_file) for r in records if r.samples_file and r.task.startswith("commute_")}
     if not latest:
         raise HarnessError(f"{path / RESULTS_FILE} has no CoMMuTE record with per-sample logs (run with --log-samples)")
     tables: Tables = {}
-    for record in latest.values():
-        read_tables(path / record.samples_file, tables)
-    models = sorted({str(r.model.get("name", "")) for r in latest.values()} - {""})
+    for _, samples_file in latest.values():
+        read_tables(path / samples_file, tables)
+    models = sorted({str(r.model.get("name", "")) for r, _ in latest.values()} - {""})
     return ", ".join(models) or path.name, tables
 
 
-def pairs(tables: Tables, directions: Sequence[tuple[str, str, str]], slot: Any) -> Points:
+Direction = tuple[str, str, str]
+
+
+def pairs(tables: Tables, directions: Sequence[Direction], slot: Callable[[Direction], tuple[str, str]]) -> Points:
     """Per tuple (in id order) and direction, (x, y) where ``slot(direction)`` gives the two table keys; both must be present."""
     points = []
     for key in sorted(tables):
@@ -105,7 +108,8 @@ def _scales(axes: Any, spread: float) -> None:
 
 
 def _panel(axes: Any, points: Points, xlabel: str, ylabel: str, verdict: str, title: str) -> None:
-    """A log-log scatter with the diagonal and how many points lie above it, on it and below it."""
+    """A scatter (log-log when the perplexities span a factor of 10 or more) with the diagonal, and how many
+    points lie above it, on it and below it."""
     if not points:
         axes.text(
             0.5,

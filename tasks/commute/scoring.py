@@ -18,15 +18,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cached_model import image_content_key
-from harness.capabilities import MixedImage, ScoreRequest
+import numpy as np
+
+from harness.cached_model import CachedModel
+from harness.capabilities import MixedImage, ScoreRequest, image_content_key
 from harness.errors import DataError, HarnessError
 from harness_tasks.commute.metrics import perplexity
 
 SOURCE_LANG = "en"
 CHUNK = 64  # tuples whose images are open at once
 ImageRef = str | tuple[str, str] | None  # a path, a pair to mix 50/50, or no image
-Slot = tuple[Any, str]  # (image label, target role)
+Slot = tuple[str, str]  # (image label, target role)
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class TupleJob:
 
     source: str
     targets: dict[str, str]
-    images: dict[Any, ImageRef]
+    images: dict[str, ImageRef]
     slots: tuple[Slot, ...]
 
 
@@ -81,8 +83,8 @@ class OpenImages:
         return self.opened[ref]
 
 
-def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
-    """The length of the longest prefix shared by all sequences."""
+def common_prefix_length(sequences: Sequence[np.ndarray]) -> int:
+    """The length of the longest prefix shared by all token id arrays."""
     length = min(len(s) for s in sequences)
     for position in range(length):
         if len({int(s[position]) for s in sequences}) > 1:
@@ -90,7 +92,7 @@ def common_prefix_length(sequences: Sequence[Sequence[int]]) -> int:
     return length
 
 
-def shared_prefixes(model: Any, jobs: Sequence[TupleJob], settings: ScoringSettings) -> list[int]:
+def shared_prefixes(model: CachedModel, jobs: Sequence[TupleJob], settings: ScoringSettings) -> list[int]:
     """Per tuple: the number of leading scored tokens its translations all share."""
     texts = [sorted(set(job.targets.values())) for job in jobs]
     requests = [
@@ -109,7 +111,7 @@ def shared_prefixes(model: Any, jobs: Sequence[TupleJob], settings: ScoringSetti
     return lengths
 
 
-def score_tables(model: Any, jobs: Sequence[TupleJob], settings: ScoringSettings) -> list[dict[Slot, float]]:
+def score_tables(model: CachedModel, jobs: Sequence[TupleJob], settings: ScoringSettings) -> list[dict[Slot, float]]:
     """P(s, image, target) for every slot of every tuple, in order."""
     tables: list[dict[Slot, float]] = []
     for start in range(0, len(jobs), CHUNK):
@@ -117,7 +119,7 @@ def score_tables(model: Any, jobs: Sequence[TupleJob], settings: ScoringSettings
     return tables
 
 
-def _score_chunk(model: Any, jobs: Sequence[TupleJob], settings: ScoringSettings) -> list[dict[Slot, float]]:
+def _score_chunk(model: CachedModel, jobs: Sequence[TupleJob], settings: ScoringSettings) -> list[dict[Slot, float]]:
     images = OpenImages()
     requests = []
     for job in jobs:

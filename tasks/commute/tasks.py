@@ -16,6 +16,9 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
+from datasets import Dataset
+
+from harness.cached_model import CachedModel
 from harness.capabilities import Capability
 from harness.context import RunContext
 from harness.errors import HarnessError
@@ -35,7 +38,7 @@ from harness_tasks.commute.metrics import (
     replacement_rate,
     tc_pair,
 )
-from harness_tasks.commute.scoring import ScoringSettings, Slot, TupleJob, score_tables
+from harness_tasks.commute.scoring import ImageRef, ScoringSettings, Slot, TupleJob, score_tables
 
 TC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("a", "inc_a"), ("b", "b"), ("b", "inc_b"))
 IC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("b", "a"), ("b", "b"), ("a", "b"))
@@ -47,7 +50,7 @@ IMAGE_BLIND = (
 )
 
 
-def tc_of(table: Table, ties: str, image_a: Any = "a", image_b: Any = "b") -> Pair:
+def tc_of(table: Table, ties: str, image_a: str = "a", image_b: str = "b") -> Pair:
     """TC decisions of a tuple with the given image labels."""
     return tc_pair(table[image_a, "a"], table[image_a, "inc_a"], table[image_b, "b"], table[image_b, "inc_b"], ties)
 
@@ -79,7 +82,7 @@ def tie_rate(tables: Sequence[Table], comparisons: Sequence[tuple[Slot, Slot]]) 
     return tied / total if total else float("nan")
 
 
-class CommuteTask(Task):
+class CommuteTask(Task[Dataset]):
     """Shared parameters, data access and scoring of the CoMMuTE tasks."""
 
     version = 1
@@ -115,14 +118,14 @@ class CommuteTask(Task):
             target_language(self.args["lang"]), self.args["temperature"], self.args["prefix_removal"]
         )
 
-    def undefined(self, model: Any) -> dict[str, str]:
+    def undefined(self, model: CachedModel) -> dict[str, str]:
         """The metrics that ``model`` leaves undefined, with the reason: those comparing images, for an image-blind scorer
         (its adapter declares ``uses_images = False``; ``ModelAdapter`` declares the default, True)."""
         return {} if model.adapter.uses_images else dict.fromkeys(self.image_metrics, IMAGE_BLIND)
 
-    def rows(self, data: Any, undefined: dict[str, str]) -> list[dict[str, Any]]:
+    def rows(self, data: Dataset, undefined: dict[str, str]) -> list[dict[str, Any]]:
         """The tuples as dicts; fails early when images are needed (for a metric ``undefined`` leaves defined) but were not given."""
-        rows = data.to_list() if hasattr(data, "to_list") else list(data)
+        rows: list[dict[str, Any]] = data.to_list()
         if self.needs_images and not undefined and rows and not rows[0].get("image_a_path"):
             raise HarnessError(f"task {self.name!r} compares images: pass --images DIR (files named as in img.order)")
         return rows
@@ -137,7 +140,7 @@ class CommuteTask(Task):
         )
 
     @staticmethod
-    def job(row: dict[str, Any], slots: Sequence[Slot], images: dict[Any, Any] | None = None) -> TupleJob:
+    def job(row: dict[str, Any], slots: Sequence[Slot], images: dict[str, ImageRef] | None = None) -> TupleJob:
         """A tuple's scoring job; by default images a, b and their mix from the row's paths."""
         a, b = row.get("image_a_path"), row.get("image_b_path")
         if images is None:
@@ -163,7 +166,7 @@ class CommuteTask(Task):
             **decisions,
         }
 
-    def score(self, rows: list[dict[str, Any]], model: Any, slots: Sequence[Slot]) -> list[Table]:
+    def score(self, rows: list[dict[str, Any]], model: CachedModel, slots: Sequence[Slot]) -> list[Table]:
         """Perplexity tables of all tuples."""
         return score_tables(model, [self.job(row, slots) for row in rows], self.settings)
 
@@ -177,7 +180,7 @@ class ContrastTask(CommuteTask):
     decide: Callable[[Table, str], Pair]
     aggregate: Callable[[Sequence[Pair]], float]
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Score the needed slots, decide each direction, aggregate (decisions are None where undefined)."""
         undefined = self.undefined(model)
         rows = self.rows(data, undefined)
@@ -276,7 +279,7 @@ class CommuteConsistency(CommuteTask):
     needs_images = True
     image_metrics = ("ipr", "inr", "cpr", "cnr")
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Score TC with the true images and with the mix of the tuple's two images."""
         undefined = self.undefined(model)
         rows = self.rows(data, undefined)
@@ -341,7 +344,7 @@ class CommuteOracle(CommuteTask):
     needs_images = True
     image_metrics = ("max_ic", "max_gic", "rr_max", "min_ic", "min_gic", "rr_min")
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Score every candidate against both translations, choose, then score TC at the choices."""
         undefined = self.undefined(model)
         rows = self.rows(data, undefined)
