@@ -173,3 +173,38 @@ def test_layer_plot_on_the_leaderboard(tmp_path):
     assert layer_values(sweep.metrics, "roc_auc") == [0.6, 0.8, None]
     empty = merge([Entry(record("yisi2_filter_layers", "m", 0.8, args=args), tmp_path / "r.jsonl")])
     assert layer_plots(empty, tmp_path) == []  # a line without per-layer values draws nothing
+
+
+def test_shards_together_compute_every_value_of_the_sweep_once(tmp_path):
+    # under --shard a value another shard computes is a token-less stand-in: 2-D, with or without
+    # an all-layers value at hand as template; the sweep must get through both sides anyway
+    from harness.distributed import ShardPartition
+
+    cache = Cache(tmp_path / "cache")
+    task = Yisi2FilterLayers("yisi2_filter_layers", {"idf": "none"})
+    placeholders = []
+    for index in range(2):
+        shard = CachedModel(TwoLayerWords("w"), cache, partition=ShardPartition(index, 2))
+        task.evaluate(filter_data(), shard, CTX)
+        placeholders.append(shard.placeholders)
+    # the first shard stands in for the values of the second, the second finds the first's in the cache
+    assert placeholders[0] > 0 and placeholders[1] == 0
+    TwoLayerWords.calls = 0
+    merged = task.evaluate(filter_data(), CachedModel(TwoLayerWords("w"), cache), CTX)
+    assert TwoLayerWords.calls == 0  # both shards computed their share of both sides
+    assert merged.per_seed == task.evaluate(filter_data(), CachedModel(TwoLayerWords("w"), None), CTX).per_seed
+
+
+def test_a_sweep_over_stand_ins_only_scores_zero_layers():
+    # a shard holding no value at all (no template for the stand-ins' shape) still asks for both sides
+    from harness.plan import _NothingIsMine
+
+    model = CachedModel(TwoLayerWords("w"), None, partition=_NothingIsMine())
+    out = Yisi2StsLayers("yisi2_sts_layers", {}).evaluate(
+        datasets.Dataset.from_dict({"id": ["a"], "sentence1": ["x y"], "sentence2": ["z"], "score": [1.0]}), model, CTX
+    )
+    assert (
+        model.placeholders == 2
+        and out.per_seed[0]["layers"] == 0.0
+        and out.samples == [{"id": "a", "gold": 1.0, "yisi2": []}]
+    )
