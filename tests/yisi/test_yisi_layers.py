@@ -197,9 +197,13 @@ def test_shards_together_compute_every_value_of_the_sweep_once(tmp_path):
 
 def test_a_sweep_over_stand_ins_only_scores_zero_layers():
     # a shard holding no value at all (no template for the stand-ins' shape) still asks for both sides
-    from harness.plan import _NothingIsMine
+    from harness.distributed import ShardPartition
 
-    model = CachedModel(TwoLayerWords("w"), None, partition=_NothingIsMine())
+    class ComputesNothing(ShardPartition):
+        def mine(self, keys):
+            return []
+
+    model = CachedModel(TwoLayerWords("w"), None, partition=ComputesNothing(0, 2))
     out = Yisi2StsLayers("yisi2_sts_layers", {}).evaluate(
         datasets.Dataset.from_dict({"id": ["a"], "sentence1": ["x y"], "sentence2": ["z"], "score": [1.0]}), model, CTX
     )
