@@ -313,7 +313,9 @@ class GSweepCommand:
         parser.add_argument(
             "--noise", default="0.25,0.5,1,2,4", help="noise ratios to the feature norm (comma-separated)"
         )
-        parser.add_argument("--truncate", default="512,128,32,8,2", help="numbers of leading dimensions to keep")
+        parser.add_argument(
+            "--truncate", default="512,128,32,8,2,1", help="numbers of leading dimensions to keep (down to 1)"
+        )
         parser.add_argument("--seeds", type=int, default=25, help="sampling seeds of the tasks (default 25)")
         parser.add_argument("--noise-seed", type=int, default=0, help="seed of the Gaussian noise (default 0)")
         parser.add_argument(

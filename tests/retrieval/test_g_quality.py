@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 
@@ -12,7 +13,7 @@ from retrieval.builders import write_ikea
 from harness.cli import main
 from harness.errors import HarnessError
 from harness_tasks.retrieval import meta
-from harness_tasks.retrieval.g_quality import Degradation, ModelSpec, neighbour_agreement, rank_agreement
+from harness_tasks.retrieval.g_quality import COMMAND, Degradation, ModelSpec, neighbour_agreement, rank_agreement
 
 # two tight pairs: a ~ b and c ~ d (cos .98), across the pairs cos 0 to .385
 A, B, C, D = (1.0, 0.0), (1.0, 0.2), (0.0, 1.0), (0.2, 1.0)
@@ -60,6 +61,17 @@ def test_degradations():
     )
 
 
+def test_the_default_sweep_truncates_down_to_one_dimension():
+    parser = argparse.ArgumentParser()
+    COMMAND.add_arguments(parser)
+    args = parser.parse_args(["--data-dir", "ikea", "--model", "tfidf-char"])
+    assert [float(v) for v in args.truncate.split(",")] == [512, 128, 32, 8, 2, 1]
+    # IKEA's features are non-negative (pooled ReLU outputs): one dimension leaves a constant g, agreement at chance
+    features = np.abs(np.random.default_rng(0).standard_normal((12, 8))) + 0.1
+    one = Degradation("truncate", 1).apply(features)
+    assert one.shape == (12, 1) and neighbour_agreement(features, one, k=2) == pytest.approx(2 / 11)
+
+
 def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
     features = np.array(
         [[1, 0, 0, 0], [1, 0.2, 0, 0], [0, 1, 0, 0], [0, 1, 0.2, 0], [0, 0, 1, 0], [0, 0, 1, 0.2]], dtype=np.float32
@@ -97,8 +109,9 @@ def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
     levels = {row["condition"]: row for row in summary["levels"]}
     assert list(levels) == ["clean", "noise-1", "truncate-1"] and (out / "g_sweep.png").stat().st_size > 0
     assert levels["clean"]["agreement"] == 1.0
-    # one dimension of non-negative features: cos 1 (or 0 for the zero rows) -> the pairs are lost
-    assert levels["truncate-1"]["agreement"] == pytest.approx(neighbour_agreement(features, features[:, :1], 1))
+    # one dimension: 1, 1, 0, 0, 0, 0; the first two keep each other (cos 1), each zero row ties its neighbour
+    # with the other four (cos 0): agreement (1 + 1 + 4 / 5) / 6
+    assert levels["truncate-1"]["agreement"] == pytest.approx((2 + 4 / 5) / 6)
     # the correlations are harness meta's on that level's results
     clean = meta.meta_evaluate(meta.group_models(meta.load_records([str(out / "clean")])))
     assert levels["clean"]["correlations"] == json.loads(json.dumps(clean["correlations"]))
