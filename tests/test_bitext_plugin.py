@@ -48,6 +48,7 @@ def test_plugin_is_listed(installed_plugin):
     assert plugins["bitext"]["tasks"] == ["bitext_mining"] and plugins["bitext"]["models"] == ["tfidf-char"]
 
 
+@pytest.mark.slow  # a second pytest session in a subprocess
 def test_the_plugins_own_test_suite_passes(installed_plugin):
     """The plugin's tests, run as its own package's CI would run them."""
     suite = subprocess.run(
@@ -73,6 +74,8 @@ def test_disabling_the_plugin(installed_plugin):
     assert listing.returncode == 0 and "bitext_mining" not in listing.stdout
 
 
+@pytest.mark.real  # the real Multi30K captions, three CLI runs
+@pytest.mark.slow
 def test_real_multi30k_end_to_end_cache_and_resume(installed_plugin, tmp_path):
     data = shared_data("multi30k")
     env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache")}

@@ -9,6 +9,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -85,6 +86,7 @@ def _open_and_put(folder: str, index: int, barrier) -> None:
     Cache(folder).put_many({f"key{index}": b"v"})
 
 
+@pytest.mark.slow  # 5 rounds of 4 spawned interpreters
 def test_processes_opening_a_fresh_cache_at_once_all_succeed(tmp_path):
     context = multiprocessing.get_context("spawn")
     for attempt in range(5):

@@ -52,6 +52,7 @@ def single(data_dir: str, output: Path):
     )
 
 
+@pytest.mark.slow  # torchrun starts two processes that import torch
 def test_two_ranks_equal_one_process_and_fill_the_shared_cache(data_dir, tmp_path):
     run = torchrun(str(HERE / "fixtures" / "dist_run.py"), data_dir, str(tmp_path / "dist"))
     assert run.returncode == 0, run.stderr[-3000:]
@@ -71,6 +72,7 @@ def test_two_ranks_equal_one_process_and_fill_the_shared_cache(data_dir, tmp_pat
     assert alone.signature == records[0].signature
 
 
+@pytest.mark.slow  # torchrun starts two processes that import torch
 def test_a_dying_rank_stops_the_run_and_the_rerun_resumes(data_dir, tmp_path):
     run = torchrun(
         str(HERE / "fixtures" / "dist_run.py"), data_dir, str(tmp_path / "dist"), env={"FAKE_DIE_ON_RANK": "1"}
