@@ -26,7 +26,6 @@ class MultimodalScorer(Seq2SeqScorer):
     uses_images = True
     model_type: ClassVar[str] = ""
     part_names: ClassVar[tuple[str, ...]] = ()
-    optional_parts: ClassVar[tuple[str, ...]] = ()
 
     def parts(self) -> dict[str, Any]:
         """The parts: from the folder's config.json when a folder is given, else from the arguments."""
@@ -50,7 +49,7 @@ class MultimodalScorer(Seq2SeqScorer):
     def require_parts(self) -> dict[str, Any]:
         """All parts, or an error naming the missing ones."""
         parts = self.parts()
-        missing = [name for name in self.part_names if not parts.get(name) and name not in self.optional_parts]
+        missing = [name for name in self.part_names if not parts.get(name)]
         if missing:
             raise HarnessError(
                 f"model {self.name!r} needs {', '.join(missing)}: give a {self.model_type} folder or "

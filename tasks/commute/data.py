@@ -23,7 +23,6 @@ component is a data error naming the file, row and field, whether or not images 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
@@ -41,6 +40,7 @@ from harness.data import (
 )
 from harness.errors import DataError, HarnessError
 from harness.params import Param
+from harness_tasks.parallel_data.images import combined_revision
 
 TEXT_COLUMNS = ("source", "target_a", "target_b", "incorrect_a", "incorrect_b")
 COLUMNS = ("id", *TEXT_COLUMNS, "image_a", "image_b")
@@ -169,11 +169,6 @@ def hub_columns(source: str, lang: str) -> tuple[dict[str, list[Any]], dict[str,
     return columns, loaded.identity
 
 
-def combine_revisions(*revisions: str) -> str:
-    """One revision over several."""
-    return "sha256:" + hashlib.sha256("\n".join(revisions).encode()).hexdigest()[:16]
-
-
 class CommuteLoader(DatasetLoader):
     """CoMMuTE tuples from the original layout, a Hub id or a save_to_disk folder; images from ``--images``."""
 
@@ -200,7 +195,7 @@ class CommuteLoader(DatasetLoader):
             identity = {"source": str(folder), "revision": files_revision(files), "split": folder.name}
         check_tuples(identity["source"], columns)
         if images_dir is not None:
-            identity["revision"] = combine_revisions(
+            identity["revision"] = combined_revision(
                 identity["revision"], files_revision(attach_images(columns, images_dir))
             )
             identity["images"] = str(images_dir)
@@ -251,4 +246,4 @@ class CommuteExtendedLoader(CommuteLoader):
                 extra += found
                 lists.append([original, *(str(p.resolve()) for p in found)])
             columns[f"candidates_{side}"] = lists
-        identity["revision"] = combine_revisions(identity["revision"], files_revision(extra) if extra else "none")
+        identity["revision"] = combined_revision(identity["revision"], files_revision(extra) if extra else "none")

@@ -12,9 +12,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.data import read_lines, require_folder
 from harness.errors import HarnessError
+from harness_tasks.commute.data import outside_folder
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 SIZE = 224
 
@@ -29,7 +34,7 @@ def image_names(root: Path, lang: str | None) -> list[str]:
     return sorted({name for order in orders for name in read_lines(order) if name.strip()})
 
 
-def draw(name: str):  # -> PIL.Image.Image
+def draw(name: str) -> Image.Image:
     """A stand-in image for ``name``: a colour and stripes from its hash, and the words STAND-IN and the name."""
     from PIL import Image, ImageDraw
 
@@ -64,13 +69,15 @@ class StandInImages:
     def run(args: argparse.Namespace) -> int:
         """Write the missing images and say how many."""
         names = image_names(require_folder(args.data_dir), args.lang)
+        for name in names:  # all checked before anything is written, as the CoMMuTE loader checks them
+            problem = outside_folder(name)
+            if problem is not None:
+                raise HarnessError(f"img.order names {name!r}, which {problem}: image names must stay inside --output")
         folder = Path(args.output)
         folder.mkdir(parents=True, exist_ok=True)
         written = 0
         for name in names:
             target = folder / name
-            if Path(name).is_absolute() or ".." in Path(name).parts:
-                raise HarnessError(f"img.order names {name!r}, which is not a plain file name")
             if not target.exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 draw(name).save(target)

@@ -36,7 +36,9 @@ def test_only_one_language_and_unsafe_names(tmp_path, capsys):
     assert (
         main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "cs", "--output", str(tmp_path / "o")]) == 2
     )
-    assert "'../escape.jpg', which is not a plain file name" in capsys.readouterr().err
+    assert "img.order names '../escape.jpg', which goes up with '..': image names must stay inside --output" in (
+        capsys.readouterr().err
+    )
     assert not (tmp_path / "escape.jpg").exists()
     assert (
         main(["commute-stand-in-images", "--data-dir", str(data), "--lang", "ru", "--output", str(tmp_path / "o")]) == 2
@@ -48,3 +50,12 @@ def test_a_single_pair_folder_works_too(tmp_path):
     data = commute_folder(tmp_path / "commute", {"fr": ["x.jpg"]}) / "en-fr"
     assert main(["commute-stand-in-images", "--data-dir", str(data), "--output", str(tmp_path / "o")]) == 0
     assert (tmp_path / "o" / "x.jpg").is_file()
+
+
+def test_every_name_is_checked_before_any_image_is_written(tmp_path, capsys):
+    """A Windows-style escape is refused as the CoMMuTE loader refuses it, and nothing is written."""
+    data = commute_folder(tmp_path / "commute", {"fr": ["a.jpg", "b.jpg", "..\\up.jpg"]})
+    out = tmp_path / "o"
+    assert main(["commute-stand-in-images", "--data-dir", str(data), "--output", str(out)]) == 2
+    assert "img.order names '..\\\\up.jpg', which goes up with '..'" in capsys.readouterr().err
+    assert not out.exists()
