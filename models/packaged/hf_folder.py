@@ -3,13 +3,17 @@
 ``encode_texts`` goes through ``hf-text-encoder`` (sentence-transformers folders included) and
 ``embed_tokens`` through ``hf-token-embedder`` at ``layer``, so a packaged model is loaded by
 exactly the code a Hub model is. Subclasses say where the folder is and what it is.
+
+``strict`` means what it means for those adapters (models/loading.py) and is handed to both. It
+enters the identity only when false, with the key mismatches of both capabilities (both are then
+loaded for the identity); a default run's identity is the one it had before the argument existed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -17,6 +21,13 @@ from harness.capabilities import Capability, TokenEmbeddings
 from harness.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 from harness_models.encoders.text import POOLINGS
+from harness_models.loading import STRICT_PARAM, mismatch
+
+if TYPE_CHECKING:
+    from harness_models.encoders.text import HFTextEncoder
+    from harness_models.token_embedders.hf import HFTokenEmbedder
+
+Inner = TypeVar("Inner", bound=ModelAdapter)
 
 FOLDER_PARAMS: dict[str, Param] = {
     "pooling": Param(
@@ -28,7 +39,9 @@ FOLDER_PARAMS: dict[str, Param] = {
     ),
     "normalize": Param(True, "text encoder: L2-normalise the vectors"),
     "max_length": Param(None, "text encoder: longest input in tokens (default: the folder's setting)", int, min=1),
+    "strict": STRICT_PARAM,
 }
+TEXT_ENCODER_ARGS = ("pooling", "normalize", "max_length", "strict")
 
 
 class FolderModel(ModelAdapter):
@@ -42,8 +55,8 @@ class FolderModel(ModelAdapter):
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)
-        self._text: ModelAdapter | None = None
-        self._tokens: ModelAdapter | None = None
+        self._text: HFTextEncoder | None = None
+        self._tokens: HFTokenEmbedder | None = None
 
     def source(self) -> str:
         """Where the weights come from, as shown in results."""
@@ -62,14 +75,26 @@ class FolderModel(ModelAdapter):
         return ""
 
     def identity(self) -> ModelIdentity:
-        """Source, content revision and arguments; no weights are loaded."""
-        return ModelIdentity(self.name, self.adapter_name, self.source(), self.revision(), dict(self.args), "float32")
+        """Source, content revision and arguments; no weights are loaded unless ``strict`` is false."""
+        return ModelIdentity(
+            self.name, self.adapter_name, self.source(), self.revision(), self.identity_args(), "float32"
+        )
+
+    def identity_args(self) -> dict[str, Any]:
+        """The arguments, ``strict`` only when false, and then ``key_mismatch`` when either capability's load
+        found one (both are loaded: the keys are known only once the weights are read)."""
+        args = {key: value for key, value in self.args.items() if key != "strict" or not value}
+        if self.args["strict"]:
+            return args
+        text, tokens = self.text_encoder().key_mismatch, self.token_embedder().key_mismatch
+        found = mismatch({*text.missing, *tokens.missing}, {*text.unexpected, *tokens.unexpected})
+        return {**args, "key_mismatch": found.record()} if found else args
 
     def load(self) -> None:
         """Make sure the folder exists; each capability loads its own model on first use."""
         self._folder = str(self.folder())
 
-    def _inner(self, adapter_class: type[ModelAdapter], args: dict[str, Any]) -> ModelAdapter:
+    def _inner(self, adapter_class: type[Inner], args: dict[str, Any]) -> Inner:
         from harness_models.token_embedders.hf import quiet_transformers
 
         self.ensure_loaded()
@@ -80,22 +105,30 @@ class FolderModel(ModelAdapter):
             inner.ensure_loaded()
         return inner
 
-    def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
-        """One vector per text (the prefix put before each), through ``hf-text-encoder``."""
+    def text_encoder(self) -> HFTextEncoder:
+        """The folder's ``hf-text-encoder``, loaded on first use."""
         if self._text is None:
             from harness_models.encoders.text import HFTextEncoder
 
-            self._text = self._inner(HFTextEncoder, {key: self.args[key] for key in FOLDER_PARAMS})
-        prefix = self.text_prefix()
-        return self._text.encode_texts([prefix + text for text in texts], lang=lang)
+            self._text = self._inner(HFTextEncoder, {key: self.args[key] for key in TEXT_ENCODER_ARGS})
+        return self._text
 
-    def embed_tokens(self, texts: Sequence[str], lang: str | None = None, **options: Any) -> list[TokenEmbeddings]:
-        """Layer-``layer`` token vectors (no prefix), through ``hf-token-embedder`` (``options``: its ``all_layers``)."""
+    def token_embedder(self) -> HFTokenEmbedder:
+        """The folder's ``hf-token-embedder`` at ``layer``, loaded on first use."""
         if self._tokens is None:
             from harness_models.token_embedders.hf import HFTokenEmbedder
 
-            self._tokens = self._inner(HFTokenEmbedder, {"layer": self.args["layer"]})
-        return self._tokens.embed_tokens(texts, lang=lang, **options)
+            self._tokens = self._inner(HFTokenEmbedder, {"layer": self.args["layer"], "strict": self.args["strict"]})
+        return self._tokens
+
+    def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
+        """One vector per text (the prefix put before each), through ``hf-text-encoder``."""
+        prefix = self.text_prefix()
+        return self.text_encoder().encode_texts([prefix + text for text in texts], lang=lang)
+
+    def embed_tokens(self, texts: Sequence[str], lang: str | None = None, **options: Any) -> list[TokenEmbeddings]:
+        """Layer-``layer`` token vectors (no prefix), through ``hf-token-embedder`` (``options``: its ``all_layers``)."""
+        return self.token_embedder().embed_tokens(texts, lang=lang, **options)
 
 
 class MiniLM(FolderModel):
