@@ -117,7 +117,7 @@ class HFTokenEmbedder(ModelAdapter):
             list(texts), truncation=True, max_length=self.max_length, return_special_tokens_mask=True
         )
         order = sorted(range(len(texts)), key=lambda i: len(encoded["input_ids"][i]), reverse=True)
-        results: list[TokenEmbeddings | None] = [None] * len(texts)
+        results: dict[int, TokenEmbeddings] = {}
         with torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
@@ -132,5 +132,5 @@ class HFTokenEmbedder(ModelAdapter):
                     positions = np.flatnonzero(mask[row])[keep]  # either padding side
                     ids = [encoded["input_ids"][i][p] for p in keep]
                     vectors = states[:, row, positions] if all_layers else states[row, positions]
-                    results[i] = TokenEmbeddings(self.tokenizer.convert_ids_to_tokens(ids), vectors)
-        return results  # type: ignore[return-value]
+                    results[i] = TokenEmbeddings(list(self.tokenizer.convert_ids_to_tokens(ids)), vectors)
+        return [results[i] for i in range(len(texts))]

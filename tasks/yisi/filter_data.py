@@ -75,7 +75,7 @@ def build_pairs(src_texts: list[str], tgt_texts: list[str], src: str, tgt: str, 
         if kind == "word_swap":
             corrupted = swap_word(texts[i], lang, vocabularies[side], rng)
             kind = kind if corrupted is not None else "mismatch"
-        if kind == "mismatch":
+        if corrupted is None:  # a mismatch, asked for or fallen back to
             corrupted = _mismatch(texts, i, rng)
         bad = (corrupted, tgt_texts[i]) if side == "src" else (src_texts[i], corrupted)
         add(f"{i + 1}:good", src_texts[i], tgt_texts[i], 1, "good", "")

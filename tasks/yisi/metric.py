@@ -47,7 +47,7 @@ class Weighted:
 
 def prepare(embeddings: TokenEmbeddings, table: tuple[Counter[str], int] | None) -> Weighted:
     """Normalise a sentence's vectors and weight its units by idf (``table``) or uniformly (None)."""
-    vectors = np.asarray(embeddings.vectors, dtype=np.float32)
+    vectors: np.ndarray = np.asarray(embeddings.vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = vectors / np.where(norms == 0, 1, norms)
     if table is None:

@@ -40,12 +40,11 @@ def layer_axes(
     """One line per label of ``metric`` against the layer, its best layer circled and named in the legend;
     a dotted line at ``reference``."""
     for index, (label, values) in enumerate(series.items()):
-        points = [(layer, v) for layer, v in enumerate(values) if v is not None]
-        if not points:
+        best = best_layer(values)
+        if best is None:  # no layer has a value
             continue
         colour = (palette or {}).get(label, f"C{index % 10}")
-        layers, ys = zip(*points)
-        best = best_layer(values)
+        layers, ys = zip(*[(layer, v) for layer, v in enumerate(values) if v is not None])
         axes.plot(
             layers, ys, marker="o", markersize=4, color=colour, label=f"{label} (best: L{best}, {values[best]:.3f})"
         )

@@ -31,8 +31,8 @@ from scipy import stats
 
 def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     """ROC AUC of ``scores`` for ``labels`` (1 = good), ties counting 1/2."""
-    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
-    good, bad = scores[labels == 1], scores[labels == 0]
+    values, classes = np.asarray(scores, dtype=np.float64), np.asarray(labels)
+    good, bad = values[classes == 1], values[classes == 0]
     if len(good) == 0 or len(bad) == 0:
         return None
     u = stats.mannwhitneyu(good, bad, alternative="two-sided", method="asymptotic").statistic
@@ -44,12 +44,12 @@ def mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> 
 
     Expected under random tie-breaking; None without input or without an item labelled 1.
     """
-    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
-    n, positives = len(scores), labels.sum()
+    values, classes = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.float64)
+    n, positives = len(values), classes.sum()
     if n == 0 or positives == 0:
         return None
-    order = np.argsort(-scores, kind="stable")
-    ranked_scores, ranked_labels = scores[order], labels[order]
+    order = np.argsort(-values, kind="stable")
+    ranked_scores, ranked_labels = values[order], classes[order]
     starts = np.flatnonzero(np.r_[True, ranked_scores[1:] != ranked_scores[:-1]])
     ends = np.r_[starts[1:], n]
     group_good = np.add.reduceat(ranked_labels, starts)
@@ -63,7 +63,7 @@ def mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> 
 
 def error_mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> float | None:
     """Lo and Simard's mean F-beta of the bad pairs (label 0), ranked by increasing score; ties as in ``mean_f_beta``."""
-    return mean_f_beta(-np.asarray(scores, dtype=np.float64), 1 - np.asarray(labels, dtype=np.int64), beta)
+    return mean_f_beta([-float(s) for s in scores], [1 - int(y) for y in labels], beta)
 
 
 def _varies(values: np.ndarray) -> bool:
@@ -72,11 +72,11 @@ def _varies(values: np.ndarray) -> bool:
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Pearson's r, or None when undefined."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    return float(stats.pearsonr(x, y).statistic) if _varies(x) and _varies(y) else None
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    return float(stats.pearsonr(a, b).statistic) if _varies(a) and _varies(b) else None
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman's rho (ties get average ranks), or None when undefined."""
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    return float(stats.spearmanr(x, y).statistic) if _varies(x) and _varies(y) else None
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    return float(stats.spearmanr(a, b).statistic) if _varies(a) and _varies(b) else None
