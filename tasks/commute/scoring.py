@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,10 +25,14 @@ from harness.capabilities import MixedImage, ScoreRequest, image_content_key
 from harness.errors import DataError, HarnessError
 from harness_tasks.commute.metrics import perplexity
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 SOURCE_LANG = "en"
 CHUNK = 64  # tuples whose images are open at once
 ImageRef = str | tuple[str, str] | None  # a path, a pair to mix 50/50, or no image
 Slot = tuple[str, str]  # (image label, target role)
+Opened = tuple["Image.Image | MixedImage | None", "str | None"]  # an image as scorers take it, and its content key
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class ScoringSettings:
     prefix_removal: bool = False
 
 
-def open_rgb(path: str) -> Any:
+def open_rgb(path: str) -> Image.Image:
     """A decoded RGB PIL image, or a DataError naming the file."""
     from PIL import Image
 
@@ -65,9 +69,9 @@ class OpenImages:
     """The images of one chunk, each opened once, with their content keys."""
 
     def __init__(self) -> None:
-        self.opened: dict[ImageRef, tuple[Any, str | None]] = {}
+        self.opened: dict[ImageRef, Opened] = {}
 
-    def get(self, ref: ImageRef) -> tuple[Any, str | None]:
+    def get(self, ref: ImageRef) -> Opened:
         """(image, content key) for a path, a pair to mix, or None."""
         if ref not in self.opened:
             if ref is None:
