@@ -35,7 +35,7 @@ from harness.leaderboard.merge import merge
 from harness.leaderboard.page import page
 from harness.leaderboard.plots import write_plots
 from harness.leaderboard.tables import family_tables
-from harness.results import full_signature, task_signature
+from harness.signature import Signature
 
 RUNS = 10
 FILES = 8
@@ -91,7 +91,7 @@ def lines(count: int, rng: random.Random) -> Iterator[str]:
             "args": {"pooling": "mean"},
             "dtype": "float32",
         }
-        task_sig = task_signature(task, 1, args, dataset, list(range(seeds)) if seeds > 1 else None)
+        task_sig = Signature.build(task, 1, args, dataset, list(range(seeds)) if seeds > 1 else None)
         yield json.dumps(
             {
                 "task": task,
@@ -105,8 +105,8 @@ def lines(count: int, rng: random.Random) -> Iterator[str]:
                 "model": model,
                 "dataset": dataset,
                 "run": {"limit": None, "batch_size": 32, "device": "cpu"},
-                "signature": full_signature(task_sig, model),
-                "task_signature": task_sig,
+                "signature": str(task_sig.with_model(model)),
+                "task_signature": str(task_sig),
                 "harness": {"version": "0.1.0", "git": "0123456789abcdef0123456789abcdef01234567"},
                 "environment": {"python": "3.11.7", "torch": "2.13.0+cpu", "transformers": "5.23.0", "numpy": "2.4.6"},
                 "hardware": {"device": "cpu", "machine": "x86_64", "cpu": "generic"},

@@ -96,15 +96,10 @@ def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, An
     )
 
 
-def _configuration(signature: str) -> str:
-    """A task signature without its task name and version: what two tasks on the same examples share."""
-    return "|".join(signature.split("|")[1:-1])
-
-
 def choose_versus(board: Board, a: str, task: str, versus: str, select: Mapping[str, Any]) -> tuple[Result, Result]:
     """A's current results on ``task`` and ``versus`` with the same data, arguments and seeds."""
-    first = {_configuration(r.record.task_signature): r for r in _candidates(board, a, task, select)}
-    second = {_configuration(r.record.task_signature): r for r in _candidates(board, a, versus, select)}
+    first = {r.signature.configuration(): r for r in _candidates(board, a, task, select)}
+    second = {r.signature.configuration(): r for r in _candidates(board, a, versus, select)}
     return _one_shared(
         first,
         second,

@@ -19,9 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.leaderboard.families import Families, Family, registered_families
 from harness.leaderboard.load import Entry
 from harness.results import ResultRecord
+from harness.signature import Signature, SignatureError
 
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 _LOCAL = ("/", "./", "../", "~")  # a model given as a local folder is labelled by the folder's name
@@ -33,18 +35,24 @@ class Column:
 
     task: str
     metric: str
-    task_signature: str
+    signature: Signature
     label: str
+
+    @property
+    def task_signature(self) -> str:
+        """The task signature as stored in the results lines."""
+        return str(self.signature)
 
 
 @dataclass(slots=True)
 class Result:
-    """A merged record: its model's key and label, and whether a newer record replaced it."""
+    """A merged record: its model's key and label, its task signature, and whether a newer record replaced it."""
 
     entry: Entry
     model_key: str
     model_label: str
     superseded: bool
+    signature: Signature
 
     @property
     def record(self) -> ResultRecord:
@@ -169,19 +177,37 @@ def _shown(value: Any) -> str:
     return "default" if value is None else str(value)
 
 
-def column_labels(keys: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
+def differing_parts(signatures: Iterable[Signature]) -> dict[Signature, list[str]]:
+    """Per signature, its formatted parts (after the task name) that not all the others share."""
+    parts = {signature: signature.parts()[1:] for signature in signatures}
+    shared = set.intersection(*(set(p) for p in parts.values())) if parts else set()
+    return {signature: [part for part in own if part not in shared] for signature, own in parts.items()}
+
+
+def column_labels(keys: Iterable[tuple[str, str, Signature]]) -> dict[tuple[str, str, Signature], str]:
     """``task metric``, plus the signature parts that differ when a task has several signatures."""
-    by_task: dict[tuple[str, str], list[str]] = {}
+    by_task: dict[tuple[str, str], list[Signature]] = {}
     for task, metric, signature in keys:
         by_task.setdefault((task, metric), []).append(signature)
     labels = {}
     for (task, metric), signatures in by_task.items():
-        parts = {signature: signature.split("|")[1:] for signature in signatures}
-        shared = set.intersection(*(set(p) for p in parts.values()))
-        for signature, own in parts.items():
-            differing = [part for part in own if part not in shared]
+        for signature, differing in differing_parts(signatures).items():
             labels[task, metric, signature] = f"{task} {metric}" + (f" ({', '.join(differing)})" if differing else "")
     return labels
+
+
+def _parsed(entry: Entry, known: dict[str, Signature]) -> Signature:
+    """The task signature of an entry's record, parsed once per distinct text."""
+    text = entry.record.task_signature
+    if text not in known:
+        try:
+            known[text] = Signature.parse(text)
+        except SignatureError as exc:
+            raise HarnessError(
+                f"{entry.source}: the {entry.record.task} result of {entry.record.model.get('name')} has a "
+                f"field 'task_signature' this harness does not write ({exc})"
+            ) from None
+    return known[text]
 
 
 def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
@@ -191,30 +217,31 @@ def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
     """
     index = registered_families() if families is None else families
     task_order = index.order
-    groups: dict[tuple[str, str, str], list[Entry]] = {}
+    groups: dict[tuple[str, str, Signature], list[Entry]] = {}
     identities: dict[str, dict[str, Any]] = {}
+    signatures: dict[str, Signature] = {}
     for entry in entries:
         record = entry.record
         key = model_key(record.model)
         identities.setdefault(key, record.model)
-        groups.setdefault((key, record.task, record.task_signature), []).append(entry)
+        groups.setdefault((key, record.task, _parsed(entry, signatures)), []).append(entry)
     labels = model_labels(identities)
     ranked: list[tuple[tuple[Any, ...], Result]] = []
     for (key, task, signature), group in groups.items():
         for rank, entry in enumerate(_newest_first(group)):
-            result = Result(entry, key, labels[key], superseded=rank > 0)
-            ranked.append(((task_order(task), signature, labels[key], rank), result))
+            result = Result(entry, key, labels[key], rank > 0, signature)
+            ranked.append(((task_order(task), str(signature), labels[key], rank), result))
     ranked.sort(key=lambda item: item[0])
     results = [result for _, result in ranked]
     current = [r for r in results if not r.superseded]
     keys = sorted(
-        {(r.record.task, r.record.main_metric, r.record.task_signature) for r in current},
-        key=lambda k: (task_order(k[0]), k[1], k[2]),
+        {(r.record.task, r.record.main_metric, r.signature) for r in current},
+        key=lambda k: (task_order(k[0]), k[1], str(k[2])),
     )
     names = column_labels(keys)
     columns = [Column(task, metric, signature, names[task, metric, signature]) for task, metric, signature in keys]
-    by_key = {(c.task, c.metric, c.task_signature): c for c in columns}
-    cells = {(r.model_key, by_key[r.record.task, r.record.main_metric, r.record.task_signature]): r for r in current}
+    by_key = {(c.task, c.metric, c.signature): c for c in columns}
+    cells = {(r.model_key, by_key[r.record.task, r.record.main_metric, r.signature]): r for r in current}
     examples: dict[Column, Result] = {}
     for (_, column), result in cells.items():
         examples.setdefault(column, result)

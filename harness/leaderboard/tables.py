@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.leaderboard.families import Family
-from harness.leaderboard.merge import Board, Column, Result
+from harness.leaderboard.merge import Board, Column, Result, differing_parts
 from harness.leaderboard.metrics import MetricInfo, info_of, interval_of, undefined_reason
 from harness.results import ResultRecord
 
@@ -148,13 +148,6 @@ def _rank_key(row: Row, infos: tuple[MetricInfo, ...]) -> tuple[Any, ...]:
     )
 
 
-def _differing(signatures: list[str]) -> dict[str, str]:
-    """Per signature, the parts that the others do not share."""
-    parts = {s: s.split("|")[1:] for s in signatures}
-    shared = set.intersection(*(set(p) for p in parts.values()))
-    return {s: ", ".join(p for p in own if p not in shared) for s, own in parts.items()}
-
-
 def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
     """Short headers: the metric's display name; the task's name too when two columns share it; the
     signature parts that differ when that is still not enough."""
@@ -163,9 +156,9 @@ def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
     headers = [f"{c.task} {h}" if h in shared else h for c, h in zip(columns, headers)]
     for header in {h for h in headers if headers.count(h) > 1}:
         same = [i for i, h in enumerate(headers) if h == header]
-        differing = _differing([columns[i].task_signature for i in same])
+        differing = differing_parts(columns[i].signature for i in same)
         for i in same:
-            headers[i] = f"{header} ({differing[columns[i].task_signature]})"
+            headers[i] = f"{header} ({', '.join(differing[columns[i].signature])})"
     return headers
 
 

@@ -23,6 +23,7 @@ from harness.leaderboard.figures import Plot, bar_figure, colours, figure, file_
 from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import Board, Column, column_labels
 from harness.leaderboard.metrics import info_of
+from harness.signature import Signature
 from harness_tasks.commute.perplexity import Tables, perplexity_figure, read_tables, tc_points
 
 FAMILY = "commute"
@@ -81,17 +82,18 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
     return plots
 
 
-def _without_temperature(signature: str) -> str:
-    return "|".join(part for part in signature.split("|") if not part.startswith("temperature:"))
+def _series_order(key: tuple[str, str, Signature]) -> tuple[str, str, str]:
+    """Series in the order of their task, metric and signature text."""
+    return key[0], key[1], str(key[2])
 
 
 def sweep_plots(board: Board, folder: Path) -> list[Plot]:
     """The contrastive metrics against the temperature, where a setting was run at two or more temperatures."""
     sweeps = []
     for settings, columns in _contrast_groups(board).items():
-        series: dict[tuple[str, str, str], list[Column]] = {}
+        series: dict[tuple[str, str, Signature], list[Column]] = {}
         for column in columns:
-            series.setdefault((column.task, column.metric, _without_temperature(column.task_signature)), []).append(
+            series.setdefault((column.task, column.metric, column.signature.without_args("temperature")), []).append(
                 column
             )
         swept = {key: cols for key, cols in series.items() if len({_temperature(c, board) for c in cols}) > 1}
@@ -107,8 +109,8 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
         legend: dict[str, Any] = {}
         with figure(3.6 * len(tasks) + 2.5, 4.0) as fig:
             for axes, task in zip(fig.subplots(1, len(tasks), squeeze=False)[0], tasks):
-                series = sorted((k, v) for k, v in swept.items() if k[0] == task)
-                for style, (key, cols) in zip(itertools.cycle(LINE_STYLES), series):
+                lines = sorted(((k, v) for k, v in swept.items() if k[0] == task), key=lambda kv: _series_order(kv[0]))
+                for style, (key, cols) in zip(itertools.cycle(LINE_STYLES), lines):
                     suffix = labels[key][len(f"{task} {key[1]}") :]
                     for model in board.labels:
                         points = sorted(

@@ -18,8 +18,9 @@ from harness.cache import Cache
 from harness.cached_model import CachedModel
 from harness.model import ModelAdapter, local_revision
 from harness.provenance import code_identity
-from harness.results import full_signature, read_records
+from harness.results import read_records
 from harness.runner import evaluate
+from harness.signature import Signature
 
 
 def _past_ctime_tick(path: Path) -> None:
@@ -140,8 +141,8 @@ def test_a_change_in_adapter_code_changes_identity_cache_key_and_signature(tmp_p
         assert after.identity.digest() != before.identity.digest()
         after.encode_texts(["ab", "abc"])
         assert module.Scaled.calls == [2, 2]  # new code: computed again
-        signature = "t|items:2|data:d@r|v:1"
-        old_sig, new_sig = (full_signature(signature, m.identity.as_dict()) for m in (before, after))
+        signature = Signature.build("t", 1, {}, {"loader": "d", "revision": "r", "size": 2}, None)
+        old_sig, new_sig = (str(signature.with_model(m.identity.as_dict())) for m in (before, after))
         assert old_sig.startswith("t|items:2|data:d@r|model:scaled@none#code:") and old_sig != new_sig
     finally:
         for name in [n for n in sys.modules if n.startswith("tmp_adapters")]:

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.jsonl import write_json_lines_atomic
-from harness.results import ResultRecord, append_record, full_signature, task_signature
+from harness.results import ResultRecord, append_record
 from harness.runner import aggregate
+from harness.signature import Signature
 
 MAIN = {
     "xlr": "recall@k",
@@ -57,7 +58,7 @@ def record(
         "args": model_args or {},
         "dtype": "float32",
     }
-    task_sig = task_signature(task, version, args, dataset, seeds if len(seeds) > 1 else None)
+    task_sig = Signature.build(task, version, args, dataset, seeds if len(seeds) > 1 else None)
     return ResultRecord(
         task=task,
         task_version=version,
@@ -70,8 +71,8 @@ def record(
         model=identity,
         dataset=dataset,
         run={"device": "cpu"},
-        signature=full_signature(task_sig, identity),
-        task_signature=task_sig,
+        signature=str(task_sig.with_model(identity)),
+        task_signature=str(task_sig),
         harness={"version": "0.1.0", "git": None},
         environment={"python": "3.11"},
         hardware={"device": "cpu"},

@@ -12,7 +12,7 @@ from leaderboard.builders import record, with_samples, write_results
 
 from harness.cli import main
 from harness.leaderboard.mcnemar import mcnemar
-from harness.results import full_signature, task_signature
+from harness.signature import Signature
 from harness.task import TaskOutput
 from harness_tasks.commute.tasks import CommuteIC, CommuteTC
 
@@ -174,8 +174,8 @@ def test_mcnemar_is_refused_where_it_does_not_apply(tmp_path, capsys):
 def test_versus_needs_the_same_configuration_and_names_a_choice(tmp_path, capsys):
     other = commute_line(tmp_path, CommuteIC, "commute_ic", "A", TC_A)
     other.task_args = {**ARGS, "ties": "right"}
-    other.task_signature = task_signature("commute_ic", 2, other.task_args, other.dataset, None)
-    other.signature = full_signature(other.task_signature, other.model)
+    signature = Signature.build("commute_ic", 2, other.task_args, other.dataset, None)
+    other.task_signature, other.signature = str(signature), str(signature.with_model(other.model))
     write_results(tmp_path, [commute_line(tmp_path, CommuteTC, "commute_tc", "A", TC_A), other])
     assert (
         main(["compare", "A", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path)]) == 2

@@ -17,6 +17,7 @@ from harness.leaderboard.load import Entry, load_entries
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge, model_labels
 from harness.leaderboard.tables import family_tables
+from harness.signature import Signature
 
 T1, T2, T3 = "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00", "2026-03-01T00:00:00+00:00"
 SRC = Path("results.jsonl")
@@ -81,7 +82,8 @@ def test_differing_signatures_become_separate_labelled_columns_never_averaged(ch
     args = {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}
     base = record("xlr", "labse", 0.5, args=args)
     other = record("xlr", "mbert", **{"values": 0.9, "args": args, **change})
-    assert len(set(base.task_signature.split("|")) ^ set(other.task_signature.split("|"))) <= 2  # one part differs
+    base_parts, other_parts = (set(Signature.parse(r.task_signature).parts()) for r in (base, other))
+    assert len(base_parts ^ other_parts) <= 2  # one part differs
     board = merge(entries(base, other))
     assert len(board.columns) == 2
     labels = [c.label for c in board.columns]
@@ -254,3 +256,22 @@ def test_the_merge_does_not_depend_on_the_order_of_lines_or_files(items, rng):
     shuffled = list(items)
     rng.shuffle(shuffled)
     assert _outputs(shuffled) == _outputs(items)
+
+
+def test_a_task_signature_the_harness_never_writes_is_refused_naming_the_file_and_field():
+    good = record("xlr", "labse", 0.4)
+    odd = record("xlr", "mbert", 0.5)
+    odd.task_signature = "xlr|src:en|v:1"  # no items:, no data: part
+    with pytest.raises(HarnessError) as raised:
+        merge(entries(good) + entries(odd, source=Path("b/results.jsonl")))
+    assert str(raised.value).startswith(
+        "b/results.jsonl: the xlr result of mbert has a field 'task_signature' this harness does not write"
+    )
+
+
+def test_columns_carry_their_parsed_signature_and_give_back_the_stored_text():
+    first, second = record("xlr", "labse", 0.4), record("xlr", "mbert", 0.5, size=50)
+    board = merge(entries(first, second))
+    assert sorted(c.task_signature for c in board.columns) == sorted([first.task_signature, second.task_signature])
+    assert {c.signature.items for c in board.columns} == {50, 100}
+    assert [r.signature for r in board.results] == [Signature.parse(r.record.task_signature) for r in board.results]
