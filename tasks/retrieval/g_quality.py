@@ -182,17 +182,21 @@ def summarize_level(
 ) -> dict[str, Any]:
     """g's quality at one level and ``harness meta``'s evaluation of the results already in ``output/<level>``."""
     degraded = condition.apply(features, noise_seed)
-    quality = {
-        "agreement": neighbour_agreement(features, degraded, k),
-        "rank_agreement": rank_agreement(features, degraded),
-    }
-    result = meta.meta_evaluate(meta.group_models(meta.load_records([str(output / condition.label)])))
     return {
         "condition": condition.label,
         "kind": condition.kind,
         "level": condition.level,
-        **quality,
+        "agreement": neighbour_agreement(features, degraded, k),
+        "rank_agreement": rank_agreement(features, degraded),
         "chance_agreement": k / (len(features) - 1),
+        **meta_summary(output / condition.label),
+    }
+
+
+def meta_summary(folder: Path) -> dict[str, Any]:
+    """``harness meta``'s evaluation of the results in ``folder``: correlations, BkR vs CORR, BkR per model."""
+    result = meta.meta_evaluate(meta.group_models(meta.load_records([str(folder)])))
+    return {
         "correlations": result["correlations"],
         "significance": {
             m: result["significance"][m]["bootstrap"] for m in ("pearson", "spearman") if m in result["significance"]
@@ -215,12 +219,36 @@ def format_table(rows: Sequence[dict[str, Any]], k: int) -> str:
             for method in ("pearson", "spearman")
         ]
         rho = "n/a" if row["rank_agreement"] is None else f"{row['rank_agreement']:.3f}"
-        scores = [v for v in row["bkr"].values() if v is not None]
-        spread = f"{min(scores):.3f}-{max(scores):.3f}" if scores else "n/a"
         lines.append(
-            f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}{spread:>14}" + "".join(f"{c:>17}" for c in cells)
+            f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}{_spread(row['bkr']):>14}"
+            + "".join(f"{c:>17}" for c in cells)
         )
     return "\n".join(lines)
+
+
+def format_ladder(rows: Sequence[dict[str, Any]], k: int) -> str:
+    """One line per image model: g's scene gain, the BkR spread, and r / rho of BkR and CORR with XLR."""
+    header = (
+        f"{'g':<22}{f'gain@{k}':>8}{'BkR min-max':>14}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
+        f"{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}"
+    )
+    lines = [header]
+    for row in rows:
+        cells = [
+            _pm(row["correlations"].get(task, {}).get(method))
+            for task in ("backretrieval", "corr")
+            for method in ("pearson", "spearman")
+        ]
+        lines.append(
+            f"{row['condition']:<22}{row['scene_gain']:>8.3f}{_spread(row['bkr']):>14}"
+            + "".join(f"{c:>17}" for c in cells)
+        )
+    return "\n".join(lines)
+
+
+def _spread(bkr: dict[str, float | None]) -> str:
+    scores = [v for v in bkr.values() if v is not None]
+    return f"{min(scores):.3f}-{max(scores):.3f}" if scores else "n/a"
 
 
 def _pm(summary: dict[str, Any] | None) -> str:
@@ -303,7 +331,13 @@ class GSweepCommand:
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """The command's arguments."""
-        parser.add_argument("--data-dir", required=True, help="the IKEA folder (with en.de/, en.fr/) or a pair folder")
+        parser.add_argument("--data-dir", help="the IKEA folder (with en.de/, en.fr/) or a pair folder")
+        parser.add_argument(
+            "--image-models",
+            default=None,
+            help="instead of --data-dir: image encoders as g on the default benchmark xling-shapes, comma-separated "
+            "(NAME or NAME:k=v;k=v; 'features' = its pixel statistics), e.g. efficientnet-lite0,efficientnet-lite1",
+        )
         parser.add_argument(
             "--model", action="append", required=True, help="a text encoder, NAME or NAME:k=v;k=v (repeat; at least 3)"
         )
@@ -335,6 +369,13 @@ class GSweepCommand:
         models = [ModelSpec.parse(m) for m in args.model]
         if len(models) < 3:
             raise HarnessError(f"the meta-correlation needs at least 3 models, got {len(models)}")
+        if (args.data_dir is None) == (args.image_models is None):
+            raise HarnessError(
+                "give --data-dir (degrade that data's image features) or --image-models (image encoders as g on "
+                "xling-shapes), one of the two"
+            )
+        if args.image_models is not None:
+            return self.run_ladder(args, models, given)
         source = pair_folder(Path(args.data_dir), src, tgt, split)
         text_file = source / f"{split}.{src}"
         lines = len(text_file.read_text(encoding="utf-8").splitlines()) if text_file.is_file() else 0
@@ -382,6 +423,36 @@ class GSweepCommand:
         )
         print(format_table(rows, args.k))
         print(f"written: {output / 'sweep.json'}, {output / 'g_sweep.png'}", file=sys.stderr)
+        return 0
+
+    def run_ladder(self, args: argparse.Namespace, models: Sequence[ModelSpec], given: dict[str, Any]) -> int:
+        """Every image model as g on xling-shapes (resumable): print the table, write ladder.json."""
+        from harness_tasks.retrieval.g_ladder import run_rung
+
+        src, tgt = str(given.get("src", "en")), str(given.get("tgt", "de"))
+        size, seed = int(given.get("size", 1000)), int(given.get("seed", 0))
+        rungs = [ModelSpec.parse(m.strip()) for m in args.image_models.split(",") if m.strip()]
+        if not rungs:
+            raise HarnessError("--image-models names no image model")
+        output = Path(args.output)
+        rows = []
+        for rung in rungs:
+            print(f"harness: g-sweep: image model {rung.name}", file=sys.stderr)
+            rows.append(
+                run_rung(rung, models, output, src=src, tgt=tgt, seeds=args.seeds, k=args.k, size=size, seed=seed)
+            )
+        summary = {
+            "data": f"xling-shapes:size={size},seed={seed}",
+            "direction": f"{src}-{tgt}",
+            "k": args.k,
+            "seeds": args.seeds,
+            "models": [m.name + (f":{m.args}" if m.args else "") for m in models],
+            "image_models": rows,
+        }
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "ladder.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+        print(format_ladder(rows, args.k))
+        print(f"written: {output / 'ladder.json'}", file=sys.stderr)
         return 0
 
 
