@@ -13,6 +13,7 @@ over seeds).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +54,7 @@ class Units:
             return _moments(self.values[index].sum(axis=1))
         reference = self.reference[index]
         if self.kind == "mean":
-            return self.values[index].sum(axis=1) / reference.sum(axis=1)
+            return np.asarray(self.values[index].sum(axis=1) / reference.sum(axis=1), dtype=float)
         return MEASURES[self.kind](self.values[index], reference)
 
 
@@ -142,7 +143,9 @@ def _check_settings(resamples: int, confidence: float, units: int) -> None:
         raise HarnessError(f"a bootstrap needs at least 2 units, found {units}")
 
 
-def _resampled(statistic, units: int, width: int, resamples: int, seed: int) -> np.ndarray:
+def _resampled(
+    statistic: Callable[[np.ndarray], np.ndarray], units: int, width: int, resamples: int, seed: int
+) -> np.ndarray:
     """``statistic(index)`` on ``resamples`` rows of ``units`` indices drawn by ``default_rng(seed)``, in bounded chunks."""
     rng = np.random.default_rng(seed)
     chunk = max(1, CELLS_PER_CHUNK // (units * width))
@@ -201,7 +204,7 @@ def paired_bootstrap(paired: Paired, resamples: int = 1000, seed: int = 0, confi
 
     def difference(index: np.ndarray) -> np.ndarray:
         a, b = paired.values(index)
-        return a - b
+        return np.asarray(a - b, dtype=float)
 
     delta = _resampled(difference, units, Units(paired.kind, paired.a, paired.reference).width, resamples, seed)
     delta = delta[np.isfinite(delta)]

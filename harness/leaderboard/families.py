@@ -80,7 +80,10 @@ def plot_functions(family: Family) -> Sequence[Callable[..., Any]]:
 
 def section_function(family: Family) -> Callable[..., Any] | None:
     """The family's extra-sections function, if it has one (imported now)."""
-    return _load(family.sections, "sections", family)
+    function: object = _load(family.sections, "sections", family)
+    if function is not None and not callable(function):
+        raise HarnessError(f"family {family.name!r} registers sections {family.sections!r}, which is not a function")
+    return function
 
 
 def registered_families(registry: Registry | None = None) -> Families:

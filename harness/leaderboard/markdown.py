@@ -7,8 +7,8 @@ import itertools
 import re
 from collections.abc import Sequence
 
+from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
-from harness.leaderboard.plots import Plot
 from harness.leaderboard.sections import Section
 from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable
 
@@ -91,8 +91,8 @@ def readme(
         "signature: results with different signatures are never merged. "
         "Also: [leaderboard.csv](leaderboard.csv), [leaderboard.json](leaderboard.json), [index.html](index.html).",
     ]
-    for family, group in itertools.groupby(tables, key=lambda t: t.family):
-        group = list(group)
+    for family, grouped in itertools.groupby(tables, key=lambda t: t.family):
+        group = list(grouped)
         lines += ["", f"## {md_text(family.title)}"]
         for table in group:
             lines += ["", f"### {md_text(table.title)}", "", *_table(table), ""]

@@ -11,13 +11,16 @@ approximation (the chi-square form is one for large b + c) and is quick for any 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from scipy.stats import binomtest
 
 from harness.errors import HarnessError
+
+Key = TypeVar("Key", bound=Hashable)  # a sample's key in an aligned log
 
 METHOD = "exact two-sided binomial test (scipy.stats.binomtest)"
 
@@ -39,13 +42,13 @@ class McNemar:
         return self.both_right + self.a_only + self.b_only + self.both_wrong
 
 
-def is_binary(values: Mapping[object, tuple[float, ...]]) -> bool:
+def is_binary(values: Mapping[Key, tuple[float, ...]]) -> bool:
     """Whether every value is 0 or 1 (decisions, not rates or fractional tie shares)."""
     return bool(values) and all(v in (0.0, 1.0) for row in values.values() for v in row)
 
 
 def decisions(
-    first: Mapping[object, tuple[float, ...]], second: Mapping[object, tuple[float, ...]]
+    first: Mapping[Key, tuple[float, ...]], second: Mapping[Key, tuple[float, ...]]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The paired decisions of two aligned logs, one per (sample, field position); both must be 0/1."""
     keys = sorted(first, key=str)

@@ -245,4 +245,11 @@ def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
     examples: dict[Column, Result] = {}
     for (_, column), result in cells.items():
         examples.setdefault(column, result)
-    return Board(results, columns, cells, {key: labels[key] for key in sorted(labels, key=labels.get)}, examples, index)
+    return Board(
+        results,
+        columns,
+        cells,
+        {key: labels[key] for key in sorted(labels, key=lambda key: labels[key])},
+        examples,
+        index,
+    )

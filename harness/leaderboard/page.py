@@ -15,8 +15,8 @@ import itertools
 import math
 from collections.abc import Sequence
 
+from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
-from harness.leaderboard.plots import Plot
 from harness.leaderboard.sections import Section
 from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable, long_rows
 

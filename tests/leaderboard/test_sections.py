@@ -7,6 +7,7 @@ from pathlib import Path
 
 from leaderboard.builders import record
 
+from harness.leaderboard.families import Families, Family
 from harness.leaderboard.load import Entry
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
@@ -109,3 +110,13 @@ def test_the_meta_evaluation_is_computed_once_per_board_and_freed_with_it(monkey
     del board
     gc.collect()
     assert key not in retrieval_plots._MEMO
+
+
+def test_a_sections_reference_to_a_non_function_is_a_warning_naming_the_family(capsys):
+    odd = Family("odd", "Odd", ("xlr",), sections="harness.leaderboard.tables:MISSING", plugin="p")  # a string
+    board = merge([Entry(record("xlr", "a", 0.5), Path("results.jsonl"))], Families((odd,)))
+    assert family_sections(board) == {}
+    assert (
+        "family 'odd' registers sections 'harness.leaderboard.tables:MISSING', which is not a function"
+        in capsys.readouterr().err
+    )
