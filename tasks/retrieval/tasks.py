@@ -14,11 +14,13 @@ otherwise the dataset's ``image_features``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from datasets import Dataset
 
+from harness.cached_model import CachedModel
 from harness.capabilities import Capability
 from harness.context import RunContext
 from harness.errors import HarnessError
@@ -92,13 +94,13 @@ RECALL = Metric(
 )
 
 
-def mrr_chance(values: dict[str, Any]) -> float | None:
+def mrr_chance(values: Mapping[str, Any]) -> float | None:
     """MRR of a random ranking of ``n_used`` candidates: H(n) / n."""
     n = values.get("n_used")
     return sum(1 / r for r in range(1, n + 1)) / n if isinstance(n, int) and n > 0 else None
 
 
-def median_rank_chance(values: dict[str, Any]) -> float | None:
+def median_rank_chance(values: Mapping[str, Any]) -> float | None:
     """The median rank of a random ranking of ``n_used`` candidates: (n + 1) / 2."""
     n = values.get("n_used")
     return (n + 1) / 2 if isinstance(n, int) and n > 0 else None
@@ -112,6 +114,13 @@ def trivial_recall(task: str, output: TaskOutput, k: int) -> list[str]:
     return []
 
 
+def filled(values: np.ndarray | None) -> np.ndarray:
+    """A per-query array that the metric function fills for the task at hand (``metrics.PerQuery``)."""
+    if values is None:
+        raise RuntimeError("internal error: the retrieval metrics returned no per-query values for this task")
+    return values
+
+
 class _Subset:
     """The items a task needs (the union of its samples) and the samples in positions of that union."""
 
@@ -123,7 +132,7 @@ class _Subset:
         return [np.searchsorted(self.items, s) for s in samples]
 
 
-class RetrievalTask(Task):
+class RetrievalTask(Task[Dataset]):
     """What the three tasks share: parameters, dataset choice, encoding of the needed items."""
 
     requires = (Capability.TEXT_ENCODER,)
@@ -132,16 +141,18 @@ class RetrievalTask(Task):
     uses_seeds, default_seeds = True, 25
     params = COMMON_PARAMS
 
-    def __init__(self, name: str, args: dict[str, Any] | None = None):
+    def __init__(self, name: str, args: Mapping[str, Any] | None = None):
         super().__init__(name, args)
-        self.dataset = self.args["dataset"]  # the loader's own arguments (split, columns) reach it through --task-args
+        # the loader the user chose (its own arguments, split and columns, reach it through --task-args); the runner
+        # reads it from the instance, which Task's ClassVar declaration of a fixed loader does not foresee
+        self.dataset = str(self.args["dataset"])  # type: ignore[misc]
 
-    def texts(self, model: Any, data: Any, items: np.ndarray, lang: str) -> np.ndarray:
+    def texts(self, model: CachedModel, data: Dataset, items: np.ndarray, lang: str) -> np.ndarray:
         """The text vectors of ``items`` in ``lang``."""
         column = list(data[f"text_{lang}"])
         return model.encode_texts([column[i] for i in items], lang=lang)
 
-    def images(self, data: Any, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
+    def images(self, data: Dataset, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
         """The image vectors of ``items`` (g's inputs) and a description of where they came from."""
         image_model = ctx.load_model("image", self.name)
         if image_model is not None:
@@ -169,7 +180,7 @@ class RetrievalTask(Task):
         return {"retrieval": self.args["retrieval"], "neighbours": self.args["csls_k"]}
 
     @staticmethod
-    def ids(data: Any) -> list[str]:
+    def ids(data: Dataset) -> list[str]:
         return [str(i) for i in data["id"]]
 
 
@@ -207,7 +218,7 @@ class Xlr(RetrievalTask):
         """k >= n."""
         return trivial_recall(self.name, output, self.args["k"])
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Recall@k, MRR and median rank per seed."""
         src, tgt, size = self.args["src"], self.args["tgt"], len(data)
         used = min(self.args["n"], size)
@@ -227,7 +238,7 @@ class Xlr(RetrievalTask):
         records = [
             {"seed": seed, "id": ids[item], "hit": float(hit), "rank": float(rank), "rr": float(rr)}
             for seed, sample, query in zip(ctx.seeds, samples, result.queries)
-            for item, hit, rank, rr in zip(sample, query.hit, query.rank, query.reciprocal)
+            for item, hit, rank, rr in zip(sample, query.hit, filled(query.rank), filled(query.reciprocal))
         ]
         return TaskOutput(result.metrics, records, {"n_used": used, "items": size})
 
@@ -244,7 +255,7 @@ class BackRetrieval(RetrievalTask):
         """k >= n."""
         return trivial_recall(self.name, output, self.args["k"])
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Recall@k per seed."""
         src, tgt = self.args["src"], self.args["tgt"]
         used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
@@ -264,7 +275,7 @@ class BackRetrieval(RetrievalTask):
         records = [
             {"seed": seed, "id": ids[item], "retrieved": ids[subset.items[match]], "hit": float(hit)}
             for seed, sample, query in zip(ctx.seeds, sources, result.queries)
-            for item, hit, match in zip(sample, query.hit, query.match)
+            for item, hit, match in zip(sample, query.hit, filled(query.match))
         ]
         return TaskOutput(result.metrics, records, {"n_used": used, "items": len(data), "g": g})
 
@@ -290,7 +301,7 @@ class Corr(RetrievalTask):
         ),
     )
 
-    def evaluate(self, data: Any, model: Any, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Spearman's rho per seed, on the same samples as backretrieval."""
         src, tgt = self.args["src"], self.args["tgt"]
         used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
