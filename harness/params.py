@@ -58,7 +58,10 @@ class Param:
         return result
 
     def _check_bounds(self, what: str, value: Any) -> None:
-        """Fail with ``what`` and the bound a value breaks."""
+        """Fail with ``what`` and the bound a value breaks (NaN breaks every bound: it compares false to all)."""
+        bounds = (self.min, self.max, self.above, self.below)
+        if value != value and any(bound is not None for bound in bounds):
+            raise HarnessError(f"{what} must be a number")
         if self.min is not None and value < self.min:
             raise HarnessError(f"{what} must be at least {self.min}")
         if self.max is not None and value > self.max:

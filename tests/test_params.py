@@ -95,6 +95,8 @@ def test_bounds_accept_values_inside(given, expected):
         ({"t": "0"}, "task 't': argument t=0.0 must be greater than 0.0"),  # exclusive: the edge itself fails
         ({"t": -1}, "task 't': argument t=-1.0 must be greater than 0.0"),
         ({"p": "1"}, "task 't': argument p=1.0 must be less than 1.0"),
+        ({"t": "nan"}, "task 't': argument t=nan must be a number"),  # NaN compares false to every bound
+        ({"alpha": float("nan")}, "task 't': argument alpha=nan must be a number"),
     ],
 )
 def test_bounds_reject_outside_values(given, message):
