@@ -33,7 +33,7 @@ def run_batches(count: int, batches: Iterable[np.ndarray], compute: Callable[[np
 
     ``compute`` returns one row per index, as a NumPy array or a torch tensor.
     """
-    return _collect(count, ((indices, lambda indices=indices: compute(indices)) for indices in batches))
+    return _collect(count, ((indices, partial(compute, indices)) for indices in batches))
 
 
 def run_prefetched(

@@ -44,6 +44,7 @@ def fold_batch_norm(conv: Any, norm: Any, padding: tuple[int, int] | None = None
         conv.groups,
         bias=True,
     )
+    assert layer.bias is not None  # built with bias=True
     with torch.no_grad():
         layer.weight.copy_(conv.weight * scale.reshape(-1, 1, 1, 1))
         layer.bias.copy_(bias)

@@ -70,9 +70,29 @@ def _json(source: str, name: str, revision: str | None) -> dict[str, Any] | list
         raise HarnessError(f"{source}: {name} cannot be read: {exc}") from None
 
 
+def _json_object(source: str, name: str, revision: str | None) -> dict[str, Any]:
+    """The JSON object in ``name`` (empty when the file is absent), or a ``HarnessError`` for anything else."""
+    value = _json(source, name, revision)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise HarnessError(f"{source}: {name} must hold a JSON object")
+    return value
+
+
+def _modules(source: str, revision: str | None) -> list[dict[str, Any]] | None:
+    """The entries of ``modules.json`` (None when there is none), each a JSON object."""
+    modules = _json(source, "modules.json", revision)
+    if modules is None:
+        return None
+    if not isinstance(modules, list) or not all(isinstance(module, dict) for module in modules):
+        raise HarnessError(f"{source}: modules.json must hold a list of JSON objects")
+    return modules
+
+
 def read_config(source: str, revision: str | None = None) -> SentenceTransformersConfig | None:
     """The sentence-transformers configuration of ``source``, or None when it is a plain model."""
-    modules = _json(source, "modules.json", revision)
+    modules = _modules(source, revision)
     if modules is None:
         return None
     config = SentenceTransformersConfig()
@@ -80,11 +100,11 @@ def read_config(source: str, revision: str | None = None) -> SentenceTransformer
         kind, path = str(module.get("type", "")).rsplit(".", 1)[-1], module.get("path", "")
         if kind == "Transformer":
             config.transformer_path = path
-            settings = _json(source, _join(path, "sentence_bert_config.json"), revision) or {}
+            settings = _json_object(source, _join(path, "sentence_bert_config.json"), revision)
             config.max_seq_length = settings.get("max_seq_length")
             config.do_lower_case = bool(settings.get("do_lower_case", False))
         elif kind == "Pooling":
-            config.pooling = pooling_mode(source, _json(source, _join(path, "config.json"), revision) or {})
+            config.pooling = pooling_mode(source, _json_object(source, _join(path, "config.json"), revision))
         elif kind == "Dense":
             config.dense_paths.append(path)
         elif kind == "Normalize":

@@ -121,7 +121,11 @@ class Gemma270mCaption(Gemma270m):
 
     def logprobs(self, requests: list[ScoreRequest], temperature: float) -> list[np.ndarray]:
         """Caption the requests' images (each once), then score as ``causal-lm`` does."""
-        images = {r.image_key: r.image for r in requests if r.image is not None and r.image_key not in self.captions}
+        images = {
+            r.image_key: r.image
+            for r in requests
+            if r.image is not None and r.image_key is not None and r.image_key not in self.captions
+        }
         if any(isinstance(image, np.ndarray) for image in images.values()):
             raise HarnessError(f"model {self.name!r} captions images: give images, not precomputed features")
         keys = list(images)
@@ -131,5 +135,6 @@ class Gemma270mCaption(Gemma270m):
 
     def prompt_fields(self, request: ScoreRequest) -> dict[str, str]:
         """The template's fields and the caption of the request's image."""
-        caption = self.captions[request.image_key] if request.image is not None else ""
+        # a request with an image has its image_key (harness.capabilities checks it)
+        caption = self.captions[request.image_key] if request.image is not None and request.image_key else ""
         return {**super().prompt_fields(request), "caption": caption}

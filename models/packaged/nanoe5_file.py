@@ -73,7 +73,7 @@ class E5File:
         self.directory = self._read_directory()
 
     def _read(self, fmt: str) -> tuple:
-        values = struct.unpack_from(fmt, self.data, self._offset)
+        values = struct.unpack_from(fmt, self.data.data, self._offset)  # the memmap's buffer (a memoryview)
         self._offset += struct.calcsize(fmt)
         return values
 

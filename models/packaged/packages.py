@@ -24,7 +24,10 @@ def require(module: str, distribution: str, model: str) -> ModuleType:
 
 def module_folder(module: str, distribution: str, model: str) -> Path:
     """The folder of an installed package."""
-    return Path(require(module, distribution, model).__file__).resolve().parent
+    found = require(module, distribution, model)
+    if found.__file__ is None:
+        raise HarnessError(f"model {model!r}: the package {distribution} has no files ({module} is a namespace)")
+    return Path(found.__file__).resolve().parent
 
 
 def version(distribution: str) -> str:

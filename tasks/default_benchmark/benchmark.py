@@ -6,7 +6,7 @@ import hashlib
 import io
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from harness_tasks.default_benchmark.features import pixel_features
 from harness_tasks.default_benchmark.grammar import LANGUAGES, caption
 from harness_tasks.default_benchmark.render import render
 from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION, MAX_SIZE, Item, sample_items
+
+if TYPE_CHECKING:
+    import datasets
 
 NAME = "xling-shapes"
 
@@ -55,7 +58,7 @@ def png(pixels: np.ndarray) -> bytes:
 
 
 @lru_cache(maxsize=4)
-def dataset(size: int, seed: int) -> Any:
+def dataset(size: int, seed: int) -> datasets.Dataset:
     """The benchmark as a ``datasets.Dataset``: ``id``, ``text_<lang>`` for every language, ``image``, ``image_features``.
 
     Cached per process, so the tasks of one run share one generation.

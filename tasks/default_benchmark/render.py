@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -68,7 +69,7 @@ SHAPE_TESTS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "square": lambda u, v: (np.abs(u) <= 0.82) & (np.abs(v) <= 0.82),
     "diamond": lambda u, v: np.abs(u) + np.abs(v) <= 1.0,
     "cross": lambda u, v: ((np.abs(u) <= 0.3) & (np.abs(v) <= 0.95)) | ((np.abs(v) <= 0.3) & (np.abs(u) <= 0.95)),
-    **{name: (lambda u, v, p=vertices: inside_polygon(u, v, p)) for name, vertices in POLYGONS.items()},
+    **{name: partial(inside_polygon, vertices=vertices) for name, vertices in POLYGONS.items()},
 }
 
 

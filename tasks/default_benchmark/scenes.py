@@ -12,7 +12,9 @@ promised to stay the same), so a (size, seed) pair always gives the same items.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -27,6 +29,7 @@ POSITIONS = ("left", "right", "top", "bottom", "centre")  # where a single group
 RELATIONS = ("left_of", "above")  # how the first of two groups stands to the second
 TEMPLATES = 3  # sentence templates per language and layout kind
 MAX_SIZE = 100_000  # well below the number of distinct scenes (about 890,000)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ class Stream:
         """An integer in [0, n)."""
         return int(self._bits.random_raw()) % n
 
-    def pick(self, options: tuple) -> object:
+    def pick(self, options: Sequence[T]) -> T:
         """One of ``options``."""
         return options[self.below(len(options))]
 

