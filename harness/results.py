@@ -13,7 +13,6 @@ from typing import Any, Union
 
 from harness.errors import HarnessError
 from harness.jsonl import BadLine, append_json_line, iter_json_lines
-from harness.signature import ModelPart, Signature
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
@@ -210,36 +209,6 @@ def _check_number(value: Any, where: str) -> None:
 def _check_integer(value: Any, where: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise SchemaError(f"field {where!r}: expected an integer, got {value!r}")
-
-
-def task_signature(
-    task: str,
-    version: int,
-    args: dict[str, Any],
-    dataset: dict[str, Any],
-    seeds: list[int] | None,
-    aux_models: dict[str, dict[str, Any]] | None = None,
-) -> str:
-    """The formatted task signature (``harness.signature.Signature``) of these inputs.
-
-    The task's arguments, the dataset's size (``items``), the seeds, the dataset's loader and
-    revision, the auxiliary models the task used (``--image-model``: ``image:name@revision``)
-    and the task version; for example
-    ``backretrieval|k:10|n:1000|src:en|tgt:de|items:367|seeds:25|data:ikea@3f2a9c1b0d4e|image:efficientnet-lite0@91ac07f2d3e4|v:1``.
-    """
-    return str(Signature.build(task, version, args, dataset, seeds, aux_models))
-
-
-def full_signature(task_sig: Signature | str, model: dict[str, Any]) -> str:
-    """The signature with the model's part (name, revision, digests of its arguments and code) before ``v:``.
-
-    The runner passes a ``Signature``; a task signature already formatted (a stored one, as
-    in tests and benchmarks that build results lines) gets the model part before its last part.
-    """
-    if isinstance(task_sig, Signature):
-        return str(task_sig.with_model(model))
-    head, _, version = task_sig.rpartition("|")
-    return f"{head}|{ModelPart.of('model', model)}|{version}"
 
 
 def append_record(folder: str | Path, record: ResultRecord) -> Path:

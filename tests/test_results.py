@@ -11,7 +11,8 @@ import time
 import pytest
 
 from harness.jsonl import append_json_line
-from harness.results import ResultRecord, SchemaError, full_signature, read_records, task_signature, validate
+from harness.results import ResultRecord, SchemaError, read_records, validate
+from harness.signature import Signature
 
 
 def record_dict(**overrides):
@@ -120,6 +121,14 @@ def test_kill_minus_nine_tears_at_most_the_last_line_and_the_next_append_repairs
     records_after, problems_after = read_records(path)
     assert problems_after == [] and records_after[-1].task == "after" and len(records_after) == len(records) + 1
     assert path.read_bytes().endswith(b"\n")
+
+
+def task_signature(*parts):
+    return str(Signature.build(*parts))
+
+
+def full_signature(text, model):
+    return str(Signature.parse(text).with_model(model))
 
 
 def test_signatures():
