@@ -73,10 +73,8 @@ def run_yisi(model: str, en: list[str], de: list[str], layer: int, batch_size: i
 
     adapter = HFTokenEmbedder("bench", {"pretrained": model, "layer": layer}, batch_size=batch_size)
     data = datasets.Dataset.from_dict({"sentence1": en, "sentence2": de})
-    scores, _ = Yisi2Sts("yisi2_sts", {"src": "en", "tgt": "de", "idf": "none"}).score_pairs(
-        data, CachedModel(adapter, None)
-    )
-    return [f for _, _, f in scores]
+    task = Yisi2Sts("yisi2_sts", {"src": "en", "tgt": "de", "idf": "none"})
+    return [float(f) for f in task.scorer.score(data, CachedModel(adapter, None)).values]
 
 
 def run_bert_score(model: str, en: list[str], de: list[str], layer: int, batch_size: int) -> list[float]:

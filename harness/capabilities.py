@@ -121,9 +121,10 @@ def _blank_array(values: Mapping[str, Any]) -> np.ndarray:
 
 
 def _blank_tokens(values: Mapping[str, Any]) -> TokenEmbeddings:
+    """No tokens, shaped like the values at hand: ``(0, dim)``, or ``(layers, 0, dim)`` for all-layer values."""
     template = next(iter(values.values()), None)
-    dim = template.vectors.shape[1] if template is not None else 1
-    return TokenEmbeddings([], np.zeros((0, dim), dtype=np.float32))
+    shape = (*template.vectors.shape[:-2], 0, template.vectors.shape[-1]) if template is not None else (0, 1)
+    return TokenEmbeddings([], np.zeros(shape, dtype=np.float32))
 
 
 def _encode_tokens(value: TokenEmbeddings) -> bytes:

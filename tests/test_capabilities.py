@@ -334,3 +334,15 @@ def test_a_text_key_by_hand():
     parts = [f'"{digest}"'.encode(), b'"text_encoder"', b'{"lang": "en"}', b"hello"]
     expected = hashlib.sha256(b"".join(len(p).to_bytes(8, "little") + p for p in parts)).hexdigest()
     assert expected == PINNED[0][2][0]
+
+
+def test_token_stand_ins_take_the_shape_of_the_values_at_hand():
+    """A shard's stand-in for a token value it lacks: no tokens, the layer and width axes of its neighbours."""
+    from harness.capabilities import TOKENS, TokenEmbeddings
+
+    one_layer = TokenEmbeddings(["a", "b"], np.ones((2, 4), dtype=np.float32))
+    all_layers = TokenEmbeddings(["a", "b"], np.ones((13, 2, 4), dtype=np.float32))
+    assert TOKENS.blank({"x": one_layer}).vectors.shape == (0, 4)
+    assert TOKENS.blank({"x": all_layers}).vectors.shape == (13, 0, 4)
+    blank = TOKENS.blank({})
+    assert blank.tokens == [] and blank.vectors.shape == (0, 1)
