@@ -42,3 +42,11 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"real data not available: {path} is absent (see ../shared/data/README.md)")
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_12(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 12-layer tiny BERT (hidden 32, random weights) on ``tiny_models.DEFAULT_CORPUS``, built once per session."""
+    from tiny_models import tiny_bert
+
+    return tiny_bert(tmp_path_factory.mktemp("tiny-bert-12"))
