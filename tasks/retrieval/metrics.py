@@ -236,13 +236,20 @@ def _candidates(sims: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _member_lists(
-    sims: np.ndarray, cand: tuple[np.ndarray, np.ndarray, np.ndarray], member: np.ndarray, depth: int, margin: float
+    sims: np.ndarray,
+    lines: np.ndarray,
+    cand: tuple[np.ndarray, np.ndarray, np.ndarray],
+    member: np.ndarray,
+    depth: int,
+    margin: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row, the member columns whose value is at least (the depth-th largest member value - margin).
+    """Per row ``sims[lines]`` (``cand``: its candidates), the member columns whose value is at least
+    (the depth-th largest member value - margin).
 
-    With fewer than ``depth`` members, all of them. Returns flat (row, column, value) arrays
-    ordered by row, then value descending. Rows whose candidates cannot vouch for the whole
-    list (too few members among them, or the cut below their floor) are redone from the full row.
+    With fewer than ``depth`` members, all of them. Returns flat (row, column, value) arrays,
+    rows numbered 0 .. len(lines) - 1, ordered by row, then value descending. Rows whose
+    candidates cannot vouch for the whole list (too few members among them, or the cut below
+    their floor) are redone from the full row (read in place: ``sims`` is not copied).
     """
     idx, val, floor = cand
     n_members = int(member.sum())
@@ -263,7 +270,7 @@ def _member_lists(
     missing = np.flatnonzero(~complete)
     if len(missing):
         member_cols = np.flatnonzero(member)
-        extra = [_full_row_list(sims[r], member_cols, depth, margin) for r in missing]
+        extra = [_full_row_list(sims[lines[r]], member_cols, depth, margin) for r in missing]
         out_rows = np.concatenate([out_rows, *(np.full(len(c), r) for r, (c, _) in zip(missing, extra))])
         out_cols = np.concatenate([out_cols, *(c for c, _ in extra)])
         out_vals = np.concatenate([out_vals, *(v for _, v in extra)])
@@ -585,7 +592,7 @@ def _chunk_lists(block: Block, part: slice, sims: np.ndarray, needed: int, margi
         local = np.flatnonzero(block.row_member[part, b])
         if len(local):
             sub = (cand[0][local], cand[1][local], cand[2][local])
-            rows, cols, values = _member_lists(sims[local], sub, block.col_member[:, b], needed, margin)
+            rows, cols, values = _member_lists(sims, local, sub, block.col_member[:, b], needed, margin)
             yield seed, block.rows[part][local], rows, block.cols[cols], values
 
 
