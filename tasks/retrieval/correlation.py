@@ -33,14 +33,16 @@ def per_seed(x: np.ndarray, y: np.ndarray, method: Method = "pearson") -> np.nda
     if x.shape[-2] < MIN_MODELS:
         return np.full(shape, np.nan)
     missing = np.isnan(x).any(axis=-2) | np.isnan(y).any(axis=-2)
+    if method not in METHODS:
+        raise ValueError(f"unknown correlation {method!r}: expected one of {', '.join(METHODS)}")
+    # a seed with a missing value is NaN in the end: zeros there keep every mean over a full column
+    x, y = np.nan_to_num(x), np.nan_to_num(y)
     if method == "spearman":
         from scipy.stats import rankdata
 
-        x, y = rankdata(np.nan_to_num(x), axis=-2), rankdata(np.nan_to_num(y), axis=-2)
-    elif method != "pearson":
-        raise ValueError(f"unknown correlation {method!r}: expected one of {', '.join(METHODS)}")
-    dx = x - np.nanmean(x, axis=-2, keepdims=True)
-    dy = y - np.nanmean(y, axis=-2, keepdims=True)
+        x, y = rankdata(x, axis=-2), rankdata(y, axis=-2)
+    dx = x - x.mean(axis=-2, keepdims=True)
+    dy = y - y.mean(axis=-2, keepdims=True)
     constant = (np.ptp(x, axis=-2) == 0) | (np.ptp(y, axis=-2) == 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (dx * dy).sum(axis=-2) / np.sqrt((dx * dx).sum(axis=-2) * (dy * dy).sum(axis=-2))

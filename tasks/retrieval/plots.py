@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,11 @@ def _records(board: Board, triple: Triple) -> list[ResultRecord]:
 _MEMO: dict[int, tuple[weakref.ref[Board], dict[Triple, dict[str, Any] | HarnessError]]] = {}
 
 
+def _forget(key: int, _: weakref.ref[Board]) -> None:
+    """Drop the memo of a board that no longer exists."""
+    _MEMO.pop(key, None)
+
+
 def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
     """``harness meta``'s evaluation of one triple (raises ``HarnessError`` when it is undefined).
 
@@ -95,7 +101,7 @@ def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
     key = id(board)
     held = _MEMO.get(key)
     if held is None or held[0]() is not board:
-        held = _MEMO[key] = (weakref.ref(board, lambda _, key=key: _MEMO.pop(key, None)), {})
+        held = _MEMO[key] = (weakref.ref(board, partial(_forget, key)), {})
     found = held[1]
     if triple not in found:
         try:
@@ -260,7 +266,7 @@ PLOTS = (scatter_plots, box_plots, pair_plots)
 
 
 def _significance_rows(tested: dict[str, Any]) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for method in ("pearson", "spearman"):
         values = tested.get(method)
         if not values:

@@ -34,7 +34,7 @@ VARIANCE_FACTOR: dict[str, float] = {"pearson": 1.0, "spearman": 1.06}
 
 
 def steiger_z(
-    r_xb: float, r_xc: float, r_bc: float, n: int, variance_factor: float = 1.0
+    r_xb: float | None, r_xc: float | None, r_bc: float | None, n: int, variance_factor: float = 1.0
 ) -> tuple[float, float] | None:
     """Steiger's (1980, eq. 15) Z and its two-sided p for H0: rho(x, b) = rho(x, c), with b and c correlated by ``r_bc``.
 
@@ -45,8 +45,9 @@ def steiger_z(
     """
     from scipy.stats import norm
 
-    values = (r_xb, r_xc, r_bc)
-    if n < MIN_MODELS_TEST or any(v is None or not math.isfinite(v) or abs(v) >= 1 for v in values):
+    if r_xb is None or r_xc is None or r_bc is None or n < MIN_MODELS_TEST:
+        return None
+    if any(not math.isfinite(v) or abs(v) >= 1 for v in (r_xb, r_xc, r_bc)):
         return None
     mean_sq = ((r_xb + r_xc) / 2) ** 2
     psi = r_bc * (1 - 2 * mean_sq) - 0.5 * mean_sq * (1 - 2 * mean_sq - r_bc**2)
@@ -75,7 +76,7 @@ def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: M
     series = [per_seed(a, b, method) for a, b in ((xlr, bkr), (xlr, corr), (bkr, corr))]
     seeds = []
     for r_xb, r_xc, r_bc in zip(*series):
-        result = steiger_z(*(None if np.isnan(v) else float(v) for v in (r_xb, r_xc, r_bc)), n, VARIANCE_FACTOR[method])
+        result = steiger_z(_defined(r_xb), _defined(r_xc), _defined(r_bc), n, VARIANCE_FACTOR[method])
         seeds.append(None if result is None else {"z": result[0], "p": result[1]})
     pvalues = [s["p"] for s in seeds if s is not None]
     return {
@@ -89,6 +90,11 @@ def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: M
         "combined_p": ruger_combination(pvalues),
         "combination": "Rüger (1978), about 2 x median p, valid under dependence",
     }
+
+
+def _defined(value: float) -> float | None:
+    """None for NaN (an undefined correlation), else the value as a float."""
+    return None if np.isnan(value) else float(value)
 
 
 def _mean_difference(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: Method) -> np.ndarray:
@@ -114,11 +120,11 @@ def bootstrap_difference(
     Resamples where the difference is undefined on every seed (e.g. all draws of one model) are
     left out; how many were used is reported.
     """
-    arrays = [np.asarray(a, dtype=float) for a in (xlr, bkr, corr)]
-    n = arrays[0].shape[0]
-    observed = _mean_difference(*arrays, method)
+    x, b, c = (np.asarray(a, dtype=float) for a in (xlr, bkr, corr))
+    n = x.shape[0]
+    observed = _mean_difference(x, b, c, method)
     indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    draws = _mean_difference(*(a[indices] for a in arrays), method)
+    draws = _mean_difference(x[indices], b[indices], c[indices], method)
     draws = draws[~np.isnan(draws)]
     tail = (1 - confidence) / 2 * 100
     low, high = (float(v) for v in np.percentile(draws, [tail, 100 - tail])) if draws.size else (None, None)
