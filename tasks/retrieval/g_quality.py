@@ -205,44 +205,35 @@ def meta_summary(folder: Path) -> dict[str, Any]:
     }
 
 
+CORRELATION_HEADER = (
+    f"{'BkR min-max':>14}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}"
+)
+
+
+def _correlation_cells(row: dict[str, Any]) -> str:
+    """The BkR spread, and r / rho of BkR and CORR with XLR (mean ± std over seeds), under ``CORRELATION_HEADER``."""
+    cells = [
+        _pm(row["correlations"].get(task, {}).get(method))
+        for task in ("backretrieval", "corr")
+        for method in ("pearson", "spearman")
+    ]
+    return f"{_spread(row['bkr']):>14}" + "".join(f"{c:>17}" for c in cells)
+
+
 def format_table(rows: Sequence[dict[str, Any]], k: int) -> str:
     """One line per condition: g's agreement, rank agreement, and r / rho of BkR and CORR with XLR (mean ± std over seeds)."""
-    header = (
-        f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}{'BkR min-max':>14}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
-        f"{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}"
-    )
-    lines = [header]
+    lines = [f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}" + CORRELATION_HEADER]
     for row in rows:
-        cells = [
-            _pm(row["correlations"].get(task, {}).get(method))
-            for task in ("backretrieval", "corr")
-            for method in ("pearson", "spearman")
-        ]
         rho = "n/a" if row["rank_agreement"] is None else f"{row['rank_agreement']:.3f}"
-        lines.append(
-            f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}{_spread(row['bkr']):>14}"
-            + "".join(f"{c:>17}" for c in cells)
-        )
+        lines.append(f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}" + _correlation_cells(row))
     return "\n".join(lines)
 
 
 def format_ladder(rows: Sequence[dict[str, Any]], k: int) -> str:
     """One line per image model: g's scene gain, the BkR spread, and r / rho of BkR and CORR with XLR."""
-    header = (
-        f"{'g':<22}{f'gain@{k}':>8}{'BkR min-max':>14}{'r(BkR,XLR)':>17}{'rho(BkR,XLR)':>17}"
-        f"{'r(CORR,XLR)':>17}{'rho(CORR,XLR)':>17}"
-    )
-    lines = [header]
+    lines = [f"{'g':<22}{f'gain@{k}':>8}" + CORRELATION_HEADER]
     for row in rows:
-        cells = [
-            _pm(row["correlations"].get(task, {}).get(method))
-            for task in ("backretrieval", "corr")
-            for method in ("pearson", "spearman")
-        ]
-        lines.append(
-            f"{row['condition']:<22}{row['scene_gain']:>8.3f}{_spread(row['bkr']):>14}"
-            + "".join(f"{c:>17}" for c in cells)
-        )
+        lines.append(f"{row['condition']:<22}{row['scene_gain']:>8.3f}" + _correlation_cells(row))
     return "\n".join(lines)
 
 
