@@ -22,9 +22,9 @@ REL = relevance(TOKENS)
 
 
 def test_relevance_is_the_jaccard_overlap_of_the_attribute_sets():
-    assert pytest.approx(
-        np.array([[1, 1 / 3, 0, 2 / 3], [1 / 3, 1, 0, 2 / 3], [0, 0, 1, 0], [2 / 3, 2 / 3, 0, 1]])
-    ) == REL
+    assert (
+        pytest.approx(np.array([[1, 1 / 3, 0, 2 / 3], [1 / 3, 1, 0, 2 / 3], [0, 0, 1, 0], [2 / 3, 2 / 3, 0, 1]])) == REL
+    )
 
 
 def test_scene_tokens_name_each_groups_attributes_by_position():
