@@ -35,6 +35,8 @@ TIE_RULES = ("expected", "optimistic", "pessimistic")
 RETRIEVALS = ("cosine", "csls")
 CSLS_NEIGHBOURS = 10  # K of CSLS (Lample et al., ICLR 2018, sect. 2.3)
 CHUNK_BYTES = 32 << 20  # size of one chunk of similarities (rows x all columns, float32)
+SAMPLE_STRIDE = 16  # _candidates: every 16th column of a long row bounds its depth-th largest value
+SAMPLE_MIN_COLUMNS = 1024  # shorter rows are partitioned whole
 
 
 def hit_probability(better: np.ndarray, tied: np.ndarray, k: int, rule: str = "expected") -> np.ndarray:
@@ -217,22 +219,60 @@ def _candidates(sims: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, n
     """Per row, every column whose value is at least the row's ``depth``-th largest.
 
     Returns padded (column, value) arrays sorted by value, descending (padding: column -1,
-    value -inf), and the per-row floor (the ``depth``-th largest value).
+    value -inf), and the per-row floor (the ``depth``-th largest value). The floor is found
+    among the entries at or above a lower bound (``_lower_bounds``); rows where the bound
+    leaves fewer than ``depth`` entries are partitioned whole.
     """
     n_rows, n_cols = sims.shape
     depth = min(depth, n_cols)
-    floor = np.partition(sims, n_cols - depth, axis=1)[:, n_cols - depth]
-    flat = np.flatnonzero(sims >= floor[:, None])
+    if not n_rows:
+        return np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=sims.dtype)
+    bound = _lower_bounds(sims, depth)
+    flat = np.flatnonzero(sims >= bound[:, None])
     rows, cols = np.divmod(flat, n_cols)
+    values = sims.ravel()[flat]
+    short = np.flatnonzero(np.bincount(rows, minlength=n_rows) < depth)
+    if len(short):
+        exact = np.partition(sims[short], n_cols - depth, axis=1)[:, n_cols - depth]
+        redo_rows, redo_cols = np.nonzero(sims[short] >= exact[:, None])
+        keep = ~np.isin(rows, short)
+        rows = np.concatenate([rows[keep], short[redo_rows]])
+        cols = np.concatenate([cols[keep], redo_cols])
+        values = np.concatenate([values[keep], sims[short[redo_rows], redo_cols]])
+        order = np.argsort(rows, kind="stable")
+        rows, cols, values = rows[order], cols[order], values[order]
+    idx, val = _padded(rows, cols, values, n_rows)
+    floor = np.partition(val, val.shape[1] - depth, axis=1)[:, val.shape[1] - depth]
+    keep = values >= floor[rows]
+    idx, val = _padded(rows[keep], cols[keep], values[keep], n_rows)
+    order = np.argsort(-val, axis=1, kind="stable")
+    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1), floor
+
+
+def _lower_bounds(sims: np.ndarray, depth: int) -> np.ndarray:
+    """Per row, a value at or below its ``depth``-th largest (almost always): for rows of at least
+    ``SAMPLE_MIN_COLUMNS`` the j-th largest of every ``SAMPLE_STRIDE``-th column, j about twice
+    depth / stride, which about 2 x depth values of the row exceed (a partition of 1/stride of
+    the row); shorter rows get their exact ``depth``-th largest."""
+    n_cols = sims.shape[1]
+    if n_cols < SAMPLE_MIN_COLUMNS or not depth:
+        return np.partition(sims, n_cols - depth, axis=1)[:, n_cols - depth]
+    sample = sims[:, ::SAMPLE_STRIDE]
+    j = min(sample.shape[1], 2 * math.ceil(depth / SAMPLE_STRIDE) + 4)
+    return np.partition(sample, sample.shape[1] - j, axis=1)[:, sample.shape[1] - j]
+
+
+def _padded(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat (row, column, value) entries ordered by row as (n_rows, width) arrays, padded with column
+    -1 and value -inf."""
     counts = np.bincount(rows, minlength=n_rows)
-    position = np.arange(len(flat)) - (np.cumsum(counts) - counts)[rows]
+    position = np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]
     width = int(counts.max()) if n_rows else 0
     idx = np.full((n_rows, width), -1, dtype=np.int64)
     val = np.full((n_rows, width), -np.inf, dtype=np.float32)
     idx[rows, position] = cols
-    val[rows, position] = sims.ravel()[flat]
-    order = np.argsort(-val, axis=1, kind="stable")
-    return np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1), floor
+    val[rows, position] = values
+    return idx, val
 
 
 def _member_lists(

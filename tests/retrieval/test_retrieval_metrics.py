@@ -356,3 +356,47 @@ def test_rank_correlation_equals_scipy_spearmanr_exactly(data):
         assert ours is None
     else:
         assert ours == float(stats.spearmanr(a, b).statistic)
+
+
+# --- candidates: the depth-th largest found from a sampled lower bound ----------------------
+
+
+def whole_row_candidates(sims: np.ndarray, depth: int):
+    """The reference: a partition of every whole row, then every value at or above it."""
+    depth = min(depth, sims.shape[1])
+    floor = np.partition(sims, sims.shape[1] - depth, axis=1)[:, sims.shape[1] - depth]
+    lists = [sorted(((-v, c) for c, v in enumerate(row) if v >= f)) for row, f in zip(sims, floor)]
+    return floor, [[c for _, c in entries] for entries in lists], [[-v for v, _ in entries] for entries in lists]
+
+
+def test_candidates_by_hand_with_a_sampled_bound(monkeypatch):
+    monkeypatch.setattr(M, "SAMPLE_STRIDE", 2)
+    monkeypatch.setattr(M, "SAMPLE_MIN_COLUMNS", 1)
+    # every 2nd column of row 0 is [5, 1, 1]: its 2 * ceil(2 / 2) + 4 = 6th largest is capped at the
+    # 3rd, 1, which leaves 5 values (all but the 0); their 2nd largest is 4 (tied): columns 0, 1, 5
+    sims = np.array([[5, 4, 1, 0, 1, 4], [0, 0, 0, 0, 0, 0]], dtype=np.float32)
+    idx, val, floor = M._candidates(sims, 2)
+    assert floor.tolist() == [4, 0]
+    assert idx[0, :3].tolist() == [0, 1, 5] and val[0, :3].tolist() == [5, 4, 4] and idx[0, 3:].tolist() == [-1] * 3
+    assert idx[1].tolist() == [0, 1, 2, 3, 4, 5]  # all tied
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    shape=st.tuples(st.integers(0, 6), st.integers(1, 80)),
+    depth=st.integers(1, 30),
+    stride=st.integers(1, 9),
+    ties=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_candidates_with_sampled_bounds_equal_whole_rows(shape, depth, stride, ties, seed):
+    rng = np.random.default_rng(seed)
+    sims = (rng.integers(-2, 3, shape) if ties else rng.standard_normal(shape)).astype(np.float32)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(M, "SAMPLE_STRIDE", stride)
+        patch.setattr(M, "SAMPLE_MIN_COLUMNS", 1)  # the sampled bound on every row, short rows redone whole
+        idx, val, floor = M._candidates(sims, depth)
+    expected_floor, expected_cols, expected_vals = whole_row_candidates(sims, depth)
+    assert floor.tolist() == expected_floor.tolist()
+    assert [[c for c in row if c >= 0] for row in idx.tolist()] == expected_cols
+    assert [[v for v in row if v > -np.inf] for row in val.tolist()] == expected_vals
