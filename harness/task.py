@@ -102,7 +102,7 @@ class Task(Generic[DataT]):
 
     version: ClassVar[int] = 1
     requires: ClassVar[tuple[Capability, ...]] = ()
-    dataset: ClassVar[str] = ""
+    dataset: str = ""  # the registered loader; a task whose arguments choose it sets it per instance
     params: ClassVar[Mapping[str, Param]] = {}
     main_metric: ClassVar[str] = ""
     uses_seeds: ClassVar[bool] = False

@@ -145,7 +145,7 @@ class RetrievalTask(Task[Dataset]):
         super().__init__(name, args)
         # the loader the user chose (its own arguments, split and columns, reach it through --task-args); the runner
         # reads it from the instance, which Task's ClassVar declaration of a fixed loader does not foresee
-        self.dataset = str(self.args["dataset"])  # type: ignore[misc]
+        self.dataset = str(self.args["dataset"])
 
     def texts(self, model: CachedModel, data: Dataset, items: np.ndarray, lang: str) -> np.ndarray:
         """The text vectors of ``items`` in ``lang``."""
