@@ -703,7 +703,8 @@ def corr(
 
     All pairs of the seed's sources and targets when there are at most ``max_pairs``; otherwise
     the pairs between the first m sources and the first m targets of the (random) sample,
-    m = floor(sqrt(max_pairs)) (``corr_side``). Undefined (None) when either side is constant.
+    m = floor(sqrt(max_pairs)) (``corr_side``). Undefined (None) when either side is constant: all its
+    values within ``TIE_TOLERANCE`` of each other, the tolerance within which retrieval counts a tie.
     """
     return corr_with_moments(src, tgt, images, sources, targets, max_pairs)[0]
 
@@ -782,8 +783,8 @@ def _cosine(a: _Side, rows: np.ndarray, b: _Side, cols: np.ndarray) -> np.ndarra
 def _rank_correlation(a: np.ndarray, b: np.ndarray, a_ranks: np.ndarray, b_ranks: np.ndarray) -> float | None:
     """Spearman's rho of ``a`` and ``b`` from their ``average_ranks``, computed as ``scipy.stats.spearmanr``
     does (``np.corrcoef`` of the two rank columns); None when undefined (fewer than 2 values, either
-    side constant or NaN)."""
-    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+    side constant up to ``TIE_TOLERANCE``, or NaN): ranking float rounding noise is no correlation."""
+    if a.size < 2 or np.ptp(a) <= TIE_TOLERANCE or np.ptp(b) <= TIE_TOLERANCE:
         return None
     with np.errstate(invalid="ignore"):
         value = np.corrcoef(np.column_stack((a_ranks, b_ranks)), rowvar=False)[1, 0]

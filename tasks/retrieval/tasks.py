@@ -283,7 +283,7 @@ class BackRetrieval(RetrievalTask):
 class Corr(RetrievalTask):
     """The CORR baseline: Spearman correlation of text and image distances over source x target pairs."""
 
-    version = 1
+    version = 2  # v2: a side constant up to the tie tolerance is undefined, not ranked rounding noise
     aux_roles = ("image",)  # --image-model computes g from the images
     main_metric = "spearman"
     params = {

@@ -126,6 +126,19 @@ def test_corr_is_undefined_for_constant_distances():
     assert M.corr(CORR_SRC, CORR_TGT, flat, [np.array([0, 1])], [np.array([2, 3])])[0]["spearman"] is None
 
 
+def test_corr_is_undefined_when_distances_differ_only_by_rounding():
+    """One-dimensional positive image features: every cosine is 1 but for float32 rounding (the g-sweep's
+    truncation to one dimension), which ranked would give a spurious correlation."""
+    one_dim = np.array([[0.1], [0.3], [0.7], [1.9], [2.3], [3.7], [5.1], [7.3]], dtype=np.float32)
+    src, tgt = np.random.default_rng(0).normal(size=(2, 8, 4)).astype(np.float32)
+    sources, targets = [np.arange(4)], [np.arange(4, 8)]
+    image = M._cosine(M._Side(one_dim), sources[0], M._Side(one_dim), targets[0])
+    assert 0 < np.ptp(image) <= M.TIE_TOLERANCE  # equal up to rounding, not exactly (the old rule ranked these)
+    assert M.corr(src, tgt, one_dim, sources, targets)[0]["spearman"] is None
+    two_dim = np.hstack([one_dim, np.arange(8, dtype=np.float32)[:, None]])  # distances that really differ
+    assert M.corr(src, tgt, two_dim, sources, targets)[0]["spearman"] is not None
+
+
 def test_tie_formulas():
     assert M.hit_probability([0, 1, 3, 9], [0, 1, 3, 0], 2).tolist() == pytest.approx([1.0, 0.5, 0.0, 0.0])
     assert M.hit_probability([1], [4], 3).tolist() == pytest.approx([0.4])  # ranks 2..6, two of five in the top 3
@@ -352,7 +365,7 @@ def test_average_ranks_equal_scipy_rankdata(data, dtype, columns):
 def test_rank_correlation_equals_scipy_spearmanr_exactly(data):
     a, b = (np.array(column, dtype=np.float32) for column in zip(*data))
     ours = M._rank_correlation(a, b, M.average_ranks(a), M.average_ranks(b))
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
+    if np.ptp(a) <= M.TIE_TOLERANCE or np.ptp(b) <= M.TIE_TOLERANCE:  # constant up to the tie tolerance
         assert ours is None
     else:
         assert ours == float(stats.spearmanr(a, b).statistic)
