@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.registry import get_registry
-from harness.results import task_signature
 from harness.signature import ModelPart, Signature, SignatureError
 
 GEMMA = {
@@ -138,7 +137,7 @@ def test_limit_and_an_argument_order_do_not_depend_on_the_order_given():
     one = Signature.build("t", 1, {"b": 1, "a": 2}, data, [0], limit=2)
     two = Signature.build("t", 1, {"a": 2, "b": 1}, data, [0], limit=2)
     assert one == two and str(one) == "t|a:2|b:1|limit:2|items:2|seeds:1|data:d@r|v:1"
-    assert task_signature("t", 1, {"a": 2, "b": 1, "limit": 2}, data, [0]) == str(one)  # the former spelling
+    assert Signature.build("t", 1, {"a": 2, "b": 1, "limit": 2}, data, [0]) == one  # limit given as an argument
 
 
 def test_model_parts():

@@ -366,7 +366,8 @@ def test_prefix_removal_with_a_real_scorer(mbart_dir, mini_commute, tmp_path):
     [
         ("0.5,0", "--temperatures: argument temperature=0.0 must be greater than 0.0"),
         ("-1", "--temperatures: argument temperature=-1.0 must be greater than 0.0"),
-        ("1,nan", "--temperatures must be finite numbers separated by commas, got '1,nan'"),
+        ("1,nan", "--temperatures: argument temperature=nan must be a number"),
+        ("1,inf", "--temperatures must be finite numbers separated by commas, got '1,inf'"),
         (" , ", "--temperatures must be finite numbers separated by commas, got ' , '"),
     ],
 )
