@@ -119,3 +119,55 @@ def run_rung(
         "scene_gain": scene_gain(vectors, rel, k),
         **meta_summary(folder),
     }
+
+
+def plot_ladder(
+    rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str
+) -> dict[str, list[tuple[str, float]]]:
+    """Meta-correlation with XLR against each image model's scene gain: Pearson and Spearman panels,
+    BkR filled, CORR hollow, each point named. Returns the (image model, scene gain) points drawn per
+    "task/method" (a rung whose correlation is undefined, e.g. a constant g, has no point)."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.4, 3.4))
+    panels = figure.subplots(1, 2, sharey=True)
+    drawn: dict[str, list[tuple[str, float]]] = {}
+    for axes, method, symbol in zip(panels, ("pearson", "spearman"), ("Pearson r", "Spearman ρ")):
+        for task, face in (("backretrieval", "tab:blue"), ("corr", "none")):
+            points = [
+                (str(row["condition"]), float(row["scene_gain"]), row["correlations"][task][method])
+                for row in rows
+                if row["correlations"].get(task, {}).get(method, {}).get("mean") is not None
+            ]
+            drawn[f"{task}/{method}"] = [(name, x) for name, x, _ in points]
+            if not points:
+                continue
+            axes.errorbar(
+                [x for _, x, _ in points],
+                [s["mean"] for _, _, s in points],
+                yerr=[s["std"] for _, _, s in points],
+                fmt="o",
+                color="tab:blue",
+                markerfacecolor=face,
+                markersize=5,
+                capsize=2,
+                linestyle="none",
+                label="BkR" if task == "backretrieval" else "CORR",
+            )
+            if task == "backretrieval":
+                for name, x, summary in points:
+                    short = name.removeprefix("efficientnet-")
+                    axes.annotate(
+                        short, (x, summary["mean"]), xytext=(0, 7), textcoords="offset points", fontsize=6, ha="center"
+                    )
+        axes.axhline(0, color="grey", linewidth=0.6)
+        axes.set_ylim(min(-0.1, axes.get_ylim()[0]), 1.12)
+        axes.set_xlabel(f"g quality: scene gain@{k}")
+        axes.set_title(f"{symbol} with XLR across models", fontsize=9)
+        axes.grid(alpha=0.3)
+    panels[0].set_ylabel("meta-correlation (mean ± std over seeds)")
+    panels[1].legend(fontsize=7, loc="lower right")
+    figure.suptitle(f"{title}\nscene gain: 0 = a random g, 1 = the best possible order", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=200)
+    return drawn

@@ -418,7 +418,7 @@ class GSweepCommand:
 
     def run_ladder(self, args: argparse.Namespace, models: Sequence[ModelSpec], given: dict[str, Any]) -> int:
         """Every image model as g on xling-shapes (resumable): print the table, write ladder.json."""
-        from harness_tasks.retrieval.g_ladder import run_rung
+        from harness_tasks.retrieval.g_ladder import plot_ladder, run_rung
 
         src, tgt = str(given.get("src", "en")), str(given.get("tgt", "de"))
         size, seed = int(given.get("size", 1000)), int(given.get("seed", 0))
@@ -442,8 +442,14 @@ class GSweepCommand:
         }
         output.mkdir(parents=True, exist_ok=True)
         (output / "ladder.json").write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+        plot_ladder(
+            rows,
+            output / "ladder.png",
+            k=args.k,
+            title=f"BkR and CORR vs XLR by image encoder: xling-shapes {src}-{tgt}, {len(models)} encoders, {args.seeds} seeds",
+        )
         print(format_ladder(rows, args.k))
-        print(f"written: {output / 'ladder.json'}", file=sys.stderr)
+        print(f"written: {output / 'ladder.json'}, {output / 'ladder.png'}", file=sys.stderr)
         return 0
 
 

@@ -77,6 +77,22 @@ def test_a_tiny_ladder_end_to_end(tmp_path, capsys, fake_images):
     expected = meta.meta_evaluate(meta.group_models(records))["correlations"]
     assert rows["block-means:blocks=8"]["correlations"] == json.loads(json.dumps(expected))
     assert table.splitlines()[1].startswith("features") and "gain@2" in table.splitlines()[0]
+    assert (out / "ladder.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_ladder_plot_draws_the_defined_correlations_only(tmp_path):
+    from harness_tasks.retrieval.g_ladder import plot_ladder
+
+    defined = {"backretrieval": {"pearson": {"mean": 0.9, "std": 0.01}, "spearman": {"mean": 0.8, "std": 0.02}}}
+    defined["corr"] = {"pearson": {"mean": 0.5, "std": 0.1}, "spearman": {"mean": None, "std": None}}
+    rows = [
+        {"condition": "lite0", "scene_gain": 0.52, "correlations": defined},
+        {"condition": "constant", "scene_gain": 0.0, "correlations": {"backretrieval": {"pearson": {"mean": None}}}},
+    ]
+    drawn = plot_ladder(rows, tmp_path / "ladder.png", k=10, title="t")
+    assert drawn["backretrieval/pearson"] == [("lite0", 0.52)] and drawn["backretrieval/spearman"] == [("lite0", 0.52)]
+    assert drawn["corr/pearson"] == [("lite0", 0.52)] and drawn["corr/spearman"] == []  # undefined: no point
+    assert (tmp_path / "ladder.png").stat().st_size > 0
 
 
 def test_the_ladder_and_the_degradations_exclude_each_other(tmp_path, capsys):
