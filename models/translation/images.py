@@ -66,9 +66,12 @@ class ImageSpec:
         """The recipe in ``preprocessor_config.json`` of a folder or Hub id."""
         from transformers.utils import cached_file
 
-        path = cached_file(source, "preprocessor_config.json", revision=revision)
+        try:
+            path = cached_file(source, "preprocessor_config.json", revision=revision)
+        except OSError as exc:  # a folder without the file, an unknown Hub id, no network
+            raise HarnessError(f"cannot read the image preprocessing of {source!r}: {exc}") from None
         if path is None:
-            raise HarnessError(f"{source!r} has no preprocessor_config.json")
+            raise HarnessError(f"cannot read the image preprocessing of {source!r}: no preprocessor_config.json")
         return cls.from_config(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def pixels(self, image: Any) -> np.ndarray:

@@ -504,3 +504,10 @@ def test_decoder_rows_are_split_to_bound_the_logits_in_memory(scorers, monkeypat
     assert set(calls) == {1} and len(calls) == len(reqs)  # one row per decoder call, every row once
     for a, b in zip(whole, split):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=0)
+
+
+def test_a_vision_folder_without_preprocessing_is_a_clear_error(tmp_path):
+    with pytest.raises(
+        HarnessError, match=r"^cannot read the image preprocessing of '.*': .*preprocessor_config\.json"
+    ):
+        ImageSpec.from_pretrained(str(tmp_path))

@@ -100,3 +100,9 @@ def test_the_ladder_and_the_degradations_exclude_each_other(tmp_path, capsys):
     assert main(["g-sweep", *models]) == 2
     assert "give --data-dir (degrade that data's image features) or --image-models" in capsys.readouterr().err
     assert main(["g-sweep", *models, "--data-dir", str(tmp_path), "--image-models", "features"]) == 2
+
+
+def test_an_empty_image_model_list_is_refused(capsys):
+    models = ["--model", "random-encoder", "--model", "tfidf-char", "--model", "random-encoder:seed=1"]
+    assert main(["g-sweep", "--image-models", " , ", *models]) == 2
+    assert "--image-models names no image model" in capsys.readouterr().err
