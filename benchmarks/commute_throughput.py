@@ -34,8 +34,8 @@ DATA = REPO.parent / "shared" / "data" / "commute"
 
 from commute import mmt_builders as build  # noqa: E402
 
-from harness.cached_model import image_content_key  # noqa: E402
-from harness.capabilities import ScoreRequest  # noqa: E402
+from harness.adapters.cached_model import image_content_key  # noqa: E402
+from harness.adapters.capabilities import ScoreRequest  # noqa: E402
 from harness_models.translation import vgamt_modules  # noqa: E402
 from harness_models.translation.seq2seq import Seq2SeqScorer  # noqa: E402
 from harness_models.translation.vgamt import VgamtScorer  # noqa: E402

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.cache import array_to_bytes, make_key
+from harness.adapters.cache import array_to_bytes, make_key
 from harness_tasks.retrieval import metrics
 
 HARNESS = str(Path(sys.executable).with_name("harness"))

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.leaderboard.export import to_csv, to_json
-from harness.leaderboard.load import load_entries
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
 from harness.leaderboard.page import page
 from harness.leaderboard.plots import write_plots
 from harness.leaderboard.tables import family_tables
-from harness.signature import Signature
+from harness.results.load import load_entries
+from harness.results.signature import Signature
 
 RUNS = 10
 FILES = 8

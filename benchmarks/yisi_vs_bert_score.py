@@ -67,7 +67,7 @@ def run_yisi(model: str, en: list[str], de: list[str], layer: int, batch_size: i
     """YiSi-2 F of each pair through the harness: adapter, uncached CachedModel, the task's scoring."""
     import datasets
 
-    from harness.cached_model import CachedModel
+    from harness.adapters.cached_model import CachedModel
     from harness_models.token_embedders.hf import HFTokenEmbedder
     from harness_tasks.yisi.tasks import Yisi2Sts
 

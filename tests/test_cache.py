@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from harness.cache import TABLE, Cache, array_to_bytes, bytes_to_array, make_key
-from harness.cached_model import _decode_tokens, _encode_tokens, image_content_key
-from harness.capabilities import TokenEmbeddings
+from harness.adapters.cache import TABLE, Cache, array_to_bytes, bytes_to_array, make_key
+from harness.adapters.cached_model import _decode_tokens, _encode_tokens, image_content_key
+from harness.adapters.capabilities import TokenEmbeddings
 
 
 def test_put_get_and_missing(tmp_path):
@@ -62,7 +62,7 @@ def test_image_keys_depend_on_pixels_mode_and_size():
 
 def test_kill_minus_nine_leaves_no_corrupt_entry(tmp_path):
     code = (
-        "import sys, numpy as np; from harness.cache import Cache, array_to_bytes\n"
+        "import sys, numpy as np; from harness.adapters.cache import Cache, array_to_bytes\n"
         f"cache = Cache({str(tmp_path)!r}); i = 0\n"
         "print('ready', flush=True)\n"
         "while True:\n"
@@ -150,7 +150,7 @@ def test_a_failed_write_is_one_warning_and_the_run_goes_on(tmp_path, capsys):
 
 
 def test_no_cache_means_no_default_cache(tmp_path, monkeypatch):
-    from harness.cache import caching, default_cache
+    from harness.adapters.cache import caching, default_cache
 
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "c"))
     with caching(False):
@@ -160,7 +160,7 @@ def test_no_cache_means_no_default_cache(tmp_path, monkeypatch):
 
 
 def test_a_damaged_file_that_cannot_be_moved_aside_is_a_warning(tmp_path, capsys, monkeypatch):
-    import harness.cache
+    import harness.adapters.cache
 
     cache = Cache(tmp_path)
     cache.put_many({f"k{i}": bytes(300) for i in range(200)})
@@ -173,7 +173,7 @@ def test_a_damaged_file_that_cannot_be_moved_aside_is_a_warning(tmp_path, capsys
     def refuse(*args):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(harness.cache.os, "replace", refuse)
+    monkeypatch.setattr(harness.adapters.cache.os, "replace", refuse)
     assert cache.get_many(["k1"]) == {}  # a miss: the run computes the value
     cache.put_many({"k1": b"v"})  # not kept, and no failure
     err = capsys.readouterr().err

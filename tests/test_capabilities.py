@@ -15,16 +15,16 @@ from fixtures.plugins.fake import fake_data
 from fixtures.registries import entry_points
 from PIL import Image
 
-import harness.registry
+import harness.plugins.registry
 from harness import evaluate
-from harness.cache import Cache, make_key
-from harness.cached_model import CachedModel, image_content_key
-from harness.capabilities import Capability, ScoreRequest, TextEncoder, TokenEmbeddings, protocol_methods
+from harness.adapters.cache import Cache, make_key
+from harness.adapters.cached_model import CachedModel, image_content_key
+from harness.adapters.capabilities import Capability, ScoreRequest, TextEncoder, TokenEmbeddings, protocol_methods
+from harness.adapters.model import ModelAdapter, ModelIdentity
+from harness.adapters.resolve import check_protocols
 from harness.cli import main
 from harness.errors import CapabilityError, HarnessError
-from harness.model import ModelAdapter, ModelIdentity
-from harness.registry import build_registry, get_registry
-from harness.resolve import check_protocols
+from harness.plugins.registry import build_registry, get_registry
 from harness_models.translation.base import ScorerAdapter
 
 
@@ -134,7 +134,7 @@ def test_an_adapter_without_its_capability_method_fails_before_it_is_built(tmp_p
 
 
 def test_the_cli_exits_2_naming_the_adapter_and_the_method(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", contracts_registry())
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", contracts_registry())
     data_dir = fake_data(tmp_path / "data", ["a", "b"], ["c", "d"])
     assert (
         main(
@@ -164,7 +164,8 @@ def test_a_capability_given_as_a_string_is_refused_by_name():
             return np.zeros((len(texts), 1))
 
     with pytest.raises(
-        HarnessError, match=r"declares the capability 'text_encoder', which is not a harness.capabilities.Capability"
+        HarnessError,
+        match=r"declares the capability 'text_encoder', which is not a harness.adapters.capabilities.Capability",
     ):
         check_protocols("s", StringCapability)
 
@@ -283,7 +284,7 @@ class KeyRecorder:
         self.keys.extend(items)
 
 
-# keys computed with the scheme before capabilities became a table (harness/cached_model.py at f0192d6)
+# keys computed with the scheme before capabilities became a table (harness/adapters/cached_model.py at f0192d6)
 PINNED = [
     (
         PinnedModel,
@@ -338,7 +339,7 @@ def test_a_text_key_by_hand():
 
 def test_token_stand_ins_take_the_shape_of_the_values_at_hand():
     """A shard's stand-in for a token value it lacks: no tokens, the layer and width axes of its neighbours."""
-    from harness.capabilities import TOKENS, TokenEmbeddings
+    from harness.adapters.capabilities import TOKENS, TokenEmbeddings
 
     one_layer = TokenEmbeddings(["a", "b"], np.ones((2, 4), dtype=np.float32))
     all_layers = TokenEmbeddings(["a", "b"], np.ones((13, 2, 4), dtype=np.float32))

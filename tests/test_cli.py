@@ -11,13 +11,13 @@ import pytest
 from fixtures.plugins.fake import CountingEncoder, fake_data
 from fixtures.registries import fixture_registry
 
-import harness.registry
+import harness.plugins.registry
 from harness.cli import main
 
 
 @pytest.fixture(autouse=True)
 def fake_plugins(monkeypatch, fresh_cache):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", fixture_registry("fake", "commands"))
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", fixture_registry("fake", "commands"))
     CountingEncoder.calls.clear()
 
 
@@ -166,8 +166,8 @@ def test_list_tasks_filters_by_family_and_language_as_json(tmp_path, capsys):
 
 
 def test_list_models_marks_availability():
-    from harness.describe import model_availability
-    from harness.registry import Registration
+    from harness.cli.describe import model_availability
+    from harness.plugins.registry import Registration
 
     def reg(**info):
         return Registration("model", "m", "x:y", "", "p", info)

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from harness.data import (
+from harness.errors import DataError, HarnessError
+from harness.run.data import (
     check_nonempty,
     files_revision,
     is_hub_id,
@@ -16,7 +17,6 @@ from harness.data import (
     require_columns,
     uses_hf_dataset,
 )
-from harness.errors import DataError, HarnessError
 
 
 def test_read_lines_endings(tmp_path):

@@ -12,10 +12,10 @@ import pytest
 from fixtures.plugins.fake import CountingEncoder, fake_data
 from fixtures.registries import fixture_registry
 
-from harness.distributed import parse_shard
 from harness.errors import HarnessError
-from harness.results import read_records
-from harness.runner import ShardDone, evaluate
+from harness.results.records import read_records
+from harness.run.distributed import parse_shard
+from harness.run.runner import ShardDone, evaluate
 
 HERE = Path(__file__).resolve().parent
 A = [f"source sentence number {i}" for i in range(40)]

@@ -12,7 +12,7 @@ import tomllib
 from conftest import REPO
 
 import harness
-from harness.registry import build_registry
+from harness.plugins.registry import build_registry
 
 DOC = REPO / "docs" / "plugins.md"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import hookspecs
-from harness.registry import HOOKS, build_registry
+from harness.plugins import hookspecs
+from harness.plugins.registry import HOOKS, build_registry
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK_NAMES = sorted(
@@ -49,10 +49,10 @@ def test_hook_register_families(tmp_path):
     from leaderboard.builders import record
 
     from harness.leaderboard.families import registered_families
-    from harness.leaderboard.load import Entry
     from harness.leaderboard.merge import merge
     from harness.leaderboard.plots import write_plots
     from harness.leaderboard.tables import family_tables
+    from harness.results.load import Entry
 
     registry = bitext_registry()
     assert registry.plugins["bitext"].registered["family"] == ["bitext"]

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from harness.cli.summary import print_summary
 from harness.errors import HarnessError
-from harness.intervals import item_intervals
-from harness.leaderboard.bootstrap import Units, interval
-from harness.leaderboard.samples import sample_values, to_units
-from harness.runner import choose_seeds, evaluate
-from harness.statistic import Statistic
-from harness.summary import print_summary
-from harness.task import Metric, TaskOutput
+from harness.results.bootstrap import Units, interval
+from harness.results.intervals import item_intervals
+from harness.results.samples import sample_values, to_units
+from harness.results.statistic import Statistic
+from harness.run.runner import choose_seeds, evaluate
+from harness.run.task import Metric, TaskOutput
 from harness_bitext.mining import BitextMining
 from harness_tasks.commute.tasks import CommuteConsistency, CommuteGIC, CommuteGTC, CommuteIC, CommuteOracle, CommuteTC
 from harness_tasks.retrieval.metrics import rank_moments
@@ -293,8 +293,8 @@ def test_run_table_shows_display_names_interval_chance_and_each_warning_once(xlr
 def test_mean_and_std_over_seeds_is_one_definition_for_runner_and_meta():
     import math
 
-    from harness.runner import aggregate
-    from harness.seedstats import mean_and_std
+    from harness.results.seedstats import mean_and_std
+    from harness.run.runner import aggregate
     from harness_tasks.retrieval.correlation import summarize
 
     assert mean_and_std([1.0, None, 3.0, float("nan")]) == (2.0, math.sqrt(2))

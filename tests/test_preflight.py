@@ -9,7 +9,7 @@ from conftest import SHARED_DATA
 from fixtures.plugins.fake import CountingEncoder, fake_data
 from fixtures.registries import fixture_registry
 
-import harness.registry
+import harness.plugins.registry
 from harness.cli import main
 
 
@@ -56,7 +56,7 @@ def test_commute_ic_without_images_fails_before_any_scoring(tmp_path, monkeypatc
 
 @pytest.fixture
 def fake(monkeypatch, fresh_cache):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", fixture_registry("fake"))
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", fixture_registry("fake"))
     CountingEncoder.calls.clear()
 
 

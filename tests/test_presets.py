@@ -8,16 +8,16 @@ import pytest
 from fixtures.plugins.fake import CountingEncoder, fake_data
 from fixtures.registries import fixture_registry
 
-import harness.registry
+import harness.plugins.registry
 from harness.cli import main
 from harness.errors import HarnessError
-from harness.presets import PresetError, include_presets, read_presets
-from harness.registry import build_registry
+from harness.plugins.registry import build_registry
+from harness.run.presets import PresetError, include_presets, read_presets
 
 
 @pytest.fixture
 def fake(monkeypatch, fresh_cache):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", fixture_registry("fake"))
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", fixture_registry("fake"))
     CountingEncoder.calls.clear()
 
 

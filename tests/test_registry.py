@@ -10,7 +10,7 @@ import pytest
 from fixtures.registries import entry_points, fixture_registry
 
 from harness.errors import HarnessError, UnknownNameError
-from harness.registry import build_registry
+from harness.plugins.registry import build_registry
 
 
 def test_hook_register_tasks():
@@ -42,7 +42,7 @@ def test_hook_register_commands():
 def test_registration_is_lazy():
     """Registering imports only the plugin module, not what the references point to."""
     code = (
-        "import sys; from importlib.metadata import EntryPoint; from harness.registry import build_registry;"
+        "import sys; from importlib.metadata import EntryPoint; from harness.plugins.registry import build_registry;"
         "r = build_registry([EntryPoint('commands', 'fixtures.plugins.commands', 'harness')]);"
         "print('fixtures.plugins.fake' in sys.modules)"
     )
@@ -108,7 +108,7 @@ def test_unknown_name_suggests_closest():
 
 def test_bad_registration_call_is_isolated(tmp_path, capsys, monkeypatch):
     (tmp_path / "bad_ref.py").write_text(
-        "from harness.hookspecs import hookimpl\n"
+        "from harness.plugins.hookspecs import hookimpl\n"
         "@hookimpl\n"
         "def register_models(register):\n"
         "    register('m', 'no_colon_here', 'x')\n"

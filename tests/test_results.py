@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from harness.jsonl import append_json_line
-from harness.results import ResultRecord, SchemaError, read_records, validate
-from harness.signature import Signature
+from harness.results.jsonl import append_json_line
+from harness.results.records import ResultRecord, SchemaError, read_records, validate
+from harness.results.signature import Signature
 
 
 def record_dict(**overrides):
@@ -105,7 +105,7 @@ def test_kill_minus_nine_tears_at_most_the_last_line_and_the_next_append_repairs
     path = tmp_path / "r.jsonl"
     (tmp_path / "big.json").write_text(json.dumps(record_dict(extra={"blob": "x" * 200_000})))
     code = (
-        "import json, sys; from harness.jsonl import append_json_line\n"
+        "import json, sys; from harness.results.jsonl import append_json_line\n"
         f"obj = json.load(open({str(tmp_path / 'big.json')!r}))\n"
         "print('ready', flush=True)\n"
         f"while True: append_json_line({str(path)!r}, obj)\n"

@@ -6,9 +6,9 @@ import pytest
 from fixtures.plugins.fake import CountingEncoder, fake_data
 from fixtures.registries import fixture_registry
 
-from harness.config import RunConfig, run_config
 from harness.errors import HarnessError
-from harness.runner import evaluate, prepare
+from harness.run.config import RunConfig, run_config
+from harness.run.runner import evaluate, prepare
 
 
 @pytest.mark.parametrize(

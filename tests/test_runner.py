@@ -12,8 +12,8 @@ from fixtures.plugins.fake import CountingEncoder, fake_data
 from fixtures.registries import fixture_registry
 
 from harness.errors import CapabilityError, DataError, HarnessError, UnknownNameError
-from harness.results import read_records
-from harness.runner import Skipped, aggregate, evaluate
+from harness.results.records import read_records
+from harness.run.runner import Skipped, aggregate, evaluate
 
 A = ["the cat", "a dog", "the bird", "one fish"]
 B = ["le chat", "un chien", "l'oiseau", "un poisson"]

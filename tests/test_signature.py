@@ -9,8 +9,8 @@ from conftest import REPO
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.registry import get_registry
-from harness.signature import ModelPart, Signature, SignatureError
+from harness.plugins.registry import get_registry
+from harness.results.signature import ModelPart, Signature, SignatureError
 
 GEMMA = {
     "name": "gemma-270m",

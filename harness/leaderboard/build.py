@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from harness.errors import HarnessError
-from harness.jsonl import BadLine
 from harness.leaderboard.export import to_csv, to_json
-from harness.leaderboard.load import load_entries
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
 from harness.leaderboard.page import page
 from harness.leaderboard.plots import write_plots
 from harness.leaderboard.sections import family_sections
 from harness.leaderboard.tables import family_tables
+from harness.results.jsonl import BadLine
+from harness.results.load import load_entries
 
 PLOTS = "plots"
 MANIFEST = ".leaderboard-manifest.json"

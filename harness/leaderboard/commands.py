@@ -73,11 +73,11 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     """Find both results, align their samples, bootstrap, print."""
-    from harness.leaderboard.bootstrap import Statistic
     from harness.leaderboard.compare import compare, format_comparison, mismatches
-    from harness.leaderboard.load import load_entries
     from harness.leaderboard.merge import merge
     from harness.params import parse_kv
+    from harness.results.bootstrap import Statistic
+    from harness.results.load import load_entries
 
     entries, problems = load_entries(args.results)
     for problem in problems:

@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.leaderboard.bootstrap import Bootstrap, Statistic, paired_bootstrap
 from harness.leaderboard.mcnemar import McNemar, decisions, format_mcnemar, is_binary, mcnemar
 from harness.leaderboard.merge import Board, Result
-from harness.leaderboard.metrics import undefined_reason
-from harness.leaderboard.samples import Key, align, read_samples
+from harness.results.bootstrap import Bootstrap, Statistic, paired_bootstrap
+from harness.results.metrics import undefined_reason
+from harness.results.samples import Key, align, read_samples
 
 TOLERANCE = 1e-6
 

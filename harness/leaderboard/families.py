@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.registry import Registry
+    from harness.plugins.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Families:
 
 
 def _load(ref: str | None, what: str, family: Family) -> Any:
-    from harness.registry import Registration
+    from harness.plugins.registry import Registration
 
     if ref is None:
         return None
@@ -88,7 +88,7 @@ def section_function(family: Family) -> Callable[..., Any] | None:
 
 def registered_families(registry: Registry | None = None) -> Families:
     """The families of every installed plugin (or of ``registry``), ordered by family name."""
-    from harness.registry import get_registry
+    from harness.plugins.registry import get_registry
 
     found = []
     for registration in (registry or get_registry()).entries["family"].values():

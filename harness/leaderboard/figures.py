@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.leaderboard.merge import Board, Column
-from harness.leaderboard.metrics import info_of, interval_of
-from harness.results import ResultRecord
+from harness.results.metrics import info_of, interval_of
+from harness.results.records import ResultRecord
 
 MAX_INCHES = 30.0  # at 100 dpi; many models make wide figures, capped here
 

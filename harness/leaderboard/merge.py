@@ -21,9 +21,9 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.leaderboard.families import Families, Family, registered_families
-from harness.leaderboard.load import Entry
-from harness.results import ResultRecord
-from harness.signature import Signature, SignatureError
+from harness.results.load import Entry
+from harness.results.records import ResultRecord
+from harness.results.signature import Signature, SignatureError
 
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 _LOCAL = ("/", "./", "../", "~")  # a model given as a local folder is labelled by the folder's name

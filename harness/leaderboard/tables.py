@@ -9,8 +9,8 @@ from typing import Any
 
 from harness.leaderboard.families import Family
 from harness.leaderboard.merge import Board, Column, Result, differing_parts
-from harness.leaderboard.metrics import MetricInfo, info_of, interval_of, undefined_reason
-from harness.results import ResultRecord
+from harness.results.metrics import MetricInfo, info_of, interval_of, undefined_reason
+from harness.results.records import ResultRecord
 
 MISSING = "—"
 UNDEFINED = "n/a"

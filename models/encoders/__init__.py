@@ -3,7 +3,7 @@
 Registrations only: the adapters are imported when used, so ``harness list`` stays fast.
 """
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 TEXT = "harness_models.encoders.text:HFTextEncoder"
 IMAGE = "harness_models.encoders.image:HFImageEncoder"

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter, ModelIdentity, source_revision
 from harness.errors import HarnessError
-from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
 from harness_models.encoders.batching import length_sorted_batches, run_batches
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype

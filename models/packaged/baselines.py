@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.cache import default_cache
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability
-from harness.model import ModelAdapter, ModelIdentity
+from harness.adapters.cache import default_cache
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 
 
@@ -66,8 +66,8 @@ class DegradedEncoder(ModelAdapter):
 
     def __init__(self, name: str, args: dict | None = None, **kwargs):
         super().__init__(name, args, **kwargs)
-        from harness.registry import get_registry
-        from harness.resolve import build_adapter
+        from harness.adapters.resolve import build_adapter
+        from harness.plugins.registry import get_registry
 
         base = build_adapter(
             get_registry(),

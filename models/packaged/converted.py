@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.cache import default_cache_dir
+from harness.adapters.cache import default_cache_dir
 from harness.errors import HarnessError
 
 

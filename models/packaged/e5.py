@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.capabilities import Capability
-from harness.model import ModelAdapter, ModelIdentity, local_revision
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter, ModelIdentity, local_revision
 from harness.params import Param
 from harness_models.packaged.hf_folder import FOLDER_PARAMS, FolderModel
 from harness_models.packaged.packages import described, module_folder, require

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter, ModelIdentity, local_revision
 from harness.errors import HarnessError
-from harness.model import ModelAdapter, ModelIdentity, local_revision
 from harness.params import Param
 from harness_models.encoders.batching import length_sorted_batches, run_prefetched
 from harness_models.encoders.folding import fold_batch_norm

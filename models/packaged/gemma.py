@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import ScoreRequest
+from harness.adapters.capabilities import ScoreRequest
+from harness.adapters.model import ModelIdentity
 from harness.errors import HarnessError
-from harness.model import ModelIdentity
 from harness.params import Param
 from harness_models.packaged.packages import described, require
 from harness_models.translation.causal import DEFAULT_TEMPLATE, CausalLMScorer
@@ -135,6 +135,6 @@ class Gemma270mCaption(Gemma270m):
 
     def prompt_fields(self, request: ScoreRequest) -> dict[str, str]:
         """The template's fields and the caption of the request's image."""
-        # a request with an image has its image_key (harness.capabilities checks it)
+        # a request with an image has its image_key (harness.adapters.capabilities checks it)
         caption = self.captions[request.image_key] if request.image is not None and request.image_key else ""
         return {**super().prompt_fields(request), "caption": caption}

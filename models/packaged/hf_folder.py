@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
-from harness.capabilities import Capability, TokenEmbeddings
-from harness.model import ModelAdapter, ModelIdentity
+from harness.adapters.capabilities import Capability, TokenEmbeddings
+from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 from harness_models.encoders.text import POOLINGS
 from harness_models.loading import STRICT_PARAM, mismatch
@@ -151,6 +151,6 @@ class MiniLM(FolderModel):
 
     def revision(self) -> str:
         """Content hash of the package's model folder."""
-        from harness.model import local_revision
+        from harness.adapters.model import local_revision
 
         return local_revision(self.folder())

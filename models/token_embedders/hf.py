@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import Capability, TokenEmbeddings
+from harness.adapters.capabilities import Capability, TokenEmbeddings
+from harness.adapters.model import ModelAdapter, ModelIdentity, source_revision
 from harness.errors import HarnessError
-from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
 from harness_models.loading import STRICT_PARAM, beyond_layer, from_pretrained, identity_args

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.capabilities import Capability, TokenEmbeddings
-from harness.model import ModelAdapter, ModelIdentity
+from harness.adapters.capabilities import Capability, TokenEmbeddings
+from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 
 WORD = re.compile(r"\w+")

@@ -3,7 +3,7 @@
 Registrations only: nothing heavy is imported until a scorer is used.
 """
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 CAUSAL_MODEL_TYPES = (
     "gpt2",

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import Capability, ScoreRequest
+from harness.adapters.capabilities import Capability, ScoreRequest
+from harness.adapters.model import ModelAdapter, ModelIdentity, source_revision
 from harness.errors import HarnessError
-from harness.model import ModelAdapter, ModelIdentity, source_revision
 from harness.params import Param
 from harness_models.loading import STRICT_PARAM, KeyMismatch, from_pretrained, identity_args
 

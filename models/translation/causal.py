@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import ScoreRequest
+from harness.adapters.capabilities import ScoreRequest
 from harness.errors import HarnessError
 from harness.params import Param
 from harness_models.translation.base import (

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import MixedImage
+from harness.adapters.capabilities import MixedImage
 from harness.errors import HarnessError
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)

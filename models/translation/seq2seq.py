@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.capabilities import ScoreRequest
+from harness.adapters.capabilities import ScoreRequest
 from harness.params import Param
 from harness_models.translation.base import DTYPE_PARAM, EncoderDecoderScorer, TargetTokens, hub_params, load_pretrained
 from harness_models.translation.languages import LanguageConvention

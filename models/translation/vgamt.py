@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.capabilities import ScoreRequest
+from harness.adapters.capabilities import ScoreRequest
 from harness.errors import HarnessError
 from harness_models.translation.base import TargetTokens
 from harness_models.translation.layout import load_into

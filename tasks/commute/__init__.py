@@ -3,7 +3,7 @@
 Registrations only: nothing heavy is imported until a task, loader or command is used.
 """
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 TASKS = "harness_tasks.commute.tasks"
 

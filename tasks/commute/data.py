@@ -27,7 +27,9 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
-from harness.data import (
+from harness.errors import DataError, HarnessError
+from harness.params import Param
+from harness.run.data import (
     DatasetLoader,
     LoadedData,
     check_nonempty,
@@ -38,8 +40,6 @@ from harness.data import (
     require_folder,
     uses_hf_dataset,
 )
-from harness.errors import DataError, HarnessError
-from harness.params import Param
 from harness_tasks.parallel_data.images import combined_revision
 
 TEXT_COLUMNS = ("source", "target_a", "target_b", "incorrect_a", "incorrect_b")

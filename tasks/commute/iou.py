@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError, HarnessError
-from harness.jsonl import BadLine, iter_json_lines
-from harness.results import RESULTS_FILE, read_records
+from harness.results.jsonl import BadLine, iter_json_lines
+from harness.results.records import RESULTS_FILE, read_records
 from harness_tasks.commute.metrics import failure_iou
 
 DIRECTIONS = ("ab", "ba")

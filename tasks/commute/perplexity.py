@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError, HarnessError
-from harness.jsonl import BadLine, iter_json_lines
-from harness.results import RESULTS_FILE, read_records
+from harness.results.jsonl import BadLine, iter_json_lines
+from harness.results.records import RESULTS_FILE, read_records
 
 Tables = dict[str, dict[str, float]]  # tuple id -> "image|translation" -> perplexity
 Points = list[tuple[float, float]]

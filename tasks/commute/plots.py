@@ -20,10 +20,10 @@ from typing import Any
 
 from harness.errors import DataError
 from harness.leaderboard.figures import Plot, bar_figure, colours, figure, file_names, save
-from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import Board, Column, column_labels
-from harness.leaderboard.metrics import info_of
-from harness.signature import Signature
+from harness.results.load import Entry
+from harness.results.metrics import info_of
+from harness.results.signature import Signature
 from harness_tasks.commute.perplexity import Tables, perplexity_figure, read_tables, tc_points
 
 FAMILY = "commute"

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from harness.cached_model import CachedModel
-from harness.capabilities import MixedImage, ScoreRequest, image_content_key
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import MixedImage, ScoreRequest, image_content_key
 from harness.errors import DataError, HarnessError
 from harness_tasks.commute.metrics import perplexity
 

@@ -14,8 +14,8 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.data import read_lines, require_folder
 from harness.errors import HarnessError
+from harness.run.data import read_lines, require_folder
 from harness_tasks.commute.data import outside_folder
 
 if TYPE_CHECKING:

@@ -85,7 +85,7 @@ class TemperatureSweep:
     def run(args: argparse.Namespace) -> int:
         """Evaluate at every temperature, then write and print the table."""
         from harness.progress import Progress
-        from harness.runner import Skipped, evaluate, split_names
+        from harness.run.runner import Skipped, evaluate, split_names
 
         temperatures = parse_temperatures(args.temperatures)
         tasks = split_names(args.tasks)

@@ -18,12 +18,12 @@ from typing import Any, ClassVar
 
 from datasets import Dataset
 
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability
-from harness.context import RunContext
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError
 from harness.params import Param
-from harness.task import Metric, Task, TaskOutput
+from harness.run.context import RunContext
+from harness.run.task import Metric, Task, TaskOutput
 from harness_tasks.commute.data import LANG_PARAM, target_language
 from harness_tasks.commute.metrics import (
     TIES,

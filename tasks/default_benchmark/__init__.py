@@ -4,7 +4,7 @@ with captions in five languages (see docs/default-benchmark.md).
 Registrations only: nothing is generated or imported until the dataset is loaded.
 """
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 
 @hookimpl

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.data import DatasetLoader, LoadedData
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
+from harness.run.data import DatasetLoader, LoadedData
 from harness_tasks.default_benchmark.benchmark import NAME, dataset, revision
 from harness_tasks.default_benchmark.grammar import LANGUAGES
 from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION

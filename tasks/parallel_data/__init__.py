@@ -1,6 +1,6 @@
 """Built-in plugin: parallel-text datasets shared by the task families (Multi30K layout)."""
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 
 @hookimpl

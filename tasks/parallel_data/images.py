@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from harness.data import files_revision, require_folder
 from harness.errors import DataError
+from harness.run.data import files_revision, require_folder
 
 
 def image_paths(names: list[str], images_dir: str, listed_in: str) -> list[str]:

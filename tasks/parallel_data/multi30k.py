@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.data import (
+from harness.errors import DataError, HarnessError
+from harness.params import Param, resolve_params
+from harness.run.data import (
     DatasetLoader,
     LoadedData,
     check_nonempty,
@@ -22,8 +24,6 @@ from harness.data import (
     require_folder,
     uses_hf_dataset,
 )
-from harness.errors import DataError, HarnessError
-from harness.params import Param, resolve_params
 from harness_tasks.parallel_data.images import attach_images, combined_revision
 
 

@@ -1,13 +1,13 @@
 """Built-in plugin: the shipped YAML task presets (IKEA, Multi30K filtering, CoMMuTE languages, xling-shapes).
 
 Each ``*.yaml`` file here is read when the registry is built (structure only; the task classes
-are built when a preset is used). See harness/presets.py for the format.
+are built when a preset is used). See harness/run/presets.py for the format.
 """
 
 from pathlib import Path
 
-from harness.hookspecs import hookimpl
-from harness.presets import register_yaml
+from harness.plugins.hookspecs import hookimpl
+from harness.run.presets import register_yaml
 
 
 @hookimpl

@@ -3,7 +3,7 @@
 Registrations only: the modules they name are imported when used, so ``harness list`` stays fast.
 """
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 
 @hookimpl

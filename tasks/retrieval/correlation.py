@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from harness.seedstats import defined_values, mean_and_std
+from harness.results.seedstats import defined_values, mean_and_std
 
 Method = Literal["pearson", "spearman"]
 METHODS: tuple[Method, ...] = ("pearson", "spearman")

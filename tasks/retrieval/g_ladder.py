@@ -66,8 +66,8 @@ def scene_gain(features: np.ndarray, rel: np.ndarray, k: int) -> float:
 
 def image_vectors(image_model: ModelSpec, data: Any) -> np.ndarray:
     """The vectors of every image of ``data``: the dataset's features for ``FEATURES``, else the model's (cached)."""
-    from harness.cache import default_cache
-    from harness.context import RunContext
+    from harness.adapters.cache import default_cache
+    from harness.run.context import RunContext
 
     if image_model.name == FEATURES:
         return np.asarray(data["image_features"], dtype=np.float64)

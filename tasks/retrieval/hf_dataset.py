@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.data import DatasetLoader, LoadedData, load_hf_dataset, uses_hf_dataset
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
+from harness.run.data import DatasetLoader, LoadedData, load_hf_dataset, uses_hf_dataset
 from harness_tasks.parallel_data.images import attach_images, combined_revision
 from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, apply_columns, languages, validate
 

@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.data import (
+from harness.errors import DataError, HarnessError
+from harness.params import Param, resolve_params
+from harness.run.data import (
     DatasetLoader,
     LoadedData,
     check_nonempty,
@@ -32,8 +34,6 @@ from harness.data import (
     require_folder,
     uses_hf_dataset,
 )
-from harness.errors import DataError, HarnessError
-from harness.params import Param, resolve_params
 from harness_tasks.parallel_data.images import combined_revision, image_paths
 from harness_tasks.retrieval.hf_dataset import load_mapped
 from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, check_finite, languages

@@ -28,7 +28,7 @@ from harness.errors import HarnessError
 from harness.leaderboard.figures import save
 from harness.leaderboard.merge import model_labels
 from harness.params import parse_kv
-from harness.results import RESULTS_FILE, ResultRecord, read_records
+from harness.results.records import RESULTS_FILE, ResultRecord, read_records
 from harness_tasks.retrieval import aggregations, significance
 from harness_tasks.retrieval.correlation import MIN_MODELS, meta_correlation
 

@@ -33,9 +33,9 @@ from harness.leaderboard.figures import (
     save,
 )
 from harness.leaderboard.merge import Board, Column
-from harness.leaderboard.metrics import info_of
 from harness.leaderboard.sections import Section
-from harness.results import ResultRecord
+from harness.results.metrics import info_of
+from harness.results.records import ResultRecord
 
 FAMILY = "retrieval"
 XLR, BKR, CORR = "xlr", "backretrieval", "corr"

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.data import check_nonempty, require_columns
 from harness.errors import DataError, HarnessError
 from harness.params import Param
+from harness.run.data import check_nonempty, require_columns
 
 SCHEMA = "id: string, text_<lang>: string, image: Image (optional), image_file: string (optional), image_features: list[float] (optional)"
 

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from datasets import Dataset
 
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability
-from harness.context import RunContext
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError
 from harness.params import Param
-from harness.task import Metric, Task, TaskOutput, recall_chance
+from harness.run.context import RunContext
+from harness.run.task import Metric, Task, TaskOutput, recall_chance
 from harness_tasks.retrieval import metrics
 from harness_tasks.retrieval.ikea import missing_features
 from harness_tasks.retrieval.schema import image_features

@@ -3,7 +3,7 @@
 Registrations only; nothing heavy is imported here.
 """
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 
 @hookimpl

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.data import DatasetLoader, LoadedData, uses_hf_dataset
 from harness.errors import DataError, HarnessError
 from harness.params import Param
+from harness.run.data import DatasetLoader, LoadedData, uses_hf_dataset
 from harness_tasks.yisi.corruption import content_vocabulary, drop_clause, swap_word
 from harness_tasks.yisi.pairs_data import check_label, load_pairs
 

@@ -19,11 +19,11 @@ from typing import Any, ClassVar
 
 from datasets import Dataset
 
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability, TokenEmbeddings
-from harness.context import RunContext
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability, TokenEmbeddings
 from harness.errors import HarnessError
-from harness.task import Metric, TaskOutput
+from harness.run.context import RunContext
+from harness.run.task import Metric, TaskOutput
 from harness_tasks.yisi.protocols import Metrics, PairTask
 from harness_tasks.yisi.scorers import PairScores, Yisi2Scorer, share_alike
 from harness_tasks.yisi.tasks import Yisi2Filter, Yisi2Sts

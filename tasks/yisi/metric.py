@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.capabilities import TokenEmbeddings
+from harness.adapters.capabilities import TokenEmbeddings
 
 
 def idf_table(sentences: Iterable[Sequence[str]]) -> tuple[Counter[str], int]:

@@ -6,8 +6,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from harness.data import LoadedData, check_nonempty, load_hf_dataset, require_columns
 from harness.errors import DataError
+from harness.run.data import LoadedData, check_nonempty, load_hf_dataset, require_columns
 
 
 def load_pairs(source: str, split: str, value_column: str, check: Callable[[Any], str | None]) -> LoadedData:

@@ -18,10 +18,10 @@ from typing import Any, Generic, TypeVar
 
 from datasets import Dataset
 
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability
-from harness.context import RunContext
-from harness.task import Metric, Task, TaskOutput
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability
+from harness.run.context import RunContext
+from harness.run.task import Metric, Task, TaskOutput
 from harness_tasks.yisi.ranking import error_mean_f_beta, pearson, roc_auc, spearman
 from harness_tasks.yisi.scorers import PairScorer
 

@@ -14,11 +14,11 @@ from typing import Any, ClassVar
 
 from datasets import Dataset
 
-from harness.cached_model import CachedModel
-from harness.capabilities import TokenEmbeddings
-from harness.data import files_revision, read_lines
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import TokenEmbeddings
 from harness.errors import HarnessError
 from harness.params import Param
+from harness.run.data import files_revision, read_lines
 from harness_tasks.yisi.metric import bert_sum, idf_table, prepare, yisi
 
 IdfTable = tuple[Counter[str], int]

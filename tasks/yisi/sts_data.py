@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.data import DatasetLoader, LoadedData, files_revision, read_aligned, require_folder, uses_hf_dataset
 from harness.errors import DataError, HarnessError
 from harness.params import Param
+from harness.run.data import DatasetLoader, LoadedData, files_revision, read_aligned, require_folder, uses_hf_dataset
 from harness_tasks.yisi.language import first_column_is
 from harness_tasks.yisi.pairs_data import check_score, load_pairs
 

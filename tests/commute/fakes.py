@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability, MixedImage
-from harness.context import RunContext
-from harness.model import ModelAdapter, ModelIdentity
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability, MixedImage
+from harness.adapters.model import ModelAdapter, ModelIdentity
+from harness.run.context import RunContext
 
 
 class CharScorer(ModelAdapter):

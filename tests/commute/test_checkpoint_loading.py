@@ -12,7 +12,7 @@ import torch
 from commute import mmt_builders as build
 from safetensors.torch import load_file, save_file
 
-from harness.capabilities import ScoreRequest
+from harness.adapters.capabilities import ScoreRequest
 from harness.errors import HarnessError
 from harness_models.loading import KeyMismatch, beyond_layer, enforce, identity_args
 from harness_models.translation import vgamt_modules

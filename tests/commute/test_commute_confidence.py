@@ -1,5 +1,5 @@
 """CoMMuTE with confidence: TC, IC, GTC and GIC carry per-tuple values, so each gets a bootstrap
-interval over tuples, a tuple's two directions resampled together (``harness.intervals``)."""
+interval over tuples, a tuple's two directions resampled together (``harness.results.intervals``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from commute.fakes import RedScorer, run_task, solid_images
 from commute.mmt_builders import write_commute
 
-from harness.intervals import item_intervals
+from harness.results.intervals import item_intervals
 from harness_tasks.commute.data import CommuteLoader
 from harness_tasks.commute.tasks import CommuteGIC, CommuteGTC, CommuteIC, CommuteTC
 

@@ -13,12 +13,12 @@ from commute.mmt_builders import stand_in_images, write_commute
 from conftest import shared_data
 from PIL import Image
 
-from harness.cached_model import CachedModel
-from harness.capabilities import ScoreRequest
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import ScoreRequest
 from harness.cli import main
 from harness.errors import HarnessError
-from harness.results import read_records
-from harness.runner import evaluate
+from harness.results.records import read_records
+from harness.run.runner import evaluate
 from harness_models.translation.vgamt import VgamtScorer
 from harness_tasks.commute.data import CommuteExtendedLoader, CommuteLoader
 from harness_tasks.commute.sweep import parse_temperatures

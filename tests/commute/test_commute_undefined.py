@@ -13,8 +13,8 @@ from commute.fakes import RedScorer, TextOnlyCharScorer, run_task, solid_images
 from commute.mmt_builders import write_commute
 
 from harness.cli import main
-from harness.results import read_records
-from harness.runner import evaluate
+from harness.results.records import read_records
+from harness.run.runner import evaluate
 from harness_tasks.commute.data import CommuteExtendedLoader, CommuteLoader
 from harness_tasks.commute.tasks import (
     IMAGE_BLIND,

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from commute import mmt_builders as build
 
-from harness.capabilities import ScoreRequest
+from harness.adapters.capabilities import ScoreRequest
 from harness.cli import main
 from harness.errors import HarnessError
 from harness_models.translation.fairseq_gated import convert, fsmt_vocab, read_dictionary
@@ -368,7 +368,7 @@ def test_the_authors_checkpoint_fails_in_the_plain_loader(tmp_path):
 
 
 def test_the_converted_folder_runs_commute_tc_from_the_cli(converted, mini_commute, tmp_path, fresh_cache):
-    from harness.results import read_records
+    from harness.results.records import read_records
 
     folder, _, _ = converted
     data_dir, images = mini_commute

@@ -11,11 +11,11 @@ import torch
 from commute import mmt_builders as build
 from PIL import Image
 
-from harness.cached_model import image_content_key
-from harness.capabilities import MixedImage, ScoreRequest
+from harness.adapters.cached_model import image_content_key
+from harness.adapters.capabilities import MixedImage, ScoreRequest
+from harness.adapters.resolve import find_adapter
 from harness.errors import HarnessError
-from harness.registry import get_registry
-from harness.resolve import find_adapter
+from harness.plugins.registry import get_registry
 from harness_models.translation import vgamt_modules
 from harness_models.translation.causal import CausalLMScorer
 from harness_models.translation.cliptrans import ClipTransScorer
@@ -457,7 +457,7 @@ def test_image_spec_reads_clip_and_resnet_recipes():
 
 def test_model_folders_resolve_to_their_adapters(vgamt_dir, gated_dir, cliptrans_dir, mbart_dir, gpt2_dir):
     registry = get_registry()
-    from harness.capabilities import Capability
+    from harness.adapters.capabilities import Capability
 
     needs = [Capability.TRANSLATION_SCORER]
     expected = {

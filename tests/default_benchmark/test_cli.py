@@ -8,7 +8,7 @@ from retrieval.builders import tiny_resnet
 from tiny_models import tiny_bert
 
 from harness.cli import main
-from harness.results import read_records
+from harness.results.records import read_records
 from harness_tasks.default_benchmark.benchmark import generate, revision
 from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION
 

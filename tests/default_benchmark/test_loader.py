@@ -7,8 +7,8 @@ import datasets
 import pytest
 
 from harness.errors import HarnessError
-from harness.plan import DataSource
-from harness.runner import resolve_data_source
+from harness.run.plan import DataSource
+from harness.run.runner import resolve_data_source
 from harness_tasks.default_benchmark.benchmark import revision
 from harness_tasks.default_benchmark.features import FEATURE_SIZE
 from harness_tasks.default_benchmark.loader import XlingShapesLoader

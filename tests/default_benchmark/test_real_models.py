@@ -13,7 +13,7 @@ import pytest
 from packaged.helpers import converted_models_folder  # noqa: F401 (autouse: conversions persist)
 
 from harness import evaluate
-from harness.registry import get_registry
+from harness.plugins.registry import get_registry
 
 pytestmark = pytest.mark.real
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.context import RunContext
+from harness.run.context import RunContext
 from harness_tasks.default_benchmark.benchmark import generate
 from harness_tasks.default_benchmark.loader import XlingShapesLoader
 from harness_tasks.default_benchmark.scenes import (

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from fixtures.plugins.fake import CountingEncoder, fake_data
 
-import harness.registry
+import harness.plugins.registry
 from harness.cli import main
-from harness.registry import Registry, build_registry
+from harness.plugins.registry import Registry, build_registry
 
 A = ["the cat", "a dog", "the bird", "one fish"]
 B = ["le chat", "un chien", "l'oiseau", "un poisson"]
@@ -46,7 +46,7 @@ def _isolated(fresh_cache, monkeypatch):
     CountingEncoder.calls.clear()
     CountingEncoder.loads.clear()
     WeightsFileEncoder.calls.clear()
-    monkeypatch.setattr(harness.registry, "_REGISTRY", fault_registry())
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", fault_registry())
     return fresh_cache
 
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from harness.hookspecs import hookimpl
+from harness.plugins.hookspecs import hookimpl
 
 
 @hookimpl

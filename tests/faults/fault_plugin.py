@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.capabilities import Capability
-from harness.hookspecs import hookimpl
-from harness.model import ModelAdapter, ModelIdentity, local_revision
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter, ModelIdentity, local_revision
 from harness.params import Param
+from harness.plugins.hookspecs import hookimpl
 
 
 @hookimpl

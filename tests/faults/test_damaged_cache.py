@@ -8,7 +8,7 @@ from pathlib import Path
 from faults.conftest import results_lines, run_cli
 from fixtures.plugins.fake import CountingEncoder
 
-from harness.cache import TABLE, checksum
+from harness.adapters.cache import TABLE, checksum
 
 PAGE = 4096
 

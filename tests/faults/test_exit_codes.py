@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from faults.conftest import run_cli
 
-import harness.registry
+import harness.plugins.registry
 from harness.errors import DataError, HarnessError
-from harness.registry import Registration, build_registry
+from harness.plugins.registry import Registration, build_registry
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_negative_seed(finished, data_dir, capsys):
 
 
 def test_negative_model_dimension(finished, data_dir, capsys, monkeypatch):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", None)  # the installed plugins: the real random-encoder
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", None)  # the installed plugins: the real random-encoder
     _fails_with(
         capsys,
         finished,
@@ -101,8 +101,8 @@ def test_weights_folder_with_only_a_malicious_pickle(finished, data_dir, tmp_pat
             return os.system, (f"touch {marker}",)
 
     torch.save({"embeddings.word_embeddings.weight": Payload()}, folder / "pytorch_model.bin")
-    installed = list(harness.registry.metadata.entry_points(group="harness"))
-    monkeypatch.setattr(harness.registry, "_REGISTRY", build_registry([*installed, *_entry_points("fake")]))
+    installed = list(harness.plugins.registry.metadata.entry_points(group="harness"))
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", build_registry([*installed, *_entry_points("fake")]))
     _fails_with(
         capsys,
         finished,
@@ -133,9 +133,11 @@ def _entry_points(*names: str) -> list[EntryPoint]:
 
 
 def test_a_plugin_that_calls_sys_exit_is_a_broken_plugin(capsys, monkeypatch):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", None)
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", None)
     monkeypatch.setattr(
-        harness.registry.metadata, "entry_points", lambda group: _entry_points("fake", "exiting", "exiting-hook")
+        harness.plugins.registry.metadata,
+        "entry_points",
+        lambda group: _entry_points("fake", "exiting", "exiting-hook"),
     )
     code, out, err = run_cli(capsys, "list", "tasks")
     assert code == 0 and out.splitlines()[0].startswith("mean_similarity")  # everything else keeps working
@@ -177,7 +179,7 @@ def test_a_features_file_that_is_text(tmp_path, finished, capsys, monkeypatch):
         match=r"test\.image_features\.npy: cannot be read as a NumPy array: it is not a \.npy file \(it starts with b'0\.1 0\.'",
     ):
         _load_ikea(tmp_path / "ikea")
-    monkeypatch.setattr(harness.registry, "_REGISTRY", None)
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", None)
     _fails_with(
         capsys,
         finished,
@@ -218,7 +220,7 @@ def test_a_missing_features_file_is_named(tmp_path, finished, capsys, monkeypatc
         tmp_path / "ikea"
     )  # absent: a loader that serves xlr (no warning); a task needing g names the file
     assert "image_features" not in loaded.data.column_names and capsys.readouterr().err == ""
-    monkeypatch.setattr(harness.registry, "_REGISTRY", None)
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", None)
     _fails_with(
         capsys,
         finished,

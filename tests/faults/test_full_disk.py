@@ -12,9 +12,9 @@ import pytest
 from faults.conftest import results_lines, run_cli
 from fixtures.plugins.fake import CountingEncoder
 
-import harness.jsonl
+import harness.results.jsonl
 from harness.errors import HarnessError
-from harness.jsonl import append_json_line, write_json_lines_atomic
+from harness.results.jsonl import append_json_line, write_json_lines_atomic
 
 
 def _args(data_dir: str, output: Path, seed: int, *extra: str) -> list[str]:
@@ -46,7 +46,7 @@ def _disk_that_fills_after(monkeypatch, budget: int) -> None:
         left[0] -= written
         return written
 
-    monkeypatch.setattr(harness.jsonl.os, "write", write)
+    monkeypatch.setattr(harness.results.jsonl.os, "write", write)
 
 
 def test_a_short_write_cuts_the_results_file_back_and_exits_2(data_dir, tmp_path, capsys, monkeypatch):
@@ -71,7 +71,7 @@ def test_a_short_write_cuts_the_results_file_back_and_exits_2(data_dir, tmp_path
 def test_a_write_that_makes_no_progress_is_a_full_disk(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
     append_json_line(path, {"a": 1})
-    monkeypatch.setattr(harness.jsonl.os, "write", lambda fd, data: 0)
+    monkeypatch.setattr(harness.results.jsonl.os, "write", lambda fd, data: 0)
     with pytest.raises(HarnessError, match=r"r\.jsonl: No space left on device; it is cut back"):
         append_json_line(path, {"b": 2})
     assert path.read_bytes() == b'{"a": 1}\n'
@@ -92,7 +92,9 @@ def test_an_earlier_version_survives_a_failed_atomic_rewrite(tmp_path, monkeypat
     path = tmp_path / "s.jsonl"
     write_json_lines_atomic(path, [{"x": 1}])
     monkeypatch.setattr(
-        harness.jsonl.os, "write", lambda fd, data: (_ for _ in ()).throw(OSError(errno.EDQUOT, "Disk quota exceeded"))
+        harness.results.jsonl.os,
+        "write",
+        lambda fd, data: (_ for _ in ()).throw(OSError(errno.EDQUOT, "Disk quota exceeded")),
     )
     with pytest.raises(HarnessError, match=re.escape("s.jsonl: Disk quota exceeded; nothing was written")):
         write_json_lines_atomic(path, [{"x": 2}])

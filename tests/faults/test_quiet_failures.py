@@ -9,10 +9,10 @@ import pytest
 from faults.conftest import A, B, results_lines, run_cli
 from fixtures.plugins.fake import CountingEncoder, fake_data
 
-import harness.model
-import harness.registry
-from harness.data import load_hf_dataset, read_lines
+import harness.adapters.model
+import harness.plugins.registry
 from harness.errors import HarnessError
+from harness.run.data import load_hf_dataset, read_lines
 
 
 def _fake_run(data_dir: str, output: Path, *extra: str) -> list[str]:
@@ -79,13 +79,15 @@ def unreachable_hub(monkeypatch) -> str:
     endpoint = f"http://127.0.0.1:{port}"
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "ENDPOINT", endpoint)
-    harness.model.hub_unreachable.cache_clear()
+    harness.adapters.model.hub_unreachable.cache_clear()
     yield endpoint
-    harness.model.hub_unreachable.cache_clear()
+    harness.adapters.model.hub_unreachable.cache_clear()
 
 
 def test_an_unreachable_hub_is_one_clear_error_for_a_model(data_dir, tmp_path, capsys, monkeypatch, unreachable_hub):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", None)  # the installed plugins: hf-text-encoder serves a Hub id
+    monkeypatch.setattr(
+        harness.plugins.registry, "_REGISTRY", None
+    )  # the installed plugins: hf-text-encoder serves a Hub id
     output = tmp_path / "out"
     code, out, err = run_cli(
         capsys,
@@ -120,5 +122,5 @@ def test_the_hub_is_asked_once_per_process(unreachable_hub, monkeypatch):
     monkeypatch.setattr(socket, "create_connection", lambda *a, **k: attempts.append(a) or real(*a, **k))
     for _ in range(3):
         with pytest.raises(HarnessError, match="unreachable"):
-            harness.model.hub_revision("some-org/some-model")
+            harness.adapters.model.hub_revision("some-org/some-model")
     assert len(attempts) == 1

@@ -13,14 +13,14 @@ from pathlib import Path
 from faults.conftest import results_lines, run_cli
 from faults.fault_plugin import WeightsFileEncoder
 
-import harness.model
-from harness.cache import Cache
-from harness.cached_model import CachedModel
-from harness.model import ModelAdapter, local_revision
-from harness.provenance import code_identity
-from harness.results import read_records
-from harness.runner import evaluate
-from harness.signature import Signature
+import harness.adapters.model
+from harness.adapters.cache import Cache
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.model import ModelAdapter, local_revision
+from harness.results.provenance import code_identity
+from harness.results.records import read_records
+from harness.results.signature import Signature
+from harness.run.runner import evaluate
 
 
 def _past_ctime_tick(path: Path) -> None:
@@ -37,7 +37,7 @@ def _rewrite_keeping_size_and_mtime(path: Path, content: bytes) -> None:
 
 
 def test_weights_replaced_with_same_size_and_mtime_never_serve_old_outputs(data_dir, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(harness.model, "RACY_SECONDS", 0.0)  # memoise even a file written just now
+    monkeypatch.setattr(harness.adapters.model, "RACY_SECONDS", 0.0)  # memoise even a file written just now
     weights = tmp_path / "weights.bin"
     weights.write_bytes(b"A" * 64)
     _past_ctime_tick(weights)
@@ -69,10 +69,12 @@ def test_weights_replaced_with_same_size_and_mtime_never_serve_old_outputs(data_
 
 
 def test_the_weight_hash_memo_sees_every_change(tmp_path, monkeypatch):
-    monkeypatch.setattr(harness.model, "RACY_SECONDS", 0.0)
+    monkeypatch.setattr(harness.adapters.model, "RACY_SECONDS", 0.0)
     hashed: list[str] = []
-    real = harness.model.file_sha256
-    monkeypatch.setattr(harness.model, "file_sha256", lambda path: hashed.append(Path(path).name) or real(path))
+    real = harness.adapters.model.file_sha256
+    monkeypatch.setattr(
+        harness.adapters.model, "file_sha256", lambda path: hashed.append(Path(path).name) or real(path)
+    )
     weights = tmp_path / "w.bin"
     weights.write_bytes(b"1" * 32)
     _past_ctime_tick(weights)
@@ -94,8 +96,8 @@ def test_the_weight_hash_memo_sees_every_change(tmp_path, monkeypatch):
 
 def test_a_file_changed_within_the_racy_window_is_never_memoised(tmp_path, monkeypatch):
     hashed: list[str] = []
-    real = harness.model.file_sha256
-    monkeypatch.setattr(harness.model, "file_sha256", lambda path: hashed.append(str(path)) or real(path))
+    real = harness.adapters.model.file_sha256
+    monkeypatch.setattr(harness.adapters.model, "file_sha256", lambda path: hashed.append(str(path)) or real(path))
     weights = tmp_path / "w.bin"
     weights.write_bytes(b"x" * 8)  # written just now: its ctime tick may not be over
     local_revision(weights)
@@ -110,8 +112,8 @@ def _write_adapter_package(root: Path, helper_body: str) -> None:
     (package / "helper.py").write_text(helper_body)
     (package / "adapter.py").write_text(
         "import numpy as np\n"
-        "from harness.capabilities import Capability\n"
-        "from harness.model import ModelAdapter\n"
+        "from harness.adapters.capabilities import Capability\n"
+        "from harness.adapters.model import ModelAdapter\n"
         "from .helper import scale\n\n"
         "class Scaled(ModelAdapter):\n"
         "    capabilities = frozenset({Capability.TEXT_ENCODER})\n"
@@ -166,7 +168,7 @@ def test_results_line_names_the_plugin_packages_and_adapter_code(data_dir, tmp_p
     (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: fault-plugins\nVersion: 1.2.3\n")
     (dist_info / "entry_points.txt").write_text("[harness]\nfake = fixtures.plugins.fake\n")
     (dist,) = metadata.distributions(path=[str(tmp_path / "site")])
-    from harness.registry import build_registry
+    from harness.plugins.registry import build_registry
 
     registry = build_registry(dist.entry_points)
     (record,) = evaluate(

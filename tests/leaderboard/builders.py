@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.jsonl import write_json_lines_atomic
-from harness.results import ResultRecord, append_record
-from harness.runner import aggregate
-from harness.signature import Signature
+from harness.results.jsonl import write_json_lines_atomic
+from harness.results.records import ResultRecord, append_record
+from harness.results.signature import Signature
+from harness.run.runner import aggregate
 
 MAIN = {
     "xlr": "recall@k",

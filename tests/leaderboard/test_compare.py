@@ -13,9 +13,9 @@ from scipy.stats import pearsonr
 
 from harness.cli import main
 from harness.errors import HarnessError
-from harness.leaderboard.bootstrap import Paired, Statistic, paired_bootstrap
-from harness.leaderboard.samples import align
-from harness.runner import evaluate
+from harness.results.bootstrap import Paired, Statistic, paired_bootstrap
+from harness.results.samples import align
+from harness.run.runner import evaluate
 
 
 def mean_pair(a, b, counts=None) -> Paired:
@@ -270,7 +270,7 @@ def family_samples(statistic: Statistic, quality: float, rng) -> tuple[list[dict
 def test_compare_every_family_without_a_statistic(task, ref, tmp_path, capsys):
     import importlib
 
-    from harness.task import TaskOutput
+    from harness.run.task import TaskOutput
 
     module, _, name = ref.partition(":")
     instance = getattr(importlib.import_module(module), name)(task)

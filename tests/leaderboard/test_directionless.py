@@ -7,11 +7,11 @@ from pathlib import Path
 
 from leaderboard.builders import record
 
-from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import merge
-from harness.leaderboard.metrics import info_of
 from harness.leaderboard.page import _th
 from harness.leaderboard.tables import family_tables
+from harness.results.load import Entry
+from harness.results.metrics import info_of
 
 SKEW = {"display": "N10 skew", "higher_is_better": None, "chance": None, "statistic": None}
 

@@ -12,8 +12,8 @@ from leaderboard.builders import record, with_samples, write_results
 
 from harness.cli import main
 from harness.leaderboard.mcnemar import mcnemar
-from harness.signature import Signature
-from harness.task import TaskOutput
+from harness.results.signature import Signature
+from harness.run.task import TaskOutput
 from harness_tasks.commute.tasks import CommuteIC, CommuteTC
 
 ARGS = {"lang": "fr", "ties": "wrong", "prefix_removal": False, "temperature": 1.0}

@@ -13,11 +13,11 @@ from leaderboard.builders import record, write_results
 from harness.errors import HarnessError
 from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.families import Families, Family, registered_families
-from harness.leaderboard.load import Entry, load_entries
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge, model_labels
 from harness.leaderboard.tables import family_tables
-from harness.signature import Signature
+from harness.results.load import Entry, load_entries
+from harness.results.signature import Signature
 
 T1, T2, T3 = "2026-01-01T00:00:00+00:00", "2026-02-01T00:00:00+00:00", "2026-03-01T00:00:00+00:00"
 SRC = Path("results.jsonl")

@@ -11,9 +11,9 @@ from leaderboard.builders import record
 
 from harness.leaderboard.families import Families, Family
 from harness.leaderboard.figures import chance_line, error_label, error_of, figure, grouped_bars, markers
-from harness.leaderboard.load import Entry
 from harness.leaderboard.merge import merge
 from harness.leaderboard.plots import write_plots
+from harness.results.load import Entry
 from harness_tasks.retrieval.plots import best_first, meta_result, triples
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 from leaderboard.builders import record
 
 from harness.leaderboard.families import Families, Family
-from harness.leaderboard.load import Entry
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
 from harness.leaderboard.page import page
 from harness.leaderboard.sections import Section, family_sections
 from harness.leaderboard.tables import family_tables
+from harness.results.load import Entry
 from harness_tasks.retrieval.plots import meta_result, triples
 
 # five models, three seeds: BkR follows XLR closely, CORR loosely

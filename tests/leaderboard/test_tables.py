@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from leaderboard.builders import record
 
-from harness.leaderboard.load import Entry
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
 from harness.leaderboard.tables import Cell, family_tables, headers_of, pair_of
+from harness.results.load import Entry
 
 R10 = {"display": "R@10", "higher_is_better": True, "chance": 0.1, "statistic": "mean:hit"}
 RANK = {"display": "median rank", "higher_is_better": False, "chance": None, "statistic": "median:rank"}

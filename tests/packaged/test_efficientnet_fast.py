@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from packaged.helpers import PHOTOS, need, photo
 
-from harness.capabilities import MixedImage
+from harness.adapters.capabilities import MixedImage
 from harness.errors import HarnessError
 
 LADDER = (0, 1, 2)

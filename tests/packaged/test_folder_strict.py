@@ -12,12 +12,12 @@ from packaged.helpers import need
 from safetensors.torch import load_file, save_file
 from tiny_models import tiny_bert
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelIdentity
+from harness.adapters.resolve import build_adapter
 from harness.errors import HarnessError
-from harness.model import ModelIdentity
 from harness.params import Param, parse_kv
-from harness.registry import get_registry
-from harness.resolve import build_adapter
+from harness.plugins.registry import get_registry
 from harness_models.packaged.hf_folder import FolderModel
 
 TEXTS = ["a man rides a bike", "two dogs play in the snow"]

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from packaged.helpers import need, photo
 
-from harness.cached_model import image_content_key
-from harness.capabilities import ScoreRequest
+from harness.adapters.cached_model import image_content_key
+from harness.adapters.capabilities import ScoreRequest
 
 pytestmark = pytest.mark.slow
 SOURCE = "The cat is sleeping on the sofa."

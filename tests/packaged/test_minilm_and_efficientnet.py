@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from packaged.helpers import PHOTOS, need, photo
 
-from harness.capabilities import MixedImage
+from harness.adapters.capabilities import MixedImage
 from harness_models.translation.images import BICUBIC, ImageSpec
 
 SENTENCES = [

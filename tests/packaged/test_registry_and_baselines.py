@@ -8,10 +8,10 @@ import types
 import numpy as np
 import pytest
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
+from harness.adapters.resolve import build_adapter
 from harness.errors import HarnessError
-from harness.registry import get_registry
-from harness.resolve import build_adapter
+from harness.plugins.registry import get_registry
 from harness_models.packaged.baselines import DegradedEncoder, RandomEncoder
 from harness_models.packaged.packages import INSTALL_HINT, module_folder, require
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import Capability
-from harness.hookspecs import hookimpl
-from harness.model import ModelAdapter
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter
 from harness.params import Param
+from harness.plugins.hookspecs import hookimpl
 
 
 @hookimpl

@@ -13,7 +13,7 @@ from scipy.special import expit
 
 from harness.cli import main
 from harness.errors import HarnessError
-from harness.results import RESULTS_FILE
+from harness.results.records import RESULTS_FILE
 from harness_tasks.retrieval import calibrate, calibrate_fit
 
 

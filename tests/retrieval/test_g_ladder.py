@@ -9,9 +9,9 @@ from importlib.metadata import EntryPoint
 import numpy as np
 import pytest
 
-import harness.registry
+import harness.plugins.registry
 from harness.cli import main
-from harness.registry import build_registry
+from harness.plugins.registry import build_registry
 from harness_tasks.default_benchmark.benchmark import generate
 from harness_tasks.retrieval import meta
 from harness_tasks.retrieval.g_ladder import relevance, scene_gain, scene_tokens
@@ -52,7 +52,7 @@ def fake_images(monkeypatch):
     """The installed plugins and the fake image encoders of ``retrieval.fake_images``."""
     installed = list(metadata.entry_points(group="harness"))
     registry = build_registry([*installed, EntryPoint("fake-images", "retrieval.fake_images", "harness")])
-    monkeypatch.setattr(harness.registry, "_REGISTRY", registry)
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", registry)
 
 
 def test_a_tiny_ladder_end_to_end(tmp_path, capsys, fake_images):

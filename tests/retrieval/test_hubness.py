@@ -130,7 +130,7 @@ def test_an_unknown_retrieval_fails():
 def test_the_tasks_report_hubness_with_metric_info_and_take_csls_as_an_argument():
     from retrieval.test_retrieval_tasks import LookupEncoder, item_of, synthetic
 
-    from harness.context import RunContext
+    from harness.run.context import RunContext
     from harness_tasks.retrieval.tasks import Xlr
 
     src, tgt = hub_dominated(2, 40, 30)

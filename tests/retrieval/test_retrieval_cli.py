@@ -10,7 +10,7 @@ from conftest import shared_data
 from retrieval.builders import bert_variants, tiny_resnet, write_images, write_multi30k
 
 from harness.cli import main
-from harness.results import read_records
+from harness.results.records import read_records
 
 # Random-weight BERTs differ in how much of the shared vocabulary (names, numbers) survives:
 # no layers and wide embeddings keep it best; layers and CLS pooling blur it.

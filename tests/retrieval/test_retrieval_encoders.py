@@ -10,10 +10,10 @@ import torch
 from retrieval.builders import tiny_clip, tiny_resnet, write_images
 from tiny_models import DEFAULT_CORPUS, tiny_bert
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
+from harness.adapters.resolve import build_adapter
 from harness.errors import HarnessError
-from harness.registry import get_registry
-from harness.resolve import build_adapter
+from harness.plugins.registry import get_registry
 from harness_models.encoders.batching import length_sorted_batches, run_batches
 from harness_models.encoders.image import HFImageEncoder
 from harness_models.encoders.sentence_transformers_config import pooling_mode

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from harness.errors import HarnessError
-from harness.results import ResultRecord
+from harness.results.records import ResultRecord
 from harness_tasks.retrieval.meta import format_table, group_models, meta_by_direction, meta_evaluate, select
 
 XLR = {"m1": [0.1, 0.2], "m2": [0.2, 0.4], "m3": [0.3, 0.6]}
@@ -200,7 +200,7 @@ def test_seed_independent_xlr_is_repeated_over_the_seeds():
 
 def test_several_directions_are_aggregated(tmp_path, capsys):
     from harness.cli import main
-    from harness.results import append_record
+    from harness.results.records import append_record
 
     records = hand_records(("en", "de")) + hand_records(("de", "en"), models=2)
     for r in records:

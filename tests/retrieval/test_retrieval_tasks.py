@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from conftest import shared_data
 
-from harness.context import RunContext
 from harness.errors import HarnessError, UnknownNameError
-from harness.plan import DataSource
-from harness.registry import get_registry
-from harness.runner import build_tasks, loader_args
+from harness.plugins.registry import get_registry
+from harness.run.context import RunContext
+from harness.run.plan import DataSource
+from harness.run.runner import build_tasks, loader_args
 from harness_tasks.retrieval.ikea import IkeaLoader
 from harness_tasks.retrieval.tasks import BackRetrieval, Corr, Xlr, disjoint_samples, permutations
 

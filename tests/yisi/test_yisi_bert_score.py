@@ -89,7 +89,7 @@ def _scores(hyp: list[list[float]], hyp_weights: list[float], ref: list[list[flo
 
 
 def _yisi(hyp: list[list[float]], ref: list[list[float]]):
-    from harness.capabilities import TokenEmbeddings
+    from harness.adapters.capabilities import TokenEmbeddings
 
     def sentence(vectors):
         return prepare(TokenEmbeddings(["u"] * len(vectors), np.array(vectors, dtype=np.float32)), None)

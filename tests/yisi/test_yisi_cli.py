@@ -7,15 +7,15 @@ import json
 import pytest
 from conftest import shared_data
 
-import harness.registry
+import harness.plugins.registry
 from harness.cli import main
-from harness.results import read_records
-from harness.runner import evaluate
+from harness.results.records import read_records
+from harness.run.runner import evaluate
 
 
 @pytest.fixture(autouse=True)
 def real_registry(monkeypatch, fresh_cache):
-    monkeypatch.setattr(harness.registry, "_REGISTRY", None)  # the installed plugins, built afresh
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", None)  # the installed plugins, built afresh
 
 
 def records(folder):

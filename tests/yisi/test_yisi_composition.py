@@ -9,10 +9,10 @@ import datasets
 import numpy as np
 import pytest
 
-from harness.capabilities import TokenEmbeddings
-from harness.context import RunContext
+from harness.adapters.capabilities import TokenEmbeddings
 from harness.errors import HarnessError
 from harness.params import Param
+from harness.run.context import RunContext
 from harness_tasks.yisi.filter_data import Multi30kFilterLoader
 from harness_tasks.yisi.protocols import FilterProtocol, StsProtocol, filter_metric_list, sts_metrics
 from harness_tasks.yisi.scorers import PairScorer, PairScores

@@ -9,12 +9,12 @@ import datasets
 import numpy as np
 import pytest
 
-from harness.cache import Cache
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability, TokenEmbeddings
-from harness.context import RunContext
+from harness.adapters.cache import Cache
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability, TokenEmbeddings
+from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.errors import HarnessError
-from harness.model import ModelAdapter, ModelIdentity
+from harness.run.context import RunContext
 from harness_models.token_embedders.hf import HFTokenEmbedder
 from harness_tasks.yisi.layers import Yisi2FilterLayers, Yisi2StsLayers, best_layer
 from harness_tasks.yisi.plots import layer_values
@@ -154,8 +154,8 @@ def test_sweep_equals_the_single_layer_task_at_every_layer_of_a_tiny_bert(tiny_e
 def test_layer_plot_on_the_leaderboard(tmp_path):
     from leaderboard.builders import record
 
-    from harness.leaderboard.load import Entry
     from harness.leaderboard.merge import merge
+    from harness.results.load import Entry
     from harness_tasks.yisi.plots import layer_plots
 
     args = {"src": "en", "tgt": "de"}
@@ -178,7 +178,7 @@ def test_layer_plot_on_the_leaderboard(tmp_path):
 def test_shards_together_compute_every_value_of_the_sweep_once(tmp_path):
     # under --shard a value another shard computes is a token-less stand-in: 2-D, with or without
     # an all-layers value at hand as template; the sweep must get through both sides anyway
-    from harness.distributed import ShardPartition
+    from harness.run.distributed import ShardPartition
 
     cache = Cache(tmp_path / "cache")
     task = Yisi2FilterLayers("yisi2_filter_layers", {"idf": "none"})
@@ -197,7 +197,7 @@ def test_shards_together_compute_every_value_of_the_sweep_once(tmp_path):
 
 def test_a_sweep_over_stand_ins_only_scores_zero_layers():
     # a shard holding no value at all (no template for the stand-ins' shape) still asks for both sides
-    from harness.distributed import ShardPartition
+    from harness.run.distributed import ShardPartition
 
     class ComputesNothing(ShardPartition):
         def mine(self, keys):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from harness.capabilities import TokenEmbeddings
+from harness.adapters.capabilities import TokenEmbeddings
 from harness_tasks.yisi.metric import Weighted, bert_sum, combine, idf_table, idf_weight, prepare, yisi
 
 # e: units a, b; f: units c, d, g. Cosines (rows e, columns f):

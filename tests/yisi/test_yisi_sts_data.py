@@ -120,7 +120,7 @@ def test_a_set_whose_gold_lines_are_all_empty_is_a_data_error(tmp_path):
 
 def test_a_dataset_without_rows_is_a_data_error(monkeypatch):
     import harness_tasks.yisi.pairs_data as pairs_data
-    from harness.data import LoadedData
+    from harness.run.data import LoadedData
 
     empty = datasets.Dataset.from_dict({"sentence1": [], "sentence2": [], "score": []})
     monkeypatch.setattr(pairs_data, "load_hf_dataset", lambda source, split: LoadedData(empty, {"source": source}))

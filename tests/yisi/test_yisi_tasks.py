@@ -10,9 +10,9 @@ import datasets
 import numpy as np
 import pytest
 
-from harness.capabilities import TokenEmbeddings
-from harness.context import RunContext
+from harness.adapters.capabilities import TokenEmbeddings
 from harness.errors import HarnessError
+from harness.run.context import RunContext
 from harness_tasks.yisi.tasks import BertSumFilter, BertSumSts, Yisi2Filter, Yisi2Sts
 
 VECTORS = {"x": (1.0, 0.0), "y": (0.0, 1.0), "z": (0.6, 0.8), "n": (-1.0, 0.0)}

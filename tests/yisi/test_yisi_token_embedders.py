@@ -8,12 +8,12 @@ import torch
 from transformers import AutoModel, AutoTokenizer
 from yisi.helpers import CAPTIONS, tiny_roberta
 
-from harness.cache import Cache
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability
+from harness.adapters.cache import Cache
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability
+from harness.adapters.resolve import build_adapter, find_adapter
 from harness.errors import HarnessError
-from harness.registry import get_registry
-from harness.resolve import build_adapter, find_adapter
+from harness.plugins.registry import get_registry
 from harness_models.token_embedders.hf import HFTokenEmbedder
 from harness_models.token_embedders.lexical import LexicalNgramEmbedder
 

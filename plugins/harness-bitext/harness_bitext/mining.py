@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 from datasets import Dataset
 
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability
-from harness.context import RunContext
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability
 from harness.params import Param
-from harness.task import Metric, Task, TaskOutput
+from harness.run.context import RunContext
+from harness.run.task import Metric, Task, TaskOutput
 
 CHUNK = 1024  # rows of the similarity matrix held in memory at once
 

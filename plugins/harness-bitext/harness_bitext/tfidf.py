@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.capabilities import Capability
-from harness.model import ModelAdapter, ModelIdentity
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.params import Param
 
 

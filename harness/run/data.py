@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from harness.adapters.model import file_sha256, require_hub
 from harness.errors import DataError, HarnessError
-from harness.model import file_sha256, require_hub
 from harness.params import Param
 
 

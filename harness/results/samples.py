@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from harness.errors import HarnessError
-from harness.jsonl import BadLine, iter_json_lines
-from harness.leaderboard.bootstrap import Paired, Statistic, Units
-from harness.leaderboard.load import Entry
+from harness.results.bootstrap import Paired, Statistic, Units
+from harness.results.jsonl import BadLine, iter_json_lines
+from harness.results.load import Entry
 
 Key = tuple[Any, str]
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pluggy
 
-from harness import hookspecs
 from harness.errors import HarnessError, UnknownNameError
+from harness.plugins import hookspecs
 
 KINDS = ("task", "model", "dataset", "command", "family")
 PLURALS = {kind: "families" if kind == "family" else kind + "s" for kind in KINDS}  # as the CLI and hooks spell them
@@ -90,9 +90,8 @@ class Registry:
         """Import and return the object registered as ``name`` (a YAML preset's task class is built here)."""
         registration = self.get(kind, name)
         if kind == "task" and "yaml_preset" in registration.info:
-            from harness.presets import preset_class
-
-            return preset_class(self, registration)
+            build_preset = registration.load()  # a preset's reference names the function that builds its class
+            return build_preset(self, registration)
         return registration.load()
 
     def distributions(self, names: Iterable[tuple[str, str]] = (), refs: Iterable[str] = ()) -> dict[str, str]:

@@ -13,12 +13,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
 
 if TYPE_CHECKING:
-    from harness.cache import Cache
+    from harness.adapters.cache import Cache
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class ModelIdentity:
 
     def __post_init__(self) -> None:
         if self.distribution is None and self.distribution_version is None and self.code is None:
-            from harness.provenance import code_identity
+            from harness.results.provenance import code_identity
 
             found = code_identity(self.adapter)
             object.__setattr__(self, "distribution", found.distribution)
@@ -66,7 +66,7 @@ class ModelAdapter:
 
     capabilities: ClassVar[frozenset[Capability]] = frozenset()
     params: ClassVar[Mapping[str, Param]] = {}
-    # The flags that enter cache keys (harness.cached_model), declared here once with the safe default:
+    # The flags that enter cache keys (harness.adapters.cached_model), declared here once with the safe default:
     uses_images: ClassVar[bool] = True  # a scorer's scores depend on the image; False: one score per (source, target)
     transductive: ClassVar[bool] = False  # True: an output depends on all inputs of a call; keys then cover that set
 
@@ -123,7 +123,7 @@ def local_revision(path: str | os.PathLike[str]) -> str:
     memoised (it could change again within the same timestamp tick). Under ``--no-cache`` no
     memo is kept and every file is hashed.
     """
-    from harness.cache import default_cache
+    from harness.adapters.cache import default_cache
 
     root = Path(path)
     files = sorted(p for p in (root.rglob("*") if root.is_dir() else [root]) if p.is_file())
@@ -136,7 +136,7 @@ def local_revision(path: str | os.PathLike[str]) -> str:
 
 
 def memoised_sha256(file: Path, cache: Cache | None) -> str:
-    """SHA-256 of a file, remembered in ``cache`` (a ``harness.cache.Cache`` or None) while the file is unchanged."""
+    """SHA-256 of a file, remembered in ``cache`` (a ``harness.adapters.cache.Cache`` or None) while the file is unchanged."""
     if cache is None:
         return file_sha256(file)
     before = file.stat()

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Generic, Protocol, runtime_checkable
 
 import numpy as np
 
-from harness.cache import array_to_bytes, bytes_to_array
+from harness.adapters.cache import array_to_bytes, bytes_to_array
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The plan of a run: every task resolved, its data loaded and checked, before any inference.
 
-``harness.runner.prepare`` builds a ``RunPlan`` (the preflight: arguments, data sets, images,
-models and their capabilities, auxiliary models, the output folder); ``harness.runner.execute``
+``harness.run.runner.prepare`` builds a ``RunPlan`` (the preflight: arguments, data sets, images,
+models and their capabilities, auxiliary models, the output folder); ``harness.run.runner.execute``
 runs it. ``count_outputs`` answers ``--dry-run``: it walks each task over the cache without
 computing anything and counts the model outputs already cached and those a run would compute.
 """
@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cache import Cache
-from harness.cached_model import CachedModel
-from harness.context import RunContext
-from harness.data import LoadedData
+from harness.adapters.cache import Cache
+from harness.adapters.cached_model import CachedModel
 from harness.progress import Progress
-from harness.signature import Signature
-from harness.task import Task
+from harness.results.signature import Signature
+from harness.run.context import RunContext
+from harness.run.data import LoadedData
+from harness.run.task import Task
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cache import Cache
-from harness.cached_model import CachedModel
-from harness.capabilities import Capability
+from harness.adapters.cache import Cache
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError
 from harness.progress import Progress
 
@@ -44,8 +44,8 @@ class RunContext:
                 "aux_roles, so that model would be missing from its signature"
             )
         if role not in self.loaded_models:
-            from harness.registry import get_registry
-            from harness.resolve import build_adapter
+            from harness.adapters.resolve import build_adapter
+            from harness.plugins.registry import get_registry
 
             name, args = self.aux_models[role]
             adapter = build_adapter(

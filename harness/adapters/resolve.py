@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter
 from harness.errors import CapabilityError, HarnessError, UnknownNameError
-from harness.model import ModelAdapter
-from harness.registry import Registration, Registry
+from harness.plugins.registry import Registration, Registry
 
 
 def _looks_like_source(name: str) -> bool:
@@ -73,7 +73,7 @@ def check_protocols(model_name: str, adapter_class: type[ModelAdapter]) -> None:
         if not isinstance(capability, Capability):
             raise HarnessError(
                 f"model {model_name!r}: adapter {adapter} declares the capability {capability!r}, which is "
-                "not a harness.capabilities.Capability (write Capability.TEXT_ENCODER, not 'text_encoder')"
+                "not a harness.adapters.capabilities.Capability (write Capability.TEXT_ENCODER, not 'text_encoder')"
             )
         missing = capability.missing_methods(adapter_class)
         if missing:

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
+from harness.adapters.model import ModelAdapter, ModelIdentity
+from harness.adapters.resolve import check_capabilities
 from harness.errors import HarnessError
-from harness.model import ModelAdapter, ModelIdentity
-from harness.resolve import check_capabilities
 
 
 class EncoderAdapter(ModelAdapter):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UnknownNameError
-from harness.registry import Registration, Registry
+from harness.plugins.registry import Registration, Registry
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 

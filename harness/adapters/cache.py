@@ -14,7 +14,7 @@ The cache is an accelerator, never a reason for a run to fail or to be wrong:
   value is simply not stored.
 
 ``caching(False)`` (``--no-cache``) makes ``default_cache()`` return None, so no cache file is
-opened at all, not even for the weight-hash memo of ``harness.model.local_revision``.
+opened at all, not even for the weight-hash memo of ``harness.adapters.model.local_revision``.
 """
 
 from __future__ import annotations

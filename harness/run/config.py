@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
-from harness.intervals import DEFAULT_RESAMPLES
 from harness.params import parse_kv
+from harness.results.intervals import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:
+    from harness.plugins.registry import Registry
     from harness.progress import Progress
-    from harness.registry import Registry
 
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 
@@ -70,7 +70,7 @@ class RunConfig:
         if self.output is None and (self.resume or self.log_samples):
             raise HarnessError("--resume and --log-samples need an output folder (output=None writes nothing)")
         if self.shard:
-            from harness.distributed import parse_shard
+            from harness.run.distributed import parse_shard
 
             parse_shard(self.shard)
 

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, UnknownNameError
-from harness.registry import PLURALS, get_registry
+from harness.plugins.registry import PLURALS, get_registry
 
 if TYPE_CHECKING:
-    from harness.config import RunConfig
+    from harness.run.config import RunConfig
 
 BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compare")
 
@@ -77,11 +77,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _command_run(args: argparse.Namespace) -> int:
-    from harness.config import RunConfig
-    from harness.distributed import shutdown
+    from harness.cli.summary import print_summary
     from harness.progress import Progress
-    from harness.runner import ShardDone, Skipped, evaluate
-    from harness.summary import print_summary
+    from harness.run.config import RunConfig
+    from harness.run.distributed import shutdown
+    from harness.run.runner import ShardDone, Skipped, evaluate
 
     config = RunConfig(
         model_args=args.model_args,
@@ -126,8 +126,8 @@ def _command_run(args: argparse.Namespace) -> int:
 
 def _dry_run(tasks: str, model: str, config: RunConfig) -> int:
     """Print the plan of a run (``--dry-run``): nothing is computed or written."""
-    from harness.plan import count_outputs, format_plan
-    from harness.runner import prepare
+    from harness.run.plan import count_outputs, format_plan
+    from harness.run.runner import prepare
 
     plan = prepare(tasks, model, config.replace(output=None, resume=False, log_samples=False))
     count_outputs(plan)
@@ -143,10 +143,10 @@ def _command_list(args: argparse.Namespace) -> int:
             "listing", args.kind, list(PLURALS.values()), listing=f"try {', '.join(PLURALS.values())}"
         )
     if args.include_path:
-        from harness.presets import include_presets
+        from harness.run.presets import include_presets
 
         include_presets(registry, args.include_path)
-    from harness.describe import model_rows, task_rows
+    from harness.cli.describe import model_rows, task_rows
 
     if (args.family or args.lang) and kind != "task":
         raise HarnessError("--family and --lang filter tasks: use `harness list tasks --family F --lang L`")
@@ -176,11 +176,11 @@ def _command_list(args: argparse.Namespace) -> int:
 
 
 def _command_describe(args: argparse.Namespace) -> int:
-    from harness.describe import describe, format_description
+    from harness.cli.describe import describe, format_description
 
     registry = get_registry()
     if args.include_path:
-        from harness.presets import include_presets
+        from harness.run.presets import include_presets
 
         include_presets(registry, args.include_path)
     info = describe(registry, args.name)
@@ -252,7 +252,7 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
 
 
 def _version() -> str:
-    from harness.provenance import harness_version
+    from harness.results.provenance import harness_version
 
     return f"xling-harness {harness_version()}"
 

@@ -14,26 +14,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import provenance
-from harness.cache import caching, default_cache
-from harness.cached_model import CachedModel
-from harness.config import RunConfig, run_config
-from harness.context import RunContext
-from harness.data import DatasetLoader, LoadedData
-from harness.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
+from harness.adapters.cache import caching, default_cache
+from harness.adapters.cached_model import CachedModel
+from harness.adapters.inmemory import adapter_is_cacheable, in_memory_adapter
+from harness.adapters.resolve import build_adapter
 from harness.errors import HarnessError, UnknownNameError
-from harness.inmemory import adapter_is_cacheable, in_memory_adapter
-from harness.intervals import DEFAULT_RESAMPLES, item_intervals
-from harness.jsonl import write_json_lines_atomic
 from harness.params import resolve_params
-from harness.plan import DataSource, RunPlan, TaskPlan, count_outputs
+from harness.plugins.registry import Registry, get_registry
 from harness.progress import Progress
-from harness.registry import Registry, get_registry
-from harness.resolve import build_adapter
-from harness.results import RESULTS_FILE, ResultRecord, append_record, read_records
-from harness.seedstats import mean_and_std
-from harness.signature import Signature
-from harness.task import Task, TaskOutput
+from harness.results import provenance
+from harness.results.intervals import DEFAULT_RESAMPLES, item_intervals
+from harness.results.jsonl import write_json_lines_atomic
+from harness.results.records import RESULTS_FILE, ResultRecord, append_record, read_records
+from harness.results.seedstats import mean_and_std
+from harness.results.signature import Signature
+from harness.run.config import RunConfig, run_config
+from harness.run.context import RunContext
+from harness.run.data import DatasetLoader, LoadedData
+from harness.run.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
+from harness.run.plan import DataSource, RunPlan, TaskPlan, count_outputs
+from harness.run.task import Task, TaskOutput
 
 
 @dataclass
@@ -240,7 +240,7 @@ def evaluate(
 
     Under ``torchrun`` / ``accelerate launch`` every rank computes its share of the missing
     model outputs and rank 0 alone writes results. With ``shard="i/N"`` only slice i of the
-    missing outputs is computed and cached (see ``harness.distributed``).
+    missing outputs is computed and cached (see ``harness.run.distributed``).
     """
     config = run_config(config, options)
     with caching(config.use_cache):  # --no-cache: no cache file is opened, not even for the weight-hash memo
@@ -263,7 +263,7 @@ def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = N
 def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
     registry = config.registry or get_registry()
     if config.include_path is not None:
-        from harness.presets import include_presets
+        from harness.run.presets import include_presets
 
         registry = include_presets(registry, config.include_path)
     progress = config.progress or Progress(enabled=False)

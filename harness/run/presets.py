@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.registry import Registration, Registry
+from harness.plugins.registry import Registration, Registry
 
 KEYS = {"name", "base", "description", "family", "languages", "dataset", "args"}
 DATASET_KEYS = {"loader", "source", "split", "columns"}
@@ -260,7 +260,7 @@ def register_yaml(register: Callable[..., None], folder: str | os.PathLike[str])
         for preset in read_presets(path):
             register(
                 preset.name,
-                "harness.presets:preset_class",
+                "harness.run.presets:preset_class",
                 preset.description or f"{preset.base} on {preset.loader}",
                 yaml_preset=preset,
                 family=preset.family,
@@ -289,7 +289,7 @@ def _register_included(registry: Registry, plugin: str, name: str, ref: str, des
 
 def preset_class(registry: Registry, registration: Registration) -> type:
     """The task class of a preset: its base task with the preset's values as parameter defaults."""
-    from harness.task import Task
+    from harness.run.task import Task
 
     preset: Preset = registration.info["yaml_preset"]
     try:

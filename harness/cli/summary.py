@@ -6,8 +6,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.leaderboard.metrics import info_of, interval_of
-from harness.results import RESULTS_FILE, ResultRecord
+from harness.results.metrics import info_of, interval_of
+from harness.results.records import RESULTS_FILE, ResultRecord
 
 
 def _format(value: float | None, std: float | None, seeds: int) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.results import ResultRecord
+from harness.results.records import ResultRecord
 
 
 @dataclass(frozen=True)

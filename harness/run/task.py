@@ -6,14 +6,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from harness.capabilities import Capability
+from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
-from harness.statistic import Statistic
+from harness.results.statistic import Statistic
 
 if TYPE_CHECKING:
-    from harness.cached_model import CachedModel
-    from harness.context import RunContext
+    from harness.adapters.cached_model import CachedModel
+    from harness.run.context import RunContext
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Metric:
     and the output's ``extra`` (``"R@{k}"``). ``higher_is_better`` is None for values that are not
     scores (counts, tie rates). ``chance`` is the value of a model that knows nothing: a number,
     a function of those same values (Recall@k: k / n_used), or None where undefined.
-    ``statistic`` (``mean:hit``, ``pearson:yisi2,gold``; see ``harness.statistic``) recomputes
+    ``statistic`` (``mean:hit``, ``pearson:yisi2,gold``; see ``harness.results.statistic``) recomputes
     the metric from the task's per-sample records: the bootstrap over items resamples it.
     """
 

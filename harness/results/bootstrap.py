@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.errors import HarnessError
-from harness.statistic import KINDS, Statistic
+from harness.results.statistic import KINDS, Statistic
 
 __all__ = ["KINDS", "Bootstrap", "Interval", "Paired", "Statistic", "Units", "interval", "paired_bootstrap"]
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.cache import Cache, make_key
-from harness.capabilities import (  # noqa: F401 - re-exported for callers
+from harness.adapters.cache import Cache, make_key
+from harness.adapters.capabilities import (  # noqa: F401 - re-exported for callers
     Capability,
     Codec,
     ScoreRequest,
@@ -30,8 +30,8 @@ from harness.capabilities import (  # noqa: F401 - re-exported for callers
     _encode_tokens,
     image_content_key,
 )
+from harness.adapters.model import ModelAdapter
 from harness.errors import CapabilityError
-from harness.model import ModelAdapter
 from harness.progress import Progress
 
 
@@ -44,7 +44,7 @@ class CachedModel:
         self.adapter = adapter
         self.cache = cache
         self.progress = progress or Progress(enabled=False)
-        self.partition = partition  # harness.distributed.RankPartition or ShardPartition, or None
+        self.partition = partition  # harness.run.distributed.RankPartition or ShardPartition, or None
         self.placeholders = 0  # values a shard did not have and stood in for with blanks
         self.identity = adapter.identity()
         self._identity_digest = self.identity.digest()

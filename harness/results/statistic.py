@@ -1,7 +1,7 @@
 """The ``Statistic`` language: what is recomputed from per-sample records (``KIND:FIELD,...``).
 
 Light on purpose (no numpy): tasks declare statistics at import time; the numbers are computed by
-``harness.leaderboard.bootstrap``. See ``docs/results.md`` for the kinds.
+``harness.results.bootstrap``. See ``docs/results.md`` for the kinds.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.statistic import Statistic
+from harness.results.statistic import Statistic
 
 DEFAULT_RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -40,8 +40,8 @@ def item_intervals(
     warnings: list[str] = []
     if resamples == 0 or not samples:
         return intervals, warnings
-    from harness.leaderboard.bootstrap import interval
-    from harness.leaderboard.samples import sample_values, to_units
+    from harness.results.bootstrap import interval
+    from harness.results.samples import sample_values, to_units
 
     for metric, entry in info.items():
         recorded, text = metrics.get(metric), entry.get("statistic")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from harness.errors import HarnessError
-from harness.jsonl import BadLine, append_json_line, iter_json_lines
+from harness.results.jsonl import BadLine, append_json_line, iter_json_lines
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"

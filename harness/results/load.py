@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.jsonl import BadLine
-from harness.results import RESULTS_FILE, ResultRecord, read_records
+from harness.results.jsonl import BadLine
+from harness.results.records import RESULTS_FILE, ResultRecord, read_records
 
 
 @dataclass(slots=True)

@@ -1,0 +1,1 @@
+"""The plugin layer: hooks, the registry and the typed registration specs."""

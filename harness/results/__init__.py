@@ -1,0 +1,1 @@
+"""The results layer: records, their signatures and provenance, reading and writing JSONL, intervals."""
