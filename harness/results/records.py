@@ -56,6 +56,10 @@ class ResultRecord:
     warnings: list[str] = field(default_factory=list)
     # distribution name -> version of every plugin package that served this line (tasks, models, datasets)
     plugins: dict[str, str] = field(default_factory=dict)
+    # the family the task belongs to and the role it plays in it ("an xlr-like task"), from the task class;
+    # a preset inherits both from its base. Lines written before these fields existed have None.
+    family: str | None = None
+    role: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,6 +73,16 @@ class ResultRecord:
         """Validate and build a record; raises ``SchemaError`` naming the bad field."""
         validate(data)
         return cls(**data)
+
+
+def role_of(record: ResultRecord) -> str:
+    """The role a record's task plays (``xlr`` for any xlr-like task); every command selects records by it."""
+    return record.role or record.task
+
+
+def family_of(record: ResultRecord) -> str | None:
+    """The family a record's task belongs to, or None for a task that declares none."""
+    return record.family
 
 
 Checker = Callable[[Any, str], None]

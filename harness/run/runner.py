@@ -485,6 +485,8 @@ def _record(
         extra=result.extra,
         undefined=dict(result.undefined),
         plugins=_SERVED_BY.get(task, {}),
+        family=task.family,
+        role=task.role or task.name,
         metric_info=info,
         intervals=intervals,
         warnings=run_warnings(task, result, loaded, seeds, run.get("limit")) + interval_warnings,

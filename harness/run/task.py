@@ -109,6 +109,8 @@ class Task(Generic[DataT]):
     default_seeds: ClassVar[int] = 1
     aux_roles: ClassVar[tuple[str, ...]] = ()
     metrics: ClassVar[tuple[Metric, ...]] = ()
+    family: ClassVar[str | None] = None  # the family it belongs to (a preset inherits its base's)
+    role: ClassVar[str | None] = None  # the role it plays there ("xlr"); None: its own registered name
 
     def __init__(self, name: str, args: Mapping[str, Any] | None = None):
         self.name = name
