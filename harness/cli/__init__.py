@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -267,25 +270,57 @@ def _plugin_command(argv: Sequence[str]) -> tuple[str, Any] | None:
     return positional[0], registry.load("command", positional[0])
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is so that it unwinds (and cleans up) as Ctrl-C does."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _install_sigterm() -> Any:
+    """Make SIGTERM unwind like Ctrl-C; returns the previous handler (None when not the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (``harness plugins | head -1``): later writes and the exit flush go nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's captured stdout)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` command; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    previous = _install_sigterm()
     try:
         parser = build_parser(_plugin_command(argv))
         args = parser.parse_args(argv)
         if not getattr(args, "handler", None):
             parser.print_help()
             return 2
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a closed pipe is met here, not in the interpreter's exit flush
+        return code
+    except BrokenPipeError:  # the reader of our output has gone (head, less): end quietly, as Unix tools do
+        _silence_stdout()
+        return 0
     except HarnessError as exc:
         if debug:
             traceback.print_exc()
         print(f"harness: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("harness: interrupted; finished results and cache entries are kept", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        what = "interrupted by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
+        print(f"harness: {what}; finished results and cache entries are kept", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     except Exception as exc:  # an unexpected failure: one line unless --debug
         if debug:
             traceback.print_exc()
@@ -294,3 +329,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
