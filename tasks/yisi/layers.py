@@ -119,7 +119,7 @@ class LayerSweep(PairTask[Yisi2Scorer]):
         """The declared metrics' entries, and one per layer for every swept metric."""
         info = super().metric_info(output)
         declared = {metric.name: metric for metric in self.base_metrics}
-        values = {**self.args, **output.extra}
+        values = self.info_values(output)
         layers = int(output.per_seed[0].get("layers") or 0) if output.per_seed else 0
         for layer in range(layers):
             for name in self.swept:

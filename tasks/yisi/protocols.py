@@ -13,7 +13,7 @@ parameters (the loader's and the scorer's) and its metrics (``sts_metrics`` /
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from datasets import Dataset
@@ -22,7 +22,7 @@ from harness.adapters.cached_model import CachedModel
 from harness.adapters.capabilities import Capability
 from harness.run.context import RunContext
 from harness.run.task import Metric, Task, TaskOutput
-from harness_tasks.yisi.ranking import error_mean_f_beta, pearson, roc_auc, spearman
+from harness_tasks.yisi.ranking import error_mean_f_beta, mean_f_beta_chance, pearson, roc_auc, spearman
 from harness_tasks.yisi.scorers import PairScorer
 
 ScorerT = TypeVar("ScorerT", bound=PairScorer)
@@ -48,6 +48,15 @@ class PairTask(Task[Dataset], Generic[ScorerT]):
     def measure(self, values: Sequence[float], data: Dataset) -> Metrics:
         """The metrics of the per-pair scores ``values`` on ``data``."""
         raise NotImplementedError
+
+    def info_values(self, output: TaskOutput) -> dict[str, Any]:
+        """What the metrics' display, description and chance are filled from: the arguments and ``output.extra``."""
+        return {**self.args, **output.extra}
+
+    def metric_info(self, output: TaskOutput) -> dict[str, dict[str, Any]]:
+        """Each declared metric's ``metric_info`` entry, filled from ``info_values``."""
+        values = self.info_values(output)
+        return {metric.name: metric.info(values) for metric in self.metrics}
 
     def sample_heads(self, data: Dataset) -> list[dict[str, Any]]:
         """What each pair's sample records before the scorer's fields (its id and gold)."""
@@ -104,8 +113,21 @@ class StsProtocol(PairTask[ScorerT]):
         return [{"id": i, "gold": g} for i, g in zip(data["id"], data["score"])]
 
 
+def f_beta_chance(beta: float) -> Callable[[Mapping[str, Any]], float | None]:
+    """Mean F-beta of a random ranking, from the counts ``FilterProtocol.info_values`` adds (``pairs``, ``bad_pairs``)."""
+
+    def chance(values: Mapping[str, Any]) -> float | None:
+        pairs, bad = values.get("pairs"), values.get("bad_pairs")
+        return None if pairs is None or bad is None else mean_f_beta_chance(int(pairs), int(bad), beta)
+
+    return chance
+
+
 def filter_metric_list(score: str) -> tuple[Metric, ...]:
-    """The declared metrics of a filtering task whose per-pair score is the samples' field ``score``."""
+    """The declared metrics of a filtering task whose per-pair score is the samples' field ``score``.
+
+    Mean F1 / F2's chance is a random ranking's expected value, which depends on the share of bad pairs.
+    """
     return (
         Metric(
             "roc_auc", "ROC AUC", True, 0.5, f"auc:{score},label", f"ROC AUC of {score} separating good from bad pairs"
@@ -114,7 +136,7 @@ def filter_metric_list(score: str) -> tuple[Metric, ...]:
             "mean_f1",
             "mean F1",
             True,
-            None,
+            f_beta_chance(1.0),
             None,
             "mean F1 of finding the bad pairs over all cut-offs (lowest score first)",
         ),
@@ -122,7 +144,7 @@ def filter_metric_list(score: str) -> tuple[Metric, ...]:
             "mean_f2",
             "mean F2",
             True,
-            None,
+            f_beta_chance(2.0),
             None,
             "mean F2 of finding the bad pairs over all cut-offs (lowest score first)",
         ),
@@ -167,6 +189,11 @@ class FilterProtocol(PairTask[ScorerT]):
     def measure(self, values: Sequence[float], data: Dataset) -> Metrics:
         """ROC AUC, mean F1 and F2 (error detection), counts, and ROC AUC per kind of bad pair."""
         return filter_metrics(values, data)
+
+    def info_values(self, output: TaskOutput) -> dict[str, Any]:
+        """The arguments, ``output.extra`` and the numbers of pairs and of bad pairs (from the samples' labels)."""
+        labels = [sample.get("label") for sample in output.samples]
+        return {**super().info_values(output), "pairs": len(labels), "bad_pairs": sum(y == 0 for y in labels)}
 
     def sample_heads(self, data: Dataset) -> list[dict[str, Any]]:
         """Id, label and kind."""

@@ -16,6 +16,10 @@ Label 1 marks a good pair, label 0 a bad one (a pair with a translation error).
   Table 6): the pairs are ranked by *increasing* score, so that those most likely to contain a
   translation error come first, and the bad pairs are the class to find: ``mean_f_beta`` of the
   negated scores for the bad pairs.
+- Its chance level (``mean_f_beta_chance``): under a random ranking of N pairs with E bad ones,
+  E[TP_k] = k E / N, and F_beta(k) is linear in TP_k, so the expected mean F-beta is
+  mean over k = 1..N of (1 + b^2)(k E / N) / (b^2 E + k). It depends on the error rate E / N:
+  0.451 / 0.473 (F1 / F2) with half the pairs bad (N = 2000), 0.079 / 0.151 at 4.6 % bad.
 
 Undefined values (no good or no bad pair for AUC, no pair of the class to find for F, fewer
 than two pairs or a constant input for correlations) are None.
@@ -59,6 +63,18 @@ def mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> 
     true_positives = good_before[group] + (k - starts[group]) * group_good[group] / (ends - starts)[group]
     b2 = beta * beta
     return float(np.mean((1 + b2) * true_positives / (b2 * positives + k)))
+
+
+def mean_f_beta_chance(pairs: int, positives: int, beta: float) -> float | None:
+    """Expected mean F-beta of a random ranking of ``pairs`` items of which ``positives`` are the class to find.
+
+    None without items or without a positive (as ``mean_f_beta``).
+    """
+    if pairs <= 0 or positives <= 0:
+        return None
+    k = np.arange(1, pairs + 1, dtype=np.float64)
+    b2 = beta * beta
+    return float(np.mean((1 + b2) * (k * positives / pairs) / (b2 * positives + k)))
 
 
 def error_mean_f_beta(scores: Sequence[float], labels: Sequence[int], beta: float) -> float | None:

@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from harness_tasks.yisi.ranking import error_mean_f_beta, mean_f_beta, pearson, roc_auc, spearman
+from harness_tasks.yisi.ranking import (
+    error_mean_f_beta,
+    mean_f_beta,
+    mean_f_beta_chance,
+    pearson,
+    roc_auc,
+    spearman,
+)
 
 
 def test_roc_auc_by_hand():
@@ -167,3 +174,34 @@ def test_correlations_undefined_for_constant_or_tiny_input():
     assert pearson([1, 1, 1], [1, 2, 3]) is None and spearman([1, 2, 3], [5, 5, 5]) is None
     assert pearson([1], [2]) is None and spearman([], []) is None
     assert pearson(np.array([1.0, 2.0]), np.array([2.0, 1.0])) == pytest.approx(-1.0)
+
+
+def _closed_form_chance(rate: float, beta: float) -> float:
+    """The limit of the chance level for many pairs at error rate p: (1 + b^2) p (1 - b^2 p ln((b^2 p + 1) / (b^2 p)))."""
+    b2 = beta * beta
+    return (1 + b2) * rate * (1 - b2 * rate * math.log((b2 * rate + 1) / (b2 * rate)))
+
+
+def test_mean_f_chance_is_the_mean_over_random_orders():
+    # N = 4 pairs, E = 2 bad: the mean over all 24 orders of distinct scores
+    for beta in (1.0, 2.0):
+        orders = [error_mean_f_beta(list(p), [0, 0, 1, 1], beta) for p in itertools.permutations([0.0, 1.0, 2.0, 3.0])]
+        assert mean_f_beta_chance(4, 2, beta) == pytest.approx(float(np.mean(orders)), abs=1e-12)
+    # by hand, F1 with E = 1 of N = 3: mean over k of 2 (k / 3) / (1 + k) = (1/3 + 4/9 + 1/2) / 3 = 23/54
+    assert mean_f_beta_chance(3, 1, 1.0) == pytest.approx(23 / 54, abs=1e-12)
+
+
+def test_mean_f_chance_at_the_documented_settings():
+    # the committed Multi30K filtering sets: 1000 good and 1000 bad pairs
+    assert round(mean_f_beta_chance(2000, 1000, 1.0), 3) == 0.451
+    assert round(mean_f_beta_chance(2000, 1000, 2.0), 3) == 0.473
+    # the test's subset (first 400 rows, 200 bad): the issue's 0.452 / 0.474
+    assert round(mean_f_beta_chance(400, 200, 1.0), 3) == 0.452
+    assert round(mean_f_beta_chance(400, 200, 2.0), 3) == 0.474
+    # the paper's error rate, 4.6 % bad, many pairs (the docs' simulation: 920 of 20,000): 0.079 / 0.151,
+    # the closed-form limit; 0.080 / 0.153 needs a rate near 4.67 % (14 of 300)
+    for beta, expected in ((1.0, 0.079), (2.0, 0.151)):
+        assert round(mean_f_beta_chance(20000, 920, beta), 3) == expected
+        assert mean_f_beta_chance(20000, 920, beta) == pytest.approx(_closed_form_chance(0.046, beta), abs=1e-4)
+    assert (round(mean_f_beta_chance(300, 14, 1.0), 3), round(mean_f_beta_chance(300, 14, 2.0), 3)) == (0.080, 0.153)
+    assert mean_f_beta_chance(0, 0, 1.0) is None and mean_f_beta_chance(5, 0, 1.0) is None

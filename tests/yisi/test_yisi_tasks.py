@@ -139,6 +139,13 @@ def test_filter_metrics_and_per_kind_auc():
     f2 = (Fraction(5, 9) + Fraction(1, 2) + Fraction(15, 22) + Fraction(5, 6)) / 4
     assert metrics["mean_f2"] == pytest.approx(float(f2), abs=1e-12)
     assert metrics["n_good"] == 2.0 and metrics["n_bad"] == 2.0
+    # chance: a random ranking of N = 4 pairs with E = 2 bad: E[TP_k] = k / 2;
+    # F1 = k / (2 + k): 1/3, 1/2, 3/5, 2/3 -> 21/40; F2 = 5 (k/2) / (8 + k): 5/18, 1/2, 15/22, 5/6
+    info = Yisi2Filter("yisi2_filter", {"idf": "none"}).metric_info(out)
+    assert info["mean_f1"]["chance"] == pytest.approx(21 / 40, abs=1e-12)
+    chance_f2 = (Fraction(5, 18) + Fraction(1, 2) + Fraction(15, 22) + Fraction(5, 6)) / 4
+    assert info["mean_f2"]["chance"] == pytest.approx(float(chance_f2), abs=1e-12)
+    assert info["roc_auc"]["chance"] == 0.5
     assert out.samples[1] == {
         "id": "1:mismatch",
         "label": 0,
