@@ -29,6 +29,7 @@ from harness.adapters.capabilities import (  # noqa: F401 - re-exported for call
     _decode_tokens,
     _encode_tokens,
     image_content_key,
+    model_view,
 )
 from harness.adapters.model import ModelAdapter
 from harness.errors import CapabilityError
@@ -155,8 +156,12 @@ class CachedModel:
         return _stack(self.call(Capability.TEXT_ENCODER, texts, {"lang": lang}))
 
     def encode_images(self, images: Sequence[Any], keys: Sequence[str] | None = None) -> np.ndarray:
-        """Image vectors, shape (len(images), dim); ``keys`` are content hashes if already known."""
-        return _stack(self.call(Capability.IMAGE_ENCODER, images, keys=keys))
+        """Image vectors, shape (len(images), dim); ``keys`` are content hashes if already known.
+
+        The adapter receives each image as ``model_view`` gives it (oriented, 8-bit RGB), and its key is that view's.
+        """
+        views = [model_view(image) for image in images]
+        return _stack(self.call(Capability.IMAGE_ENCODER, views, keys=keys))
 
     def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
         """Token vectors per text."""

@@ -76,7 +76,10 @@ class ImageEncoder(Protocol):
     """One vector per image."""
 
     def encode_images(self, images: Sequence[Any]) -> np.ndarray:
-        """Return a float32 array of shape (len(images), dim) for PIL images, in input order."""
+        """Return a float32 array of shape (len(images), dim) for PIL images, in input order.
+
+        The images arrive as ``model_view`` gives them: EXIF orientation applied, 8-bit RGB.
+        """
         ...
 
 
@@ -141,9 +144,37 @@ ARRAYS = Codec(array_to_bytes, bytes_to_array, _blank_array)
 TOKENS = Codec(_encode_tokens, _decode_tokens, _blank_tokens)
 
 
+_SIXTEEN_BIT_MODES = ("I;16", "I;16L", "I;16B", "I;16N", "I")
+_EXIF_ORIENTATION = 0x0112
+
+
+def model_view(image: Any) -> Any:
+    """A PIL image as every image model receives it: as a person sees it, in 8-bit RGB.
+
+    EXIF orientation is applied; palette (P, PA), alpha (LA, RGBA), CMYK and greyscale images are
+    converted to RGB, and 16-bit greyscale is scaled to 8 bits (PIL's own conversion clips it to
+    white). The content key is taken from this view, so two files get one key exactly when a model
+    sees the same pixels (a palette image's indices alone do not say what it shows). Arrays pass unchanged.
+    """
+    if not (hasattr(image, "mode") and hasattr(image, "convert")):
+        return image
+    from PIL import Image, ImageOps
+
+    if image.getexif().get(_EXIF_ORIENTATION, 1) != 1:
+        image = ImageOps.exif_transpose(image)
+    if image.mode in _SIXTEEN_BIT_MODES:
+        pixels = np.clip(np.asarray(image, dtype=np.int64), 0, 65535) >> 8
+        image = Image.fromarray(pixels.astype(np.uint8), mode="L")
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
 def image_content_key(image: Any) -> str:
-    """SHA-256 of a PIL image's mode, size and pixels (or of an array's dtype, shape and bytes)."""
+    """SHA-256 of the pixels a model is given (``model_view``), or of an array's dtype, shape and bytes.
+
+    Not of the file's encoding: pictures that share palette indices but not palettes get two keys.
+    """
     if hasattr(image, "tobytes") and hasattr(image, "mode"):
+        image = model_view(image)
         header = json.dumps([image.mode, list(image.size)]).encode()
         return hashlib.sha256(header + image.tobytes()).hexdigest()
     array = np.ascontiguousarray(image)

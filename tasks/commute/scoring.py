@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harness.adapters.cached_model import CachedModel
-from harness.adapters.capabilities import MixedImage, ScoreRequest, image_content_key
+from harness.adapters.capabilities import MixedImage, ScoreRequest, image_content_key, model_view
 from harness.errors import DataError, HarnessError
 from harness_tasks.commute.metrics import perplexity
 
@@ -60,7 +60,8 @@ def open_rgb(path: str) -> Image.Image:
 
     try:
         with Image.open(path) as image:
-            return image.convert("RGB")
+            view = model_view(image)
+            return view.copy() if view is image else view  # closing the file releases the image it opened
     except (OSError, ValueError) as exc:
         raise DataError(path, f"cannot be read as an image ({exc})") from None
 
