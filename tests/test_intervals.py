@@ -295,7 +295,7 @@ def test_mean_and_std_over_seeds_is_one_definition_for_runner_and_meta():
 
     from harness.results.seedstats import mean_and_std
     from harness.run.runner import aggregate
-    from harness_tasks.retrieval.correlation import summarize
+    from harness_tasks.retrieval.analysis.correlation import summarize
 
     assert mean_and_std([1.0, None, 3.0, float("nan")]) == (2.0, math.sqrt(2))
     assert mean_and_std([5.0]) == (5.0, 0.0) and mean_and_std([None, float("nan")]) == (None, None)

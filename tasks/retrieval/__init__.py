@@ -43,17 +43,17 @@ def register_datasets(register):
 def register_commands(register):
     register(
         "meta",
-        "harness_tasks.retrieval.meta:COMMAND",
+        "harness_tasks.retrieval.analysis.meta:COMMAND",
         "Meta-evaluation: correlate BackRetrieval and CORR with XLR across models (table, JSON, scatter plot).",
     )
     register(
         "calibrate",
-        "harness_tasks.retrieval.calibrate:COMMAND",
+        "harness_tasks.retrieval.analysis.calibrate:COMMAND",
         "Fit a monotone BackRetrieval-to-XLR map on parallel data (cross-validated), or apply one with intervals.",
     )
     register(
         "g-sweep",
-        "harness_tasks.retrieval.g_quality:COMMAND",
+        "harness_tasks.retrieval.analysis.g_quality:COMMAND",
         "How good must g be: degrade the image features, measure g's quality, meta-evaluate BkR at each level.",
     )
 

@@ -96,7 +96,7 @@ def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
 
     Computed once per board and triple (the scatter's title and the meta section share it).
     """
-    from harness_tasks.retrieval import meta
+    from harness_tasks.retrieval.analysis import meta
 
     key = id(board)
     held = _MEMO.get(key)
@@ -238,7 +238,7 @@ def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:
 
 def pair_plots(board: Board, folder: Path) -> list[Plot]:
     """Per data set with several directions: a box per model over its language pairs (SIGIR 2021 Figure 3)."""
-    from harness_tasks.retrieval import aggregations, meta
+    from harness_tasks.retrieval.analysis import aggregations, meta
 
     groups = _by_dataset(board)
     plots = []
@@ -334,7 +334,7 @@ def sections(board: Board) -> list[Section]:
 
 
 def _pair_sections(board: Board) -> list[Section]:
-    from harness_tasks.retrieval import meta
+    from harness_tasks.retrieval.analysis import meta
 
     found = []
     for dataset, records in _by_dataset(board).items():

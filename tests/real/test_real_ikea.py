@@ -9,7 +9,7 @@ from conftest import shared_data
 from packaged.helpers import need
 
 import harness
-from harness_tasks.retrieval.meta import group_models, load_records, meta_evaluate, select
+from harness_tasks.retrieval.analysis.meta import group_models, load_records, meta_evaluate, select
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 # eight encoders from chance level to e5-small; the full run in docs/real-data.md adds e5-small-hf with mean and

@@ -14,7 +14,7 @@ from scipy.special import expit
 from harness.cli import main
 from harness.errors import HarnessError
 from harness.results.records import RESULTS_FILE
-from harness_tasks.retrieval import calibrate, calibrate_fit
+from harness_tasks.retrieval.analysis import calibrate, calibrate_fit
 
 
 def test_isotonic_pools_adjacent_violators_by_hand():

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from harness_tasks.retrieval.correlation import per_seed
+from harness_tasks.retrieval.analysis.correlation import per_seed
 
 NAN = math.nan
 

@@ -13,8 +13,8 @@ import harness.plugins.registry
 from harness.cli import main
 from harness.plugins.registry import build_registry
 from harness_tasks.default_benchmark.benchmark import generate
-from harness_tasks.retrieval import meta
-from harness_tasks.retrieval.g_ladder import relevance, scene_gain, scene_tokens
+from harness_tasks.retrieval.analysis import meta
+from harness_tasks.retrieval.analysis.g_ladder import relevance, scene_gain, scene_tokens
 
 TOKENS = [frozenset("ab"), frozenset("ac"), frozenset("d"), frozenset("abc")]
 # Jaccard: 0-1 1/3, 0-3 2/3, 1-3 2/3, everything with 2: 0
@@ -81,7 +81,7 @@ def test_a_tiny_ladder_end_to_end(tmp_path, capsys, fake_images):
 
 
 def test_the_ladder_plot_draws_the_defined_correlations_only(tmp_path):
-    from harness_tasks.retrieval.g_ladder import plot_ladder
+    from harness_tasks.retrieval.analysis.g_ladder import plot_ladder
 
     defined = {"backretrieval": {"pearson": {"mean": 0.9, "std": 0.01}, "spearman": {"mean": 0.8, "std": 0.02}}}
     defined["corr"] = {"pearson": {"mean": 0.5, "std": 0.1}, "spearman": {"mean": None, "std": None}}

@@ -12,8 +12,14 @@ from retrieval.builders import write_ikea
 
 from harness.cli import main
 from harness.errors import HarnessError
-from harness_tasks.retrieval import meta
-from harness_tasks.retrieval.g_quality import COMMAND, Degradation, ModelSpec, neighbour_agreement, rank_agreement
+from harness_tasks.retrieval.analysis import meta
+from harness_tasks.retrieval.analysis.g_quality import (
+    COMMAND,
+    Degradation,
+    ModelSpec,
+    neighbour_agreement,
+    rank_agreement,
+)
 
 # two tight pairs: a ~ b and c ~ d (cos .98), across the pairs cos 0 to .385
 A, B, C, D = (1.0, 0.0), (1.0, 0.2), (0.0, 1.0), (0.2, 1.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness_tasks.retrieval.meta import load_records
+from harness_tasks.retrieval.analysis.meta import load_records
 
 
 def test_bad_line_is_a_warning(tmp_path, capsys):

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from harness_tasks.retrieval.aggregations import format_pair_table, pair_boxplot, pair_table
+from harness_tasks.retrieval.analysis.aggregations import format_pair_table, pair_boxplot, pair_table
 
 SCORES = {
     "a": {"en-de": 0.30, "de-en": 0.50},

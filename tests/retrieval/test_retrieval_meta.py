@@ -9,7 +9,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.results.records import ResultRecord
-from harness_tasks.retrieval.meta import format_table, group_models, meta_by_direction, meta_evaluate, select
+from harness_tasks.retrieval.analysis.meta import format_table, group_models, meta_by_direction, meta_evaluate, select
 
 XLR = {"m1": [0.1, 0.2], "m2": [0.2, 0.4], "m3": [0.3, 0.6]}
 BKR = {"m1": [0.05, 0.3], "m2": [0.10, 0.2], "m3": [0.30, 0.1]}

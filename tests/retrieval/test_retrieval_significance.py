@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness_tasks.retrieval.correlation import per_seed, summarize
-from harness_tasks.retrieval.significance import (
+from harness_tasks.retrieval.analysis.correlation import per_seed, summarize
+from harness_tasks.retrieval.analysis.significance import (
     bootstrap_difference,
     compare,
     dependent_test,

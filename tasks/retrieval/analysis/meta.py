@@ -29,8 +29,8 @@ from harness.leaderboard.figures import save
 from harness.leaderboard.merge import model_labels
 from harness.params import parse_kv
 from harness.results.records import RESULTS_FILE, ResultRecord, read_records
-from harness_tasks.retrieval import aggregations, significance
-from harness_tasks.retrieval.correlation import MIN_MODELS, meta_correlation
+from harness_tasks.retrieval.analysis import aggregations, significance
+from harness_tasks.retrieval.analysis.correlation import MIN_MODELS, meta_correlation
 
 TASKS = ("xlr", "backretrieval", "corr")
 COMPARED = ("backretrieval", "corr")

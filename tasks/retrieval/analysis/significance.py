@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from harness_tasks.retrieval.correlation import METHODS, Method, per_seed
+from harness_tasks.retrieval.analysis.correlation import METHODS, Method, per_seed
 
 ALPHA = 0.05
 RESAMPLES = 2000

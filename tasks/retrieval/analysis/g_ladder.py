@@ -21,7 +21,7 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.params import parse_kv
 from harness_tasks.default_benchmark.scenes import Item
-from harness_tasks.retrieval.g_quality import TASKS, ModelSpec, cosines, meta_summary
+from harness_tasks.retrieval.analysis.g_common import TASKS, ModelSpec, cosines, meta_summary
 from harness_tasks.retrieval.metrics import TIE_TOLERANCE, hit_probability
 
 FEATURES = "features"  # the rung whose g is the dataset's own image_features (no --image-model)

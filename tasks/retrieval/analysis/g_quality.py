@@ -33,11 +33,10 @@ from typing import Any
 import numpy as np
 
 from harness.errors import HarnessError
-from harness_tasks.retrieval import meta
-from harness_tasks.retrieval.metrics import TIE_TOLERANCE, hit_probability, inverse_norms
+from harness_tasks.retrieval.analysis.g_common import TASKS, ModelSpec, cosines, meta_summary
+from harness_tasks.retrieval.metrics import TIE_TOLERANCE, hit_probability
 
 KINDS = ("noise", "truncate")
-TASKS = ("xlr", "backretrieval", "corr")
 NAMES = {"noise": "noise (ratio ×)", "truncate": "truncation (dims d)"}
 
 
@@ -71,12 +70,6 @@ class Degradation:
                 )
             return features[:, :dims].copy()
         raise HarnessError(f"unknown degradation {self.kind!r}: expected one of {', '.join(KINDS)}")
-
-
-def cosines(features: np.ndarray) -> np.ndarray:
-    """All-pairs cosine similarities (a zero vector has cosine 0 with everything)."""
-    unit = np.asarray(features, dtype=np.float64) * inverse_norms(np.asarray(features, dtype=np.float64))[:, None]
-    return unit @ unit.T
 
 
 def neighbour_agreement(reference: np.ndarray, degraded: np.ndarray, k: int = 10) -> float:
@@ -130,19 +123,6 @@ def write_pair_copy(source: Path, destination: Path, split: str, src: str, tgt: 
     return destination
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model for the sweep: a registered name or folder, with optional adapter arguments (``NAME:k=v;k=v``)."""
-
-    name: str
-    args: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> ModelSpec:
-        name, _, args = text.partition(":")
-        return cls(name, args.replace(";", ",") or None)
-
-
 def run_condition(
     condition: Degradation,
     features: np.ndarray,
@@ -190,18 +170,6 @@ def summarize_level(
         "rank_agreement": rank_agreement(features, degraded),
         "chance_agreement": k / (len(features) - 1),
         **meta_summary(output / condition.label),
-    }
-
-
-def meta_summary(folder: Path) -> dict[str, Any]:
-    """``harness meta``'s evaluation of the results in ``folder``: correlations, BkR vs CORR, BkR per model."""
-    result = meta.meta_evaluate(meta.group_models(meta.load_records([str(folder)])))
-    return {
-        "correlations": result["correlations"],
-        "significance": {
-            m: result["significance"][m]["bootstrap"] for m in ("pearson", "spearman") if m in result["significance"]
-        },
-        "bkr": {r["label"]: r["backretrieval"]["mean"] for r in result["models"]},
     }
 
 
@@ -418,7 +386,7 @@ class GSweepCommand:
 
     def run_ladder(self, args: argparse.Namespace, models: Sequence[ModelSpec], given: dict[str, Any]) -> int:
         """Every image model as g on xling-shapes (resumable): print the table, write ladder.json."""
-        from harness_tasks.retrieval.g_ladder import plot_ladder, run_rung
+        from harness_tasks.retrieval.analysis.g_ladder import plot_ladder, run_rung
 
         src, tgt = str(given.get("src", "en")), str(given.get("tgt", "de"))
         size, seed = int(given.get("size", 1000)), int(given.get("seed", 0))

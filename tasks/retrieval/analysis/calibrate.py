@@ -28,7 +28,7 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.params import parse_kv
 from harness.results.records import ResultRecord
-from harness_tasks.retrieval import calibrate_fit, meta
+from harness_tasks.retrieval.analysis import calibrate_fit, meta
 
 FORMAT = 2  # version of the calibration file (2: scope.retrieval)
 N_TOLERANCE = (
