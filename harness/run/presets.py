@@ -319,7 +319,11 @@ def preset_class(registry: Registry, registration: Registration) -> type:
         params["dataset"] = replace(base.params["dataset"], default=preset.loader)
     for key, spec in loader.params.items():
         params.setdefault(key, spec)  # the loader's other arguments (split, lang) are the preset's too
+    if preset.family and base.family and preset.family != base.family:
+        raise preset.error("family", f"{preset.base!r} is of family {base.family!r}; a preset keeps its base's")
     attributes = {
+        "family": base.family or preset.family,  # membership and role are the base's (harness.plugins.membership)
+        "role": base.role or preset.base,
         "__doc__": preset.description or base.__doc__,
         "__module__": __name__,
         "params": params,

@@ -85,6 +85,7 @@ def tie_rate(tables: Sequence[Table], comparisons: Sequence[tuple[Slot, Slot]]) 
 class CommuteTask(Task[Dataset]):
     """Shared parameters, data access and scoring of the CoMMuTE tasks."""
 
+    family = "commute"
     version = 1
     requires = (Capability.TRANSLATION_SCORER,)
     dataset = "commute"
@@ -204,6 +205,7 @@ IC_COMPARISONS = ((("a", "a"), ("b", "a")), (("b", "b"), ("a", "b")))
 class CommuteTC(ContrastTask):
     """TC: is each image's correct translation less perplexing than the incorrect one?"""
 
+    role = "commute_tc"
     main_metric = "tc"
     metrics = (
         rate(
@@ -222,6 +224,7 @@ class CommuteTC(ContrastTask):
 class CommuteGTC(ContrastTask):
     """GTC: both directions of a tuple right under TC."""
 
+    role = "commute_gtc"
     main_metric = "gtc"
     metrics = (rate("gtc", "GTC", 0.25, "gtc", "share of tuples right under TC in both directions"), TIES_METRIC)
     kind, slots, comparisons = "tc", TC_SLOTS, TC_COMPARISONS
@@ -231,6 +234,7 @@ class CommuteGTC(ContrastTask):
 class CommuteIC(ContrastTask):
     """IC: is each translation less perplexing with its own image than with the other one?"""
 
+    role = "commute_ic"
     version = 2  # 2: undefined (None) for a scorer that ignores the image, instead of 0 or 1 by the tie rule
     main_metric = "ic"
     metrics = (
@@ -252,6 +256,7 @@ class CommuteIC(ContrastTask):
 class CommuteGIC(ContrastTask):
     """GIC: both directions of a tuple right under IC."""
 
+    role = "commute_gic"
     version = 2  # 2: undefined (None) for a scorer that ignores the image, instead of 0 or 1 by the tie rule
     main_metric = "gic"
     metrics = (rate("gic", "GIC", 0.25, "gic", "share of tuples right under IC in both directions"), TIES_METRIC)
@@ -264,6 +269,7 @@ class CommuteGIC(ContrastTask):
 class CommuteConsistency(CommuteTask):
     """IPR, INR, CPR, CNR: TC decisions with the true image against the 50/50 mixed-image baseline."""
 
+    role = "commute_consistency"
     version = 2  # 2: the four rates are undefined (None) for a scorer that ignores the image
     main_metric = "ipr"
     metrics = (
@@ -306,6 +312,7 @@ class CommuteConsistency(CommuteTask):
 class CommuteOracle(CommuteTask):
     """Max / Min IC and GIC over k candidate images per translation, the replacement rate, TC and GTC there."""
 
+    role = "commute_oracle"
     version = 2  # 2: IC, GIC and replacement rates undefined (None) for a scorer that ignores the image
     dataset = "commute_extended"
     main_metric = "max_gic"

@@ -135,6 +135,7 @@ class _Subset:
 class RetrievalTask(Task[Dataset]):
     """What the three tasks share: parameters, dataset choice, encoding of the needed items."""
 
+    family = "retrieval"  # a preset of any of them is a member too, in the same role (harness.plugins.membership)
     requires = (Capability.TEXT_ENCODER,)
     dataset = "ikea"
     main_metric = "recall@k"
@@ -188,6 +189,7 @@ class Xlr(RetrievalTask):
     """Cross-lingual retrieval (ground truth): each source against the targets of the same sample."""
 
     version = 2  # 2: one seed when n >= the number of items (the seeds could not differ)
+    role = "xlr"
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
     metrics = (
         RECALL,
@@ -246,6 +248,7 @@ class Xlr(RetrievalTask):
 class BackRetrieval(RetrievalTask):
     """BackRetrieval: text retrieval into disjoint targets, then image retrieval back to the source."""
 
+    role = "backretrieval"
     version = 1
     aux_roles = ("image",)  # --image-model computes g from the images
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
@@ -283,6 +286,7 @@ class BackRetrieval(RetrievalTask):
 class Corr(RetrievalTask):
     """The CORR baseline: Spearman correlation of text and image distances over source x target pairs."""
 
+    role = "corr"
     version = 2  # v2: a side constant up to the tie tolerance is undefined, not ranked rounding noise
     aux_roles = ("image",)  # --image-model computes g from the images
     main_metric = "spearman"

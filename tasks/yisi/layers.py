@@ -155,6 +155,7 @@ def sweep_metrics(main: Metric) -> tuple[Metric, ...]:
 class Yisi2FilterLayers(LayerSweep, Yisi2Filter):
     """``yisi2_filter`` at every layer of the token embedder, in one forward pass."""
 
+    role = "yisi2_filter_layers"
     version = 1
     swept = ("roc_auc", "mean_f1", "mean_f2")
     base_metrics = Yisi2Filter.metrics
@@ -165,6 +166,7 @@ class Yisi2FilterLayers(LayerSweep, Yisi2Filter):
 class Yisi2StsLayers(LayerSweep, Yisi2Sts):
     """``yisi2_sts`` at every layer of the token embedder, in one forward pass."""
 
+    role = "yisi2_sts_layers"
     version = 1
     swept = ("pearson", "spearman")
     kept = ("n",)

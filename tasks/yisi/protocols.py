@@ -32,6 +32,7 @@ Metrics = dict[str, float | None]
 class PairTask(Task[Dataset], Generic[ScorerT]):
     """A scorer under a protocol: the scorer scores every pair, the protocol (a subclass) measures the scores."""
 
+    family = "yisi"
     requires = (Capability.TOKEN_EMBEDDER,)
     scorer_type: type[ScorerT]
 

@@ -22,6 +22,7 @@ from harness_tasks.yisi.sts_data import StsLoader
 class Yisi2Sts(StsProtocol[Yisi2Scorer]):
     """YiSi-2 on a cross-lingual STS set, correlated with the gold similarity."""
 
+    role = "yisi2_sts"
     version = 1
     scorer_type = Yisi2Scorer
     params = {**StsLoader.params, **Yisi2Scorer.params}
@@ -31,6 +32,7 @@ class Yisi2Sts(StsProtocol[Yisi2Scorer]):
 class BertSumSts(StsProtocol[BertSumScorer]):
     """The bert_sum baseline on a cross-lingual STS set: cosine of summed token vectors."""
 
+    role = "bert_sum_sts"
     version = 1
     scorer_type = BertSumScorer
     params = {**StsLoader.params, **BertSumScorer.params}
@@ -40,6 +42,7 @@ class BertSumSts(StsProtocol[BertSumScorer]):
 class Yisi2Filter(FilterProtocol[Yisi2Scorer]):
     """YiSi-2 as a parallel-data filter: rank good translation pairs above bad ones."""
 
+    role = "yisi2_filter"
     version = 2  # 2: mean F1 / F2 of the bad pairs ranked lowest score first (Lo and Simard 2019, section 5.2)
     scorer_type = Yisi2Scorer
     params = {**Multi30kFilterLoader.params, **Yisi2Scorer.params}
@@ -49,6 +52,7 @@ class Yisi2Filter(FilterProtocol[Yisi2Scorer]):
 class BertSumFilter(FilterProtocol[BertSumScorer]):
     """The bert_sum baseline as a parallel-data filter: same data and metrics as ``yisi2_filter``."""
 
+    role = "bert_sum_filter"
     version = 2  # 2: mean F1 / F2 as in yisi2_filter version 2
     scorer_type = BertSumScorer
     params = {**Multi30kFilterLoader.params, **BertSumScorer.params}
