@@ -1,41 +1,63 @@
 """``harness commute-perplexity RESULTS... -o FILE.png``: per-tuple perplexities under each image.
 
-In the manner of Kashani Motlagh et al. (WMT 2024, Figure 3), from the per-sample logs of the
-CoMMuTE tasks (``--log-samples``; each record's ``ppl`` maps ``image|translation`` to the
-perplexity of that translation given the source and that image). Each RESULTS is a samples file
-or a results folder; in a folder the latest record of every CoMMuTE task with a samples file is
-read and their tables are merged by tuple id (so a run of ``commute_tc`` and ``commute_ic``
-gives both panels). One row of panels per RESULTS:
+Kashani Motlagh et al. (WMT 2024), Figure 3, from the per-sample logs of the CoMMuTE tasks
+(``--log-samples``; each record's ``ppl`` maps ``image|translation`` to the perplexity of that
+translation given the source and that image). Each RESULTS is a samples file, a results file
+(``results.jsonl``) or a folder holding one: from a results file, the per-sample files its CoMMuTE
+records name are read, the latest record of each task per model and setting, and their tables are
+merged by tuple id (a run of ``commute_tc``, ``commute_ic`` and ``commute_consistency`` gives
+every series). One row of panels per model and setting:
 
+- *Figure 3* (the paper's figure): the perplexities of the correct translations using the
+  correct image (``a|a``, ``b|b``), the incorrect image (``b|a``, ``a|b``, logged by
+  ``commute_ic``) and the 50/50 mixed image (``mix|a``, ``mix|b``, logged by
+  ``commute_consistency``), one box per series over the (tuple, translation) pairs, with medians.
 - *correct vs incorrect* (TC's comparisons): per tuple and image, the perplexity of that image's
   correct translation (x) against its incorrect one (y); above the diagonal TC is right.
-- *own vs other image* (IC's comparisons; needs the ``b|a`` and ``a|b`` entries that ``commute_ic``
-  logs): per tuple and translation, its perplexity with its own image (x) against the other
-  image (y); above the diagonal IC is right. A scorer that ignores the image puts every point
-  exactly on the diagonal, and the panel says how many points are identical.
+- *own vs other image* (IC's comparisons): per tuple and translation, its perplexity with its own
+  image (x) against the other image (y); above the diagonal IC is right. A scorer that ignores the
+  image puts every point exactly on the diagonal, and the panel says how many points are identical.
+
+A samples file with the same tuple id twice is refused (naming the line): its rows cannot be told apart.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError, HarnessError
 from harness.results.jsonl import BadLine, iter_json_lines
-from harness.results.records import RESULTS_FILE, read_records
+from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records
 
 Tables = dict[str, dict[str, float]]  # tuple id -> "image|translation" -> perplexity
 Points = list[tuple[float, float]]
 TC_DIRECTIONS = (("a", "a", "inc_a"), ("b", "b", "inc_b"))  # (image, its correct translation, its incorrect one)
 IC_DIRECTIONS = (("a", "a", "b"), ("b", "b", "a"))  # (translation, its own image, the other image)
+# WMT 2024 Figure 3: the correct translation t under the correct image, the incorrect image and the mixed image
+FIGURE3_SERIES = (
+    ("correct image", lambda t, other: f"{t}|{t}"),
+    ("incorrect image", lambda t, other: f"{other}|{t}"),
+    ("mixed image", lambda t, other: f"mix|{t}"),
+)
+FIGURE3_SOURCE = {
+    "correct image": "any CoMMuTE task",
+    "incorrect image": "commute_ic",
+    "mixed image": "commute_consistency",
+}
 
 
 def read_tables(path: Path, tables: Tables | None = None) -> Tables:
-    """The finite, positive perplexities of every tuple in a samples file, merged into ``tables``."""
+    """The finite, positive perplexities of every tuple in a samples file, merged into ``tables``.
+
+    A tuple id seen twice in the file is a ``DataError`` naming both lines.
+    """
     tables = {} if tables is None else tables
+    seen: dict[str, int] = {}
     for item in iter_json_lines(path):
         if isinstance(item, BadLine):
             raise DataError(str(path), f"not a JSON line ({item})", row=item.line)
@@ -43,28 +65,78 @@ def read_tables(path: Path, tables: Tables | None = None) -> Tables:
         ppl = sample.get("ppl") if isinstance(sample, dict) else None
         if not isinstance(ppl, dict) or "id" not in sample:
             raise DataError(str(path), "has no 'id' and 'ppl' (is it a CoMMuTE samples file?)", row=line)
+        key = str(sample["id"])
+        if key in seen:
+            raise DataError(str(path), f"tuple id {key!r} appears twice (first on line {seen[key]})", row=line)
+        seen[key] = line
         for slot, value in ppl.items():
             if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
-                tables.setdefault(str(sample["id"]), {})[slot] = float(value)
+                tables.setdefault(key, {})[slot] = float(value)
     return tables
 
 
-def run_tables(location: str) -> tuple[str, Tables]:
-    """A label and the merged tables of a samples file, or of every CoMMuTE task's latest log in a results folder."""
+def _is_results_file(path: Path) -> bool:
+    """Whether the first JSON line of ``path`` is a results line (it has ``task`` and ``signature``) rather than a sample."""
+    for item in iter_json_lines(path):
+        return not isinstance(item, BadLine) and isinstance(item[1], dict) and {"task", "signature"} <= set(item[1])
+    return False
+
+
+def _is_commute(record: ResultRecord) -> bool:
+    return (family_of(record) or ("commute" if record.task.startswith("commute_") else None)) == "commute"
+
+
+def results_runs(results: Path) -> dict[str, Tables]:
+    """Per model and setting of a results file: a label and the tables of the latest log of each CoMMuTE task, merged.
+
+    The per-sample files are those the records name (``samples_file``, beside the results file).
+    """
+    records, _ = read_records(results)
+    groups: dict[str, dict[str, ResultRecord]] = {}
+    for record in records:
+        if record.samples_file and _is_commute(record):
+            settings = ",".join(f"{k}={v}" for k, v in sorted(record.task_args.items()) if k != "temperature")
+            temperature = record.task_args.get("temperature", 1.0)
+            label = f"{record.model.get('name', '?')} ({settings}" + (
+                f", T={temperature})" if float(temperature) != 1.0 else ")"
+            )
+            groups.setdefault(label, {})[record.task] = record
+    if not groups:
+        raise HarnessError(
+            f"{results} has no CoMMuTE record with per-sample logs (run with --log-samples, or pass a samples file)"
+        )
+    runs: dict[str, Tables] = {}
+    for label, latest in sorted(groups.items()):
+        tables: Tables = {}
+        missing = []
+        for record in latest.values():
+            samples = results.parent / str(record.samples_file)
+            if samples.is_file():
+                read_tables(samples, tables)
+            else:
+                missing.append(f"{str(samples)!r} ({record.task})")
+        if missing and not tables:
+            raise HarnessError(
+                f"{results} names per-sample files that are missing: {', '.join(missing)}; pass a samples file instead"
+            )
+        for name in missing:
+            print(f"harness: warning: {label}: per-sample file {name} is missing; left out", file=sys.stderr)
+        runs[label] = tables
+    return runs
+
+
+def run_tables(location: str) -> dict[str, Tables]:
+    """Labelled tables: one for a samples file, one per model and setting of a results file or folder."""
     path = Path(location)
-    if path.is_file():
-        return path.stem, read_tables(path)
-    if not path.is_dir():
-        raise HarnessError(f"{location!r} is neither a samples file nor a results folder")
-    records, _ = read_records(path / RESULTS_FILE)
-    latest = {r.task: (r, r.samples_file) for r in records if r.samples_file and r.task.startswith("commute_")}
-    if not latest:
-        raise HarnessError(f"{path / RESULTS_FILE} has no CoMMuTE record with per-sample logs (run with --log-samples)")
-    tables: Tables = {}
-    for _, samples_file in latest.values():
-        read_tables(path / samples_file, tables)
-    models = sorted({str(r.model.get("name", "")) for r, _ in latest.values()} - {""})
-    return ", ".join(models) or path.name, tables
+    if path.is_dir():
+        if not (path / RESULTS_FILE).is_file():
+            raise HarnessError(f"{location!r} holds no {RESULTS_FILE}; pass a results file or a samples file")
+        return results_runs(path / RESULTS_FILE)
+    if not path.is_file():
+        raise HarnessError(f"{location!r} is neither a samples file, a results file nor a results folder")
+    if _is_results_file(path):
+        return results_runs(path)
+    return {path.stem: read_tables(path)}
 
 
 Direction = tuple[str, str, str]
@@ -90,6 +162,60 @@ def tc_points(tables: Tables) -> Points:
 def ic_points(tables: Tables) -> Points:
     """(own image, other image) perplexity per tuple and translation."""
     return pairs(tables, IC_DIRECTIONS, lambda d: (f"{d[1]}|{d[0]}", f"{d[2]}|{d[0]}"))
+
+
+def figure3_series(tables: Tables) -> dict[str, list[float]]:
+    """WMT 2024 Figure 3's series: per tuple (in id order) and translation (a, then b), the perplexity of the correct
+    translation under the correct image, the incorrect image and the mixed image, each where it was logged."""
+    series: dict[str, list[float]] = {name: [] for name, _ in FIGURE3_SERIES}
+    for key in sorted(tables):
+        table = tables[key]
+        for translation, other in (("a", "b"), ("b", "a")):
+            for name, slot in FIGURE3_SERIES:
+                if slot(translation, other) in table:
+                    series[name].append(table[slot(translation, other)])
+    return series
+
+
+def _figure3_panel(axes: Any, series: dict[str, list[float]], title: str) -> None:
+    """One box per series (quartiles, whiskers min to max; log scale when the values span a factor of 10) over its
+    points, its median and count under it."""
+    import numpy as np
+
+    names = [name for name, _ in FIGURE3_SERIES]
+    drawn = [name for name in names if series[name]]
+    if not drawn:
+        axes.text(0.5, 0.5, "no perplexities in the logs", ha="center", va="center", transform=axes.transAxes)
+        axes.set_title(title, fontsize=8)
+        return
+    values = [v for name in drawn for v in series[name]]
+    positions = [names.index(name) + 1 for name in drawn]
+    axes.boxplot(
+        [series[n] for n in drawn],
+        positions=positions,
+        widths=0.5,
+        whis=(0, 100),
+        showfliers=False,
+        medianprops={"color": "black"},
+    )
+    for position, name in zip(positions, drawn):
+        jitter = np.linspace(-0.12, 0.12, len(series[name])) if len(series[name]) > 1 else [0.0]
+        axes.scatter(
+            [position + j for j in jitter], series[name], s=6, alpha=0.35, color=f"C{names.index(name)}", zorder=3
+        )
+    if max(values) / min(values) >= 10:
+        axes.set_yscale("log")
+    labels = [
+        f"{name}\nmedian {np.median(series[name]):.3g}, n = {len(series[name])}"
+        if series[name]
+        else f"{name}\nnot logged\n(run {FIGURE3_SOURCE[name]}\nwith --log-samples)"
+        for name in names
+    ]
+    axes.set_xticks(range(1, len(names) + 1), labels, fontsize=7)
+    axes.set_xlim(0.4, len(names) + 0.6)
+    axes.set_ylabel("perplexity of the correct translation", fontsize=8)
+    axes.grid(axis="y", alpha=0.3, which="both", linewidth=0.5)
+    axes.set_title(title, fontsize=8)
 
 
 def _scales(axes: Any, spread: float) -> None:
@@ -120,7 +246,7 @@ def _panel(axes: Any, points: Points, xlabel: str, ylabel: str, verdict: str, ti
             transform=axes.transAxes,
             color="grey",
         )
-        axes.set_title(title, fontsize=9)
+        axes.set_title(title, fontsize=8)
         axes.set_xticks([])
         axes.set_yticks([])
         return
@@ -147,24 +273,26 @@ def _panel(axes: Any, points: Points, xlabel: str, ylabel: str, verdict: str, ti
         transform=axes.transAxes,
         bbox={"facecolor": "white", "edgecolor": "lightgrey", "alpha": 0.9},
     )
-    axes.set_title(title, fontsize=9)
+    axes.set_title(title, fontsize=8)
     axes.legend(fontsize=7, loc="upper left")
 
 
 def perplexity_figure(runs: Mapping[str, Tables], path: Path, title: str = "CoMMuTE: per-tuple perplexities") -> None:
-    """One row per run: correct vs incorrect under each image, and each translation under its own vs the other image."""
+    """One row per run: WMT 2024 Figure 3 (the correct translations under the correct, the incorrect and the mixed
+    image), correct vs incorrect under each image, and each translation under its own vs the other image."""
     from harness.leaderboard.figures import figure, save
 
-    with figure(9.0, 4.2 * len(runs) + 0.4) as fig:
-        grid = fig.subplots(len(runs), 2, squeeze=False)
-        for (label, tables), (left, right) in zip(runs.items(), grid):
+    with figure(14.0, 4.4 * len(runs) + 0.4) as fig:
+        grid = fig.subplots(len(runs), 3, squeeze=False)
+        for (label, tables), (first, left, right) in zip(runs.items(), grid):
+            _figure3_panel(first, figure3_series(tables), f"{label}\ncorrect translations (WMT 2024, Figure 3)")
             _panel(
                 left,
                 tc_points(tables),
                 "correct translation, with the image",
                 "incorrect translation, same image",
                 "TC",
-                f"{label}: correct vs incorrect",
+                f"{label}\ncorrect vs incorrect translation",
             )
             _panel(
                 right,
@@ -172,7 +300,7 @@ def perplexity_figure(runs: Mapping[str, Tables], path: Path, title: str = "CoMM
                 "translation with its own image",
                 "same translation, with the other image",
                 "IC",
-                f"{label}: own vs other image",
+                f"{label}\nown vs other image",
             )
         fig.suptitle(title, fontsize=10)
         save(fig, path)
@@ -184,7 +312,12 @@ class PerplexityPlot:
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
         """Runs and the output file."""
-        parser.add_argument("results", nargs="+", help="samples files or results folders (one row of panels each)")
+        parser.add_argument(
+            "results",
+            nargs="+",
+            help="samples files, results files (results.jsonl) or folders holding one: a row of panels per model "
+            "and setting",
+        )
         parser.add_argument("-o", "--output", required=True, help="the PNG to write")
 
     @staticmethod
@@ -192,10 +325,10 @@ class PerplexityPlot:
         """Read every run, then write the figure."""
         runs: dict[str, Tables] = {}
         for location in args.results:
-            label, tables = run_tables(location)
-            if not tables:
-                raise HarnessError(f"{location!r} has no finite perplexities to plot")
-            runs[label if label not in runs else f"{label} ({location})"] = tables
+            for label, tables in run_tables(location).items():
+                if not tables:
+                    raise HarnessError(f"{location!r} has no finite perplexities to plot ({label})")
+                runs[label if label not in runs else f"{label} ({location})"] = tables
         perplexity_figure(runs, Path(args.output))
         print(f"wrote {args.output}")
         return 0

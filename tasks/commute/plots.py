@@ -4,10 +4,11 @@
   bar carries its value (so 0 is visible), ``n/a`` marks an undefined metric (IC and GIC of a
   scorer that ignores the image), error bars are the intervals over items, dashed: chance.
 - ``commute_temperature_*``: the same metrics against the softmax temperature, where swept.
-- ``commute_perplexity_*``: per tuple and image, the perplexity of the correct against that of the
-  incorrect translation, from the per-sample logs of ``commute_tc`` (WMT 2024, Figure 3); a
-  point above the diagonal is a direction that TC counts as right. Beside it, each translation
-  under its own against the other image, from the same model's ``commute_ic`` log (see
+- ``commute_perplexity_*``: WMT 2024 Figure 3, the perplexities of the correct translations under
+  the correct, the incorrect and the mixed image; beside it, per tuple and image, the perplexity of
+  the correct against that of the incorrect translation (above the diagonal TC is right) and each
+  translation under its own against the other image. From the per-sample logs of ``commute_tc``
+  and, in the same setting for the same model, ``commute_ic`` and ``commute_consistency`` (see
   ``perplexity.py``, which ``harness commute-perplexity`` draws with).
 """
 
@@ -148,8 +149,8 @@ def tuple_perplexities(entry: Entry) -> list[tuple[float, float]]:
 
 
 def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
-    """Per language and model with a TC per-sample log: the figure of ``harness commute-perplexity`` (its IC
-    panel from the same model's ``commute_ic`` log in the same setting, where there is one)."""
+    """Per language and model with a TC per-sample log: the figure of ``harness commute-perplexity`` (the incorrect-
+    and mixed-image series from the same model's ``commute_ic`` / ``commute_consistency`` logs in the same setting)."""
     columns = [c for c in board.columns if c.task == "commute_tc" and _temperature(c, board) == 1.0]
     found = [
         (column, key)
@@ -164,13 +165,14 @@ def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
     for (column, key), name in zip(found, names):
         settings = _settings_title(_settings(column, board))
         tables = _log_tables(board.cells[key, column].entry)
-        for ic in board.columns:
+        for other in board.columns:
             if (
-                ic.task == "commute_ic"
-                and _settings(ic, board) == _settings(column, board)
-                and (key, ic) in board.cells
+                other.task in ("commute_ic", "commute_consistency")
+                and _settings(other, board) == _settings(column, board)
+                and _temperature(other, board) == 1.0
+                and (key, other) in board.cells
             ):
-                for tuple_id, table in _log_tables(board.cells[key, ic].entry).items():
+                for tuple_id, table in _log_tables(board.cells[key, other].entry).items():
                     tables.setdefault(tuple_id, {}).update(table)
         perplexity_figure({board.labels[key]: tables}, folder / name, f"CoMMuTE per tuple ({settings})")
         plots.append(Plot(FAMILY, f"CoMMuTE perplexities per tuple: {board.labels[key]} ({settings})", name))
