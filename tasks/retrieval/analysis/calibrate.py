@@ -99,13 +99,14 @@ def check_comparable(
     first: dict[str, ResultRecord] = {}
     for record in records:
         values = _shared(record)
-        reference = shared.setdefault(record.task, values)
-        first.setdefault(record.task, record)
+        role = meta.retrieval_role(record) or record.task
+        reference = shared.setdefault(role, values)
+        first.setdefault(role, record)
         for key, value in values.items():
             if value != reference[key]:
                 raise HarnessError(
-                    f"{what}: the {record.task} results differ in {key}: {reference[key]!r} "
-                    f"({_where(first[record.task], origins)}) vs {value!r} ({_where(record, origins)}); "
+                    f"{what}: the {role} results differ in {key}: {reference[key]!r} "
+                    f"({_where(first[role], origins)}) vs {value!r} ({_where(record, origins)}); "
                     "calibrate one configuration at a time (choose with --select)"
                 )
     return shared
@@ -128,7 +129,7 @@ def points_from_records(records: Sequence[ResultRecord]) -> list[Point]:
         by_direction.setdefault(_direction(record), []).append(record)
     points = []
     for direction, found in sorted(by_direction.items()):
-        for row in meta.group_models([r for r in found if r.task in ("xlr", "backretrieval")]):
+        for row in meta.group_models([r for r in found if meta.retrieval_role(r) in ("xlr", "backretrieval")]):
             if "xlr" not in row.records or "backretrieval" not in row.records:
                 continue
             xlr, bkr = row.records["xlr"], row.records["backretrieval"]
@@ -163,7 +164,7 @@ def calibrate(
     """Cross-validate both maps, choose one, fit it on every point; the calibration as a JSON-ready dict.
 
     ``origins`` (results file by ``id`` of a record) lets a refusal name the file of the records it refuses."""
-    records = [r for r in records if r.task in ("xlr", "backretrieval")]
+    records = [r for r in records if meta.retrieval_role(r) in ("xlr", "backretrieval")]
     shared = check_comparable(records, "calibrate", origins)
     if set(shared) != {"xlr", "backretrieval"}:
         raise HarnessError(
@@ -456,7 +457,7 @@ class CalibrateCommand:
             print(f"written: {args.output}", file=sys.stderr)
             return 0
         calibration = load(args.calibration)
-        found = [r for r in records if r.task == "backretrieval"]
+        found = [r for r in records if meta.retrieval_role(r) == "backretrieval"]
         if not found:
             raise HarnessError("apply needs backretrieval results")
         for record in found:

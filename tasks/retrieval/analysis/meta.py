@@ -18,7 +18,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +28,20 @@ from harness.errors import HarnessError
 from harness.leaderboard.figures import save
 from harness.leaderboard.merge import model_labels
 from harness.params import parse_kv
-from harness.results.records import RESULTS_FILE, ResultRecord, read_records
+from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records, role_of
+from harness.results.signature import Signature, SignatureError
 from harness_tasks.retrieval.analysis import aggregations, significance
 from harness_tasks.retrieval.analysis.correlation import MIN_MODELS, meta_correlation
 
-TASKS = ("xlr", "backretrieval", "corr")
+FAMILY = "retrieval"
+TASKS = ("xlr", "backretrieval", "corr")  # the roles meta reads (a preset of xlr plays xlr)
 COMPARED = ("backretrieval", "corr")
 SHARED_ARGS = ("dataset", "src", "tgt", "split", "n", "columns")
 
 
 @dataclass
 class ModelRow:
-    """One model's records, by task."""
+    """One model's records, by the role their task plays (``xlr`` for any xlr-like task)."""
 
     label: str
     identity: dict[str, Any]
@@ -61,12 +63,30 @@ def load_records(paths: Sequence[str]) -> list[ResultRecord]:
     return records
 
 
+def retrieval_role(record: ResultRecord) -> str | None:
+    """The retrieval role a record's task plays (``xlr``, ``backretrieval``, ``corr``), whatever its name; else None.
+
+    A built-in task, a YAML preset of it or a plugin's task declaring ``family = "retrieval"`` and one of these
+    roles are read alike; a line written before lines carried a family is read by its role alone.
+    """
+    role = role_of(record)
+    return role if role in TASKS and family_of(record) in (None, FAMILY) else None
+
+
+def role_signature(record: ResultRecord) -> str:
+    """The record's task signature named by its role, so that ``ikea_en_de_xlr`` and ``xlr`` runs compare equal."""
+    try:
+        return str(replace(Signature.parse(record.task_signature), task=role_of(record)))
+    except SignatureError:
+        return record.task_signature
+
+
 def select(records: Sequence[ResultRecord], where: dict[str, Any]) -> list[ResultRecord]:
     """The retrieval-family records whose task arguments match ``where`` (an argument a task lacks is not checked)."""
     return [
         r
         for r in records
-        if r.task in TASKS
+        if retrieval_role(r) is not None
         and all(str(r.task_args[key]) == str(value) for key, value in where.items() if key in r.task_args)
     ]
 
@@ -79,13 +99,15 @@ def group_models(records: Sequence[ResultRecord]) -> list[ModelRow]:
     """Records by model (the last record of a task wins), after checking that they are comparable."""
     by_task: dict[str, list[ResultRecord]] = {}
     for record in records:
-        by_task.setdefault(record.task, []).append(record)
+        by_task.setdefault(retrieval_role(record) or record.task, []).append(record)
     if "xlr" not in by_task or "backretrieval" not in by_task:
+        found = sorted({record.task for record in records})
         raise HarnessError(
-            f"meta needs xlr and backretrieval results (found tasks: {', '.join(sorted(by_task)) or 'none'})"
+            "meta needs xlr and backretrieval results (of the built-in tasks or of presets of them; "
+            f"found tasks: {', '.join(found) or 'none'})"
         )
     for task, task_records in by_task.items():
-        signatures = sorted({r.task_signature for r in task_records})
+        signatures = sorted({role_signature(r) for r in task_records})
         if len(signatures) > 1:
             listing = "; ".join(signatures)
             raise HarnessError(
@@ -96,7 +118,7 @@ def group_models(records: Sequence[ResultRecord]) -> list[ModelRow]:
     rows: dict[str, ModelRow] = {}
     for record in records:
         row = rows.setdefault(_model_key(record), ModelRow("", record.model, {}))
-        row.records[record.task] = record
+        row.records[retrieval_role(record) or record.task] = record
     _label(list(rows.values()))
     return list(rows.values())
 
@@ -126,7 +148,7 @@ def _check_shared(by_task: dict[str, list[ResultRecord]]) -> None:
         seeded = first.get("backretrieval", reference)
         if record.seeds != seeded.seeds and not (task == "xlr" and _seed_independent(record)):
             raise HarnessError(
-                f"{task} and {seeded.task} were run with different seeds; run them with the same --seeds"
+                f"{task} and {role_of(seeded)} were run with different seeds; run them with the same --seeds"
             )
     g_values = {json.dumps(r.extra.get("g"), sort_keys=True) for task in COMPARED for r in by_task.get(task, [])}
     if len(g_values) > 1:
@@ -155,7 +177,7 @@ def _matrix(members: Sequence[ModelRow], task: str, seeds: list[int]) -> np.ndar
 
 def _reference_seeds(rows: Sequence[ModelRow]) -> list[int]:
     records = [r.records[t] for r in rows for t in ("backretrieval", "xlr") if t in r.records]
-    return next((rec.seeds for rec in records if rec.task == "backretrieval"), records[0].seeds)
+    return next((rec.seeds for rec in records if retrieval_role(rec) == "backretrieval"), records[0].seeds)
 
 
 def _significance(rows: Sequence[ModelRow], seeds: list[int], resamples: int, seed: int) -> dict[str, Any]:
@@ -191,7 +213,7 @@ def meta_evaluate(
     reference = rows[0].records["xlr"] if "xlr" in rows[0].records else next(iter(rows[0].records.values()))
     return {
         "signatures": {
-            task: next(r.records[task].task_signature for r in rows if task in r.records)
+            task: next(role_signature(r.records[task]) for r in rows if task in r.records)
             for task in TASKS
             if any(task in r.records for r in rows)
         },
@@ -361,7 +383,7 @@ def _chance(records: Sequence[ResultRecord]) -> float | None:
 
 def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
     """BackRetrieval per model over the language pairs of one data set: the table (SIGIR 2021 Table 2) as data."""
-    bkr = [r for r in records if r.task == "backretrieval"]
+    bkr = [r for r in records if retrieval_role(r) == "backretrieval"]
     if not bkr:
         raise HarnessError("aggregating over language pairs needs backretrieval results")
     configs = sorted({_pair_config(r) for r in bkr})
