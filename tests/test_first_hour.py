@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+from importlib import metadata
 
 import pytest
+
+from harness.cli.describe import model_capabilities
+from harness.plugins.registry import build_registry
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -56,3 +61,108 @@ def test_sigterm_and_sigint_print_one_line(signum, code, line):
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code
     assert err.strip() == line
+
+
+# --- harness list and describe, from the shell, with the project's own plugins ------------------------------------
+
+PROJECT_PLUGINS = "parallel-data,retrieval,commute,yisi,default-benchmark,presets,encoders,translation,token-embedders,packaged-models"
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": PROJECT_PLUGINS}
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *argv], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_unknown_family_is_exit_2_with_a_suggestion():
+    result = _run("list", "tasks", "--family", "retrival")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "unknown family 'retrival'; did you mean 'retrieval'?" in result.stderr
+    assert "families: commute, retrieval, yisi" in result.stderr
+
+
+def test_unknown_language_is_exit_2_naming_the_known_ones():
+    result = _run("list", "tasks", "--lang", "xx")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "unknown language 'xx'" in result.stderr
+    assert "languages tasks declare: ar, cs, de, en, fr, ru, zh" in result.stderr
+    assert "tasks that take any language as an argument: backretrieval" in result.stderr
+
+
+def test_lang_includes_the_tasks_that_take_any_language():
+    names = [line.split()[0] for line in _run("list", "tasks", "--lang", "fr").stdout.splitlines()]
+    assert {"xlr", "backretrieval", "corr", "commute_tc", "yisi2_sts", "ikea_en_fr_xlr", "commute_en_fr_tc"} <= set(
+        names
+    )
+    assert "ikea_en_de_xlr" not in names and "commute_en_de_tc" not in names  # presets of other languages
+
+
+def test_list_models_says_what_each_model_can_do():
+    rows = {row["name"]: row for row in json.loads(_run("list", "models", "--json").stdout)}
+    assert rows["e5-small-hf"]["capabilities"] == ["text encoder", "token embedder"]
+    assert rows["efficientnet-lite0"]["capabilities"] == ["image encoder"]
+    assert rows["mbert-l9"]["capabilities"] == ["token embedder"]
+    assert rows["gemma-270m"]["capabilities"] == ["translation scorer"]
+    text = _run("list", "models").stdout
+    assert any(line.startswith("labse ") and line.endswith("(text encoder)") for line in text.splitlines())
+
+
+def test_declared_capabilities_match_the_loaded_adapters():
+    """The static reading (no import, so `harness list` stays fast) agrees with every adapter class."""
+    wanted = PROJECT_PLUGINS.split(",")
+    registry = build_registry([ep for ep in metadata.entry_points(group="harness") if ep.name in wanted])
+    for name, registration in registry.entries["model"].items():
+        loaded = sorted(c.value.replace("_", " ") for c in registry.load("model", name).capabilities)
+        assert model_capabilities(registration) == loaded, name
+
+
+def test_list_models_imports_no_heavy_library():
+    code = (
+        "import sys; from harness.cli import main; main(['list', 'models']);"
+        "print(sorted(m for m in ('torch', 'numpy', 'transformers') if m in sys.modules), file=sys.stderr)"
+    )
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": PROJECT_PLUGINS}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env=env)
+    assert result.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_list_tasks_json_has_requirements_and_metrics():
+    rows = {row["name"]: row for row in json.loads(_run("list", "tasks", "--json").stdout)}
+    ic = rows["commute_ic"]
+    assert ic["requires"]["capabilities"] == ["translation_scorer"]
+    assert ic["requires"]["images"] is True
+    assert ic["requires"]["data"]["data_dir"] == "required" and "img.order" in ic["requires"]["data"]["layout"]
+    assert ic["metrics"][0]["display"] == "IC" and ic["main_metric"] == "ic"
+    xlr = rows["xlr"]
+    assert xlr["any_language"] is True and xlr["requires"]["data"]["data_dir"] == "optional"
+    assert xlr["requires"]["optional_models"] == []
+    assert rows["backretrieval"]["requires"]["optional_models"] == ["--image-model"]
+    assert xlr["metrics"][0] == {"name": "recall@k", "display": "R@10", "higher_is_better": True}
+    assert rows["ikea_en_de_xlr"]["requires"]["data"]["data_dir"] == "preset"
+
+
+def test_describe_says_what_data_a_task_needs_and_how_to_run_it():
+    out = _run("describe", "commute_tc").stdout
+    assert "data: needs --data-dir the CoMMuTE folder (holding en-<lang>/)" in out
+    assert "example: harness run --tasks commute_tc --model gemma-270m --data-dir DATA_DIR" in out
+    out = _run("describe", "commute_ic").stdout
+    assert "example: harness run --tasks commute_ic --model gemma-270m --data-dir DATA_DIR --images IMAGES_DIR" in out
+    out = _run("describe", "xlr").stdout
+    assert "example: harness run --tasks xlr --model e5-small-hf\n" in out  # the generated benchmark needs no data
+
+
+def test_every_task_has_data_needs_and_an_example():
+    info = [json.loads(_run("describe", name, "--json").stdout) for name in ("yisi2_sts", "commute_oracle", "xlr")]
+    for task in info:
+        assert task["data"] and task["example"].startswith("harness run --tasks " + task["name"])
+
+
+def test_describe_a_preset_shows_the_values_it_sets():
+    """Issue 22.5: the loader's arguments show the preset's values (tgt 'fr'), not the loader's default 'de'."""
+    info = json.loads(_run("describe", "ikea_en_fr_xlr", "--json").stdout)
+    loader = {p["name"]: p["default"] for p in info["dataset"]["params"]}
+    task = {p["name"]: p["default"] for p in info["params"]}
+    assert loader["tgt"] == task["tgt"] == "fr" and loader["split"] == "test"
+    assert info["preset"]["sets"] == {"split": "test", "src": "en", "tgt": "fr"}
+    assert info["example"] == "HARNESS_DATA_DIR=DATA_ROOT harness run --tasks ikea_en_fr_xlr --model e5-small-hf"

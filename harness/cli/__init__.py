@@ -154,7 +154,7 @@ def _command_list(args: argparse.Namespace) -> int:
     if (args.family or args.lang) and kind != "task":
         raise HarnessError("--family and --lang filter tasks: use `harness list tasks --family F --lang L`")
     if kind == "task":
-        rows = task_rows(registry, args.family, args.lang)
+        rows = task_rows(registry, args.family, args.lang, details=args.json)
     elif kind == "model":
         rows = model_rows(registry)
     else:
@@ -168,7 +168,8 @@ def _command_list(args: argparse.Namespace) -> int:
     width = max((len(row["name"]) for row in rows), default=0)
     for row in rows:
         mark = f"[{row['availability']}] " if "availability" in row else ""
-        print(f"{row['name']:<{width}}  {mark}{row['description']}")
+        can = f" ({', '.join(row['capabilities'])})" if row.get("capabilities") else ""
+        print(f"{row['name']:<{width}}  {mark}{row['description']}{can}")
     if kind == "model":
         print(
             "\n[offline]: weights ship in a Python package or none are needed; [hub]: downloads from the Hugging Face Hub "
@@ -218,8 +219,14 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     listing.add_argument(
         "--family", default=None, help="only tasks of this family (a leaderboard family or a preset's family)"
     )
-    listing.add_argument("--lang", default=None, help="only tasks whose preset covers this language code")
-    listing.add_argument("--json", action="store_true", help="JSON rows instead of text")
+    listing.add_argument(
+        "--lang",
+        default=None,
+        help="only tasks for this language code (a preset's, or any: tasks that take it as argument)",
+    )
+    listing.add_argument(
+        "--json", action="store_true", help="JSON rows instead of text (tasks: with requirements and metrics)"
+    )
     listing.add_argument("--include-path", default=None, metavar="DIR", help="also list the YAML task presets of DIR")
     listing.set_defaults(handler=_command_list)
     describing = sub.add_parser(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.cli.declared import declared_capabilities
 from harness.errors import UnknownNameError
 from harness.plugins.registry import Registration, Registry
 
@@ -30,30 +31,101 @@ def task_families(registry: Registry) -> dict[str, str]:
     return families
 
 
-def task_rows(registry: Registry, family: str | None = None, lang: str | None = None) -> list[dict[str, Any]]:
+def _takes_any_language(registration: Registration) -> bool:
+    """A task with no declared languages takes them as arguments (``src``/``tgt``, ``lang``): xlr, bitext_mining."""
+    return not registration.info.get("languages")
+
+
+def task_rows(
+    registry: Registry, family: str | None = None, lang: str | None = None, details: bool = False
+) -> list[dict[str, Any]]:
     """One row per task (name, description, family, languages, plugin), filtered by family and language.
 
-    A task's languages are those its preset declares; a task without any (a base task whose
-    languages are arguments) is left out when filtering by language.
+    A task's languages are those its preset declares; a task without any takes its languages as
+    arguments (``any_language``) and is listed for every ``lang``. An unknown family or language
+    is an error with a suggestion. ``details`` adds what each task requires and its metrics (this
+    imports the task classes: seconds, not milliseconds).
     """
     families = task_families(registry)
+    entries = registry.entries["task"]
+    if family is not None:
+        known_families = {*registry.entries.get("family", {}), *families.values()}
+        if family not in known_families:
+            raise UnknownNameError(
+                "family", family, known_families, listing=f"families: {', '.join(sorted(known_families))}"
+            )
+    if lang is not None:
+        known_languages = {code for r in entries.values() for code in r.info.get("languages") or ()}
+        if lang not in known_languages:
+            anywhere = ", ".join(n for n, r in sorted(entries.items()) if _takes_any_language(r))
+            raise UnknownNameError(
+                "language",
+                lang,
+                known_languages,
+                listing=f"languages tasks declare: {', '.join(sorted(known_languages))}; "
+                f"tasks that take any language as an argument: {anywhere}",
+            )
     rows = []
-    for name, registration in sorted(registry.entries["task"].items()):
+    for name, registration in sorted(entries.items()):
         languages = list(registration.info.get("languages") or ())
         if family is not None and families.get(name) != family:
             continue
-        if lang is not None and lang not in languages:
+        if lang is not None and lang not in languages and not _takes_any_language(registration):
             continue
-        rows.append(
-            {
-                "name": name,
-                "description": registration.description,
-                "family": families.get(name),
-                "languages": languages,
-                "plugin": registration.plugin,
-            }
-        )
+        row = {
+            "name": name,
+            "description": registration.description,
+            "family": families.get(name),
+            "languages": languages,
+            "any_language": _takes_any_language(registration),
+            "plugin": registration.plugin,
+        }
+        if details:
+            row.update(task_requirements(registry, name))
+        rows.append(row)
     return rows
+
+
+def task_requirements(registry: Registry, name: str) -> dict[str, Any]:
+    """What a task requires (capabilities, data, images, optional models) and the metrics it reports."""
+    cls = registry.load("task", name)
+    loader_name = cls.params["dataset"].default if "dataset" in cls.params else cls.dataset
+    loader = registry.load("dataset", loader_name)
+    preset = getattr(cls, "preset", None)
+    source = preset.source if preset is not None else None
+    return {
+        "requires": {
+            "capabilities": [c.value for c in cls.requires],
+            "data": {
+                "loader": loader_name,
+                "data_dir": _data_dir_need(loader, source),
+                "layout": getattr(loader, "layout", "") or (loader.__doc__ or "").strip().split("\n\n")[0],
+                "columns": loader.schema,
+            },
+            "images": bool(getattr(cls, "needs_images", False)),
+            "optional_models": [f"--{role}-model" for role in cls.aux_roles],
+        },
+        "main_metric": cls.main_metric,
+        "metrics": [
+            {"name": m.name, "display": _filled(m.display or m.name, cls), "higher_is_better": m.higher_is_better}
+            for m in cls.metrics
+        ],
+    }
+
+
+def _filled(display: str, cls: Any) -> str:
+    """A metric's display name with the task's default arguments filled in (``R@{k}`` -> ``R@10``)."""
+    try:
+        return display.format(**{name: p.default for name, p in cls.params.items()})
+    except (KeyError, IndexError, ValueError):
+        return display
+
+
+def _data_dir_need(loader: Any, source: str | None) -> str:
+    """``required``, ``optional`` (a fallback is generated without it) or ``preset`` (the preset names its source)."""
+    if source:
+        return "preset"
+    return "optional" if loader.fallback or getattr(loader, "layout", "").startswith("no data") else "required"
 
 
 def model_availability(registration: Registration) -> str:
@@ -68,10 +140,22 @@ def model_availability(registration: Registration) -> str:
     return "offline"
 
 
+def model_capabilities(registration: Registration) -> list[str]:
+    """What a model can do ("text encoder", ...), read from its adapter's source without importing it."""
+    found = declared_capabilities(registration.ref)
+    return [c.replace("_", " ") for c in found] if found is not None else []
+
+
 def model_rows(registry: Registry) -> list[dict[str, Any]]:
-    """One row per model: name, description, plugin and availability (see ``model_availability``)."""
+    """One row per model: name, description, plugin, availability (see ``model_availability``) and capabilities."""
     return [
-        {"name": name, "description": r.description, "plugin": r.plugin, "availability": model_availability(r)}
+        {
+            "name": name,
+            "description": r.description,
+            "plugin": r.plugin,
+            "availability": model_availability(r),
+            "capabilities": model_capabilities(r),
+        }
         for name, r in sorted(registry.entries["model"].items())
     ]
 
@@ -100,32 +184,81 @@ def describe(registry: Registry, name: str) -> dict[str, Any]:
 
 def _describe_task(registry: Registry, registration: Registration) -> dict[str, Any]:
     cls = registry.load("task", registration.name)
-    loader_name = cls.params["dataset"].default if "dataset" in cls.params else cls.dataset
-    loader = registry.load("dataset", loader_name)
-    preset = registration.info.get("yaml_preset")
+    requirements = task_requirements(registry, registration.name)
+    data = requirements["requires"]["data"]
+    loader = registry.load("dataset", data["loader"])
+    preset = getattr(cls, "preset", None)
     source = preset.source if preset is not None else None
-    needs = ["--images DIR (the task compares images)"] if getattr(cls, "needs_images", False) else []
+    needs = ["--images DIR (the task compares images)"] if requirements["requires"]["images"] else []
     needs += [f"--{role}-model (optional auxiliary model)" for role in cls.aux_roles]
+    # a preset's class carries the preset's values as its parameters' defaults, the loader's included
+    loader_params = {key: cls.params.get(key, spec) for key, spec in loader.params.items()}
+    base_params = cls.__bases__[0].params if preset is not None else cls.params
     return {
         "description": registration.description,
         "plugin": registration.plugin,
         "version": cls.version,
         "family": task_families(registry).get(registration.name),
-        "languages": list(registration.info.get("languages") or ()),
+        "languages": list(registration.info.get("languages") or ()) or "any (given as task arguments)",
         "requires": [c.value for c in cls.requires],
         "main_metric": cls.main_metric,
+        "metrics": [
+            m["display"] + ("" if m["name"] == m["display"] else f" ({m['name']})") for m in requirements["metrics"]
+        ],
         "seeds": cls.default_seeds if cls.uses_seeds else None,
-        "params": _params(cls.params),
+        "params": _params({k: v for k, v in cls.params.items() if k in base_params}),
         "dataset": {
-            "loader": loader_name,
+            "loader": data["loader"],
             "schema": loader.schema,
-            "params": _params(loader.params),
+            "params": _params(loader_params),
             "source": source,
             "fallback": loader.fallback or None,
         },
-        "preset": {"base": preset.base, "file": preset.file} if preset is not None else None,
+        "data": _data_sentence(data, source, loader.fallback),
+        "preset": {"base": preset.base, "file": preset.file, "sets": {**preset.loader_args, **preset.args}}
+        if preset is not None
+        else None,
         "needs": needs + _network_needs(source),
+        "example": example_command(registry, registration.name, cls, data, source),
     }
+
+
+def _data_sentence(data: dict[str, Any], source: str | None, fallback: str) -> str:
+    layout = data["layout"] or f"a folder or Hub id with the columns {data['columns']}"
+    if data["data_dir"] == "preset":
+        return f"from the preset's source {source} (or --data-dir): {layout}"
+    if data["data_dir"] == "optional":
+        return layout if layout.startswith("no data") else f"optional ({fallback} without it): {layout}"
+    return f"needs {layout}" if layout.startswith("--data-dir") else f"needs --data-dir: {layout}"
+
+
+def _example_model(registry: Registry, capabilities: list[str]) -> str:
+    """A registered model that runs offline and provides ``capabilities`` (the most capable first), else a placeholder."""
+    wanted = {c.replace("_", " ") for c in capabilities}
+    candidates = [
+        (-len(caps), name)
+        for name, r in registry.entries["model"].items()
+        if model_availability(r) == "offline" and wanted <= set(caps := model_capabilities(r))
+    ]
+    return min(candidates)[1] if candidates else "MODEL"
+
+
+def example_command(registry: Registry, name: str, cls: Any, data: dict[str, Any], source: str | None) -> str:
+    """A ``harness run`` command line that runs the task (placeholders in capitals where the user must fill in)."""
+    variables = sorted(set(re.findall(r"\$\{?(\w+)", source or "")))
+    parts = [
+        *(f"{v}=DATA_ROOT" for v in variables),
+        "harness run",
+        f"--tasks {name}",
+        f"--model {_example_model(registry, [c.value for c in cls.requires])}",
+    ]
+    if data["data_dir"] == "required":
+        parts.append("--data-dir DATA_DIR")
+    if getattr(cls, "needs_images", False):
+        parts.append("--images IMAGES_DIR")
+    if "image" in cls.aux_roles and "image_features" not in data["columns"]:
+        parts.append(f"--image-model {_example_model(registry, ['image_encoder'])}")
+    return " ".join(parts)
 
 
 def _network_needs(source: str | None) -> list[str]:

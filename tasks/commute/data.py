@@ -173,6 +173,7 @@ class CommuteLoader(DatasetLoader):
     """CoMMuTE tuples from the original layout, a Hub id or a save_to_disk folder; images from ``--images``."""
 
     params = {"lang": LANG_PARAM}
+    layout = "--data-dir the CoMMuTE folder (holding en-<lang>/) or one en-<lang> folder, with src.en, correct.<lang>, incorrect.<lang> (one text per line, two lines per tuple) and img.order (the image file of each line); the images from --images"
     schema = (
         "id, line_a, line_b, source, target_a, target_b, incorrect_a, incorrect_b, image_a, image_b[, image_*_path]"
     )

@@ -25,6 +25,7 @@ class XlingShapesLoader(DatasetLoader):
         "size": Param(DEFAULT_SIZE, "number of items generated"),
         "seed": Param(0, "generator seed (the tasks' sampling seeds are --seeds)"),
     }
+    layout = "no data needed: the scenes and their captions are generated (size=, seed=)"
     schema = SCHEMA
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:

@@ -35,6 +35,7 @@ class Multi30kLoader(DatasetLoader):
         "tgt": Param("de", "target language code"),
         "split": Param("test_2016_flickr", "split file prefix, e.g. test_2016_flickr or val"),
     }
+    layout = "--data-dir DIR with <split>.<lang> (one caption per line, aligned across languages) and <split>.images.txt (the images from --images, for tasks that use them)"
     schema = "id: string, text_<src>: string, text_<tgt>: string, image_file: string (optional), image: Image (with --images)"
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:

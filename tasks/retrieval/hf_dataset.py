@@ -35,6 +35,7 @@ class ImageTextLoader(DatasetLoader):
     """A bilingual image-text dataset from the Hub or a ``save_to_disk`` folder."""
 
     params = {**DATA_PARAMS, "split": Param("test", "dataset split")}
+    layout = "--data-dir a Hub dataset id or save_to_disk folder with text_<lang> columns and an image, image_file or image_features column"
     schema = SCHEMA
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:

@@ -52,6 +52,7 @@ class IkeaLoader(DatasetLoader):
     """IKEA product descriptions in two languages with their image features."""
 
     params = {**DATA_PARAMS, "split": Param("test", "split (test or val), or several joined with '+', e.g. test+val")}
+    layout = "--data-dir DIR with <a>.<b>/ folders (en.de, en.fr) holding <split>.<lang> (one description per line), <split>.images.txt and <split>.image_features.npy; no --data-dir: the generated xling-shapes benchmark"
     schema = SCHEMA
     fallback = "xling-shapes"  # registered by the default-benchmark plugin
 

@@ -92,6 +92,7 @@ class Multi30kFilterLoader(DatasetLoader):
         "split": Param("test_2016_flickr", "Multi30K split file prefix (or the split of a Hub dataset)"),
         "corruption_seed": Param(0, "seed of the procedure that builds the bad pairs"),
     }
+    layout = "--data-dir DIR in the Multi30K layout (<split>.<lang>, one caption per line), or a Hub id / save_to_disk folder with sentence1, sentence2, label"
     schema = "id: string, sentence1: string, sentence2: string, label: int (1 good, 0 bad), kind: string, corrupted_side: string"
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:

@@ -89,6 +89,7 @@ class StsLoader(DatasetLoader):
         "set": Param("all", "raw layout: set names joined by '+', or 'all'"),
         "split": Param("test", "split of a Hub / save_to_disk dataset"),
     }
+    layout = "--data-dir DIR with STS.input.<set>.txt (two tab-separated texts per line) and STS.gs.<set>.txt (gold scores), or a Hub id / save_to_disk folder with sentence1, sentence2, score"
     schema = "id: string, set: string (raw layout), sentence1: string, sentence2: string, score: float"
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
