@@ -23,6 +23,7 @@ from harness.leaderboard.mcnemar import McNemar, decisions, format_mcnemar, is_b
 from harness.leaderboard.merge import Board, Result
 from harness.results.bootstrap import Bootstrap, Statistic, paired_bootstrap
 from harness.results.metrics import undefined_reason
+from harness.results.records import role_of
 from harness.results.samples import Key, align, read_samples
 
 TOLERANCE = 1e-6
@@ -120,7 +121,7 @@ def _one_shared(first: dict[str, Result], second: dict[str, Result], none: str, 
 
 
 def _candidates(board: Board, name: str, task: str, select: Mapping[str, Any]) -> list[Result]:
-    results = [r for r in board.current if r.record.task == task]
+    results = [r for r in board.current if task in (r.record.task, role_of(r.record))]  # a task, or the role it plays
     if not results:
         tasks = sorted({r.record.task for r in board.current})
         raise HarnessError(f"no results of task {task!r} (tasks found: {', '.join(tasks) or 'none'})")
