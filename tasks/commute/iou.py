@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.errors import DataError, HarnessError
 from harness.results.jsonl import BadLine, iter_json_lines
-from harness.results.records import RESULTS_FILE, read_records
+from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records, role_of
 from harness_tasks.commute.metrics import failure_iou
 
 DIRECTIONS = ("ab", "ba")
@@ -31,9 +31,7 @@ def samples_path(location: str, task: str | None) -> Path:
         raise HarnessError(f"{location!r} is neither a samples file nor a results folder")
     records, _ = read_records(path / RESULTS_FILE)
     matching = [
-        r.samples_file
-        for r in records
-        if r.samples_file and (r.task == task if task else r.task.startswith("commute_"))
+        r.samples_file for r in records if r.samples_file and (task in (r.task, role_of(r)) if task else _is_commute(r))
     ]
     if not matching:
         wanted = f"task {task!r}" if task else "a CoMMuTE task"
@@ -41,6 +39,12 @@ def samples_path(location: str, task: str | None) -> Path:
             f"{path / RESULTS_FILE} has no record of {wanted} with per-sample logs (run with --log-samples)"
         )
     return path / matching[-1]
+
+
+def _is_commute(record: ResultRecord) -> bool:
+    """A record of the CoMMuTE family (a line written before lines carried a family: by its role's prefix)."""
+    family = family_of(record)
+    return family == "commute" if family is not None else role_of(record).startswith("commute_")
 
 
 def read_decisions(path: Path) -> dict[str, dict[tuple[str, str], int]]:
@@ -120,7 +124,11 @@ class FailureIoU:
         """Two logs and an optional task filter."""
         parser.add_argument("first", help="samples file or results folder of model A")
         parser.add_argument("second", help="samples file or results folder of model B")
-        parser.add_argument("--task", default=None, help="in results folders, use this task's latest record")
+        parser.add_argument(
+            "--task",
+            default=None,
+            help="in results folders, use the latest record of this task (or of a task in this role)",
+        )
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
