@@ -364,4 +364,36 @@ def _pair_sections(board: Board) -> list[Section]:
                 f"(SIGIR 2021 Table 2)" + (f"; chance: {chance}" if chance else ""),
             )
         )
+        found.append(_best_section(dataset, aggregation.get("best_vs_others") or {}))
     return found
+
+
+def _best_section(dataset: str, tested: dict[str, Any]) -> Section:
+    """Table 2's second claim: the best model against each other (``aggregations.best_vs_others``)."""
+    title = f"Best model vs the others, {dataset}"
+    if "others" not in tested:
+        return Section(title, ("model",), (), f"not tested: {tested.get('skipped', 'no aggregation')}")
+
+    def p(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2g}"
+
+    rows = tuple(
+        (
+            row["model"],
+            str(row["n"]),
+            "n/a" if row["mean_difference"] is None else f"{row['mean_difference']:+.4f}",
+            f"{row['better']}/{row['worse']}",
+            p(row["p"]),
+            p(row["p_holm"]),
+            "yes" if row["significant"] else "no",
+        )
+        for row in tested["others"]
+    )
+    return Section(
+        title,
+        ("model", "pairs × seeds", f"{tested['best']} − model", "better/worse", "p", "p (Holm)", "significant"),
+        rows,
+        f'{tested["test"]} at α = {tested["alpha"]} (SIGIR 2021 Table 2: "the difference between the best models '
+        'and others is statistically significant"); the seeds re-sample the same items, so this says the gap is '
+        "consistent, not that it holds on other data",
+    )

@@ -64,8 +64,9 @@ def test_the_meta_sections_show_harness_metas_numbers():
 
 def test_two_directions_add_bkr_averaged_over_the_pairs_by_hand():
     board = board_of(*direction("de"), *direction("fr", shift=0.1))
-    over = family_sections(board)["retrieval"][-1]
+    *_, over, best = family_sections(board)["retrieval"]
     assert over.title == "BackRetrieval over language pairs, ikea test"
+    assert best.title == "Best model vs the others, ikea test" and best.header[2] == "a − model"
     assert over.header == ("model", "en→de", "en→fr", "average")
     rows = {row[0]: row[1:] for row in over.rows}
     # a: mean over seeds 0.5033 (de) and 0.6033 (fr); average 0.5533

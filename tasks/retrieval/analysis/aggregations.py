@@ -4,7 +4,11 @@ Input: ``scores[model][pair]`` = a model's BackRetrieval score (mean over seeds)
 language pair (direction, e.g. ``en-de``) of the data set. ``pair_table`` gives each model's
 average over all pairs (undefined when the model lacks a pair: never an average over missing
 cells); ``pair_boxplot`` draws one box per model over its pairs, models ordered by median.
-Both are plain data in, so ``harness meta`` and the leaderboard call them alike.
+``best_vs_others`` tests Table 2's second claim, that "the difference between the best models and
+others is statistically significant" (Fain, Twomey and Bollegala, SIGIR 2021, section 5 and Table 2):
+the model with the best average against each other model, by the Wilcoxon signed-rank test on
+their paired per-seed scores over every language pair and seed, Holm-adjusted over the comparisons.
+All are plain data in, so ``harness meta`` and the leaderboard call them alike.
 """
 
 from __future__ import annotations
@@ -58,6 +62,95 @@ def pair_table(scores: Scores) -> PairTable:
         rows.append(PairRow(model, cells, sum(values) / len(values) if values and len(values) == len(pairs) else None))
     rows.sort(key=lambda r: (r.average is None, -(r.average or 0.0), r.model))
     return PairTable(pairs, rows)
+
+
+ALPHA = 0.05
+PerSeed = Mapping[str, Mapping[str, Sequence[float | None]]]
+
+
+def best_vs_others(table: PairTable, per_seed: PerSeed, alpha: float = ALPHA) -> dict[str, Any]:
+    """The best model of ``table`` (highest average) against each other model with an average.
+
+    ``per_seed[model][pair]``: the model's score on that pair per seed, the seeds in one order for
+    every model (the same seed draws the same items, so the scores pair up). Per other model: the
+    differences best - other over every (pair, seed) where both are defined; the two-sided Wilcoxon
+    signed-rank test (zero differences dropped, as Wilcoxon 1945; exact for n <= 50 without ties,
+    else the normal approximation), its p-value Holm-adjusted over the comparisons, and whether that
+    is below ``alpha``. The seeds of one pair re-sample the same items, so the (pair, seed) scores
+    are not independent draws: the test says the gap is consistent, not that it would hold on
+    other data. ``p`` is None when every difference is zero.
+    """
+    from scipy.stats import wilcoxon
+
+    ranked = [row.model for row in table.rows if row.average is not None]
+    if len(ranked) < 2:
+        return {"skipped": "needs two or more models with every language pair"}
+    best = ranked[0]
+    rows: list[dict[str, Any]] = []
+    pvalues: list[float | None] = []
+    for other in ranked[1:]:
+        differences = [
+            b - o
+            for pair in table.pairs
+            for b, o in zip(per_seed[best][pair], per_seed[other][pair], strict=True)
+            if _defined(b) and _defined(o)
+        ]
+        nonzero = [d for d in differences if d != 0]
+        p = float(wilcoxon(nonzero, alternative="two-sided").pvalue) if nonzero else None
+        pvalues.append(p)
+        rows.append(
+            {
+                "model": other,
+                "n": len(differences),
+                "mean_difference": sum(differences) / len(differences) if differences else None,
+                "better": sum(d > 0 for d in differences),
+                "worse": sum(d < 0 for d in differences),
+                "p": p,
+            }
+        )
+    for row, adjusted in zip(rows, holm(pvalues)):
+        row["p_holm"] = adjusted
+        row["significant"] = adjusted is not None and adjusted < alpha
+    return {
+        "best": best,
+        "test": "Wilcoxon signed-rank, two-sided, paired over language pairs and seeds; Holm-adjusted",
+        "alpha": alpha,
+        "others": rows,
+    }
+
+
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm's (1979) step-down adjustment of the defined p-values (None stays None): the i-th smallest of m
+    is multiplied by m - i + 1 (i from 1), made monotone and capped at 1."""
+    defined = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    adjusted: list[float | None] = [None] * len(pvalues)
+    running = 0.0
+    for rank, (p, index) in enumerate(defined):
+        running = max(running, min(1.0, (len(defined) - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def format_best_vs_others(result: dict[str, Any]) -> list[str]:
+    """The test of the best model against the others as text lines."""
+    if "skipped" in result:
+        return [f"best vs others: not tested ({result['skipped']})"]
+    width = max([len("model"), *(len(r["model"]) for r in result["others"])]) + 2
+    lines = [
+        f"best model {result['best']} against each other (SIGIR 2021 Table 2's claim): {result['test']}",
+        f"{'model':<{width}}{'n':>6}{'best - model':>14}{'better/worse':>14}{'p':>10}{'p (Holm)':>10}",
+    ]
+    for row in result["others"]:
+        mean = "n/a" if row["mean_difference"] is None else f"{row['mean_difference']:+.4f}"
+        counts = f"{row['better']}/{row['worse']}"
+        lines.append(
+            f"{row['model']:<{width}}{row['n']:>6}{mean:>14}{counts:>14}{_p(row['p']):>10}{_p(row['p_holm']):>10}"
+        )
+    return lines
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2g}" if value < 0.001 else f"{value:.3f}"
 
 
 def format_pair_table(table: PairTable, metric: str = "BkR") -> str:

@@ -181,7 +181,12 @@ def _reference_seeds(rows: Sequence[ModelRow]) -> list[int]:
 
 
 def _significance(rows: Sequence[ModelRow], seeds: list[int], resamples: int, seed: int) -> dict[str, Any]:
-    members = [r for r in rows if all(task in r.records for task in TASKS)]
+    # in a canonical order (by model identity), so that the bootstrap over models draws the same resamples
+    # whatever order the results came in (harness meta and the leaderboard read the same lines differently)
+    members = sorted(
+        (r for r in rows if all(task in r.records for task in TASKS)),
+        key=lambda r: json.dumps(r.identity, sort_keys=True, default=str),
+    )
     if len(members) < MIN_MODELS:
         return {"skipped": f"needs xlr, backretrieval and corr for at least {MIN_MODELS} models, found {len(members)}"}
     xlr, bkr, corr = (_matrix(members, task, seeds) for task in TASKS)
@@ -404,12 +409,18 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
     for record in bkr:
         by_pair.setdefault(_direction(record), []).append(record)
     chance = {pair: c for pair, recs in by_pair.items() if (c := _chance(recs)) is not None}
+    table = aggregations.pair_table(scores)
+    per_seed = {
+        row.label: {pair: rec.per_seed.get(rec.main_metric, []) for pair, rec in row.records.items()}
+        for row in rows.values()
+    }
     return {
         "metric": f"{bkr[0].main_metric} (mean over seeds)",
         "k": bkr[0].task_args.get("k"),
-        "table": aggregations.pair_table(scores).to_dict(),
+        "table": table.to_dict(),
         "scores": scores,
         "chance": chance,
+        "best_vs_others": aggregations.best_vs_others(table, per_seed),
     }
 
 
@@ -451,7 +462,9 @@ def format_aggregation(aggregation: dict[str, Any]) -> str:
     )
     text = aggregations.format_pair_table(table, f"BackRetrieval {aggregation['metric']}")
     chance = ", ".join(f"{pair} {value:.4f}" for pair, value in sorted(aggregation["chance"].items()))
-    return text + (f"\nchance (k / n): {chance}" if chance else "")
+    text += f"\nchance (k / n): {chance}" if chance else ""
+    tested = aggregation.get("best_vs_others")
+    return text + ("\n\n" + "\n".join(aggregations.format_best_vs_others(tested)) if tested else "")
 
 
 def _write(folder: Path, result: dict[str, Any]) -> list[Path]:
