@@ -13,22 +13,15 @@ from typing import Any
 
 from harness.cli.declared import declared_capabilities
 from harness.errors import UnknownNameError
+from harness.plugins.membership import family_members
 from harness.plugins.registry import Registration, Registry
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 
 def task_families(registry: Registry) -> dict[str, str]:
-    """Task name -> family: a preset's ``family``, else the leaderboard family that lists the task."""
-    families = {
-        task: family.name
-        for family in registry.entries.get("family", {}).values()
-        for task in family.info.get("tasks", ())
-    }
-    for name, registration in registry.entries["task"].items():
-        if registration.info.get("family"):
-            families[name] = registration.info["family"]
-    return families
+    """Task name -> family, as the task class declares it (a preset: its base's); ``harness.plugins.membership``."""
+    return {name: member.family for name, member in family_members(registry).items() if member.family is not None}
 
 
 def _takes_any_language(registration: Registration) -> bool:

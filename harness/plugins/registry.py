@@ -21,6 +21,7 @@ import pluggy
 
 from harness.errors import HarnessError, UnknownNameError
 from harness.plugins import hookspecs
+from harness.plugins.specs import SPECS, Spec, build_spec
 
 KINDS = ("task", "model", "dataset", "command", "family")
 PLURALS = {kind: "families" if kind == "family" else kind + "s" for kind in KINDS}  # as the CLI and hooks spell them
@@ -38,6 +39,14 @@ class Registration:
     description: str
     plugin: str
     info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> Spec:
+        """The typed spec of this registration (``harness.plugins.specs``): its kind's fields, from ``info``."""
+        spec_class = SPECS[self.kind]
+        valid = set(spec_class.keywords())
+        given = {key: value for key, value in self.info.items() if key in valid}
+        return spec_class(name=self.name, ref=self.ref, description=self.description, plugin=self.plugin, **given)
 
     def load(self) -> Any:
         """Import and return the object behind ``ref`` ("module:attribute")."""
@@ -176,7 +185,11 @@ def _collect(registry: Registry, manager: pluggy.PluginManager, kind: str, impl:
 
     def register(name: str, ref: str, description: str = "", **info: Any) -> None:
         _check_ref(kind, name, ref, description)
-        found.append(Registration(kind, name, ref, description, plugin, dict(info)))
+        spec, problems = build_spec(kind, name, ref, description, plugin, info)
+        for problem in problems:
+            registry.warnings.append(problem)
+            print(f"harness: warning: {problem}", file=sys.stderr)
+        found.append(Registration(kind, name, ref, description, plugin, spec.info()))
 
     try:
         impl.function(register=register)
