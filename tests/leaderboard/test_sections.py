@@ -96,8 +96,8 @@ def test_sections_reach_the_readme_and_the_page_escaped():
 def test_the_meta_evaluation_is_computed_once_per_board_and_freed_with_it(monkeypatch):
     import gc
 
-    from harness_tasks.retrieval.analysis import meta
     from harness_tasks.retrieval import plots as retrieval_plots
+    from harness_tasks.retrieval.analysis import meta
 
     calls = []
     evaluate = meta.meta_evaluate

@@ -1,0 +1,78 @@
+"""The numbers docs/ quotes from the committed results agree with them (``benchmarks/docs_numbers.py``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("docs_numbers", ROOT / "benchmarks" / "docs_numbers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["docs_numbers"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+docs_numbers = _load()
+
+
+@pytest.fixture(scope="module")
+def blocks():
+    return docs_numbers.generate()
+
+
+def test_every_doc_agrees_with_the_committed_results(blocks):
+    found = docs_numbers.differences(blocks)
+    assert not found, "docs differ from leaderboard/results; run python benchmarks/docs_numbers.py\n" + "\n".join(
+        found.values()
+    )
+
+
+def test_every_block_is_shown_by_a_doc_and_every_marker_has_a_generator(blocks):
+    shown = [name for doc in docs_numbers.DOCS for name in docs_numbers.block_names((ROOT / doc).read_text())]
+    assert sorted(set(shown)) == sorted(blocks) and len(shown) == len(set(shown))
+
+
+def test_the_quoted_values_are_those_of_the_issue(blocks):
+    # issue 26 point 1: the committed results give en-de Pearson 8/25 seeds significant, median p 0.141, combined 0.271
+    pearson = next(line for line in blocks["meta-output"].splitlines() if line.startswith("pearson"))
+    assert pearson.split()[:4] == ["pearson", "8/25", "0.141", "0.271"]
+    assert "| en → de | 8/25 | 0.141 | 0.27 |" in blocks["ikea-significance"]
+    assert "| e5-small | 0.967 | 0.326 ± 0.032 |" in blocks["real-data-scores"]
+    assert "0.451 / 0.473" in blocks["real-data-yisi"]  # chance of mean F1 / F2 with half the pairs bad
+
+
+def test_render_replaces_blocks_and_keeps_inline_ones_inline():
+    text = (
+        "a <!-- generated: one -->old<!-- end: one --> b\n\n"
+        "<!-- generated: two -->\n| x |\n<!-- end: two -->\nafter <!-- generated: one -->x<!-- end: one -->\n"
+    )
+    assert docs_numbers.render(text, {"one": "1", "two": "| y |\n| z |"}) == (
+        "a <!-- generated: one -->1<!-- end: one --> b\n\n"
+        "<!-- generated: two -->\n| y |\n| z |\n<!-- end: two -->\nafter <!-- generated: one -->1<!-- end: one -->\n"
+    )
+    assert docs_numbers.block_names(text) == ["one", "two", "one"]
+    with pytest.raises(KeyError, match="no generator for the block 'three'"):
+        docs_numbers.render("<!-- generated: three -->x<!-- end: three -->", {})
+
+
+def test_a_stale_doc_is_reported_with_a_diff(blocks, tmp_path):
+    for doc in docs_numbers.DOCS:
+        (tmp_path / doc).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / doc, tmp_path / doc)
+    stale = tmp_path / "docs" / "retrieval.md"
+    stale.write_text(stale.read_text().replace("8/25", "7/25"))
+    found = docs_numbers.differences(blocks, root=tmp_path)
+    assert list(found) == ["docs/retrieval.md"]
+    assert (
+        "-pearson           7/25" in found["docs/retrieval.md"]
+        and "+pearson           8/25" in found["docs/retrieval.md"]
+    )
