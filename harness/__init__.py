@@ -33,6 +33,7 @@ _EXPORTS = {
     "Param": "harness.params",
     "HarnessError": "harness.errors",
     "DataError": "harness.errors",
+    "HarnessWarning": "harness.errors",
     "hookimpl": "harness.plugins.hookspecs",
     # what a plugin declares: metrics, membership (family_of / role_of read it back from results lines)
     "Metric": "harness.run.task",

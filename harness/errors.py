@@ -10,6 +10,11 @@ class HarnessError(Exception):
     """An error caused by the user's input or environment, not by a bug in the harness."""
 
 
+class HarnessWarning(UserWarning):
+    """Something a reader of the numbers should know (an undefined metric, a spread that cannot exist): ``evaluate``
+    issues each warning of its results lines as one of these (``warnings.simplefilter("error", HarnessWarning)``)."""
+
+
 class UnknownNameError(HarnessError):
     """A task, model or dataset name that no plugin registered."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -166,3 +167,57 @@ def test_describe_a_preset_shows_the_values_it_sets():
     assert loader["tgt"] == task["tgt"] == "fr" and loader["split"] == "test"
     assert info["preset"]["sets"] == {"split": "test", "src": "en", "tgt": "fr"}
     assert info["example"] == "HARNESS_DATA_DIR=DATA_ROOT harness run --tasks ikea_en_fr_xlr --model e5-small-hf"
+
+
+# --- the Python API keeps what the command line shows --------------------------------------------------------------
+
+
+def _committed_line(family: str, index: int) -> dict:
+    with open(os.path.join(ROOT, "leaderboard", "results", family, "results.jsonl"), encoding="utf-8") as file:
+        return json.loads(file.readlines()[index])
+
+
+def test_to_dataframe_keeps_intervals_chance_undefined_and_warnings():
+    import pandas as pd
+
+    import harness
+
+    xlr, ic = _committed_line("ikea", 0), _committed_line("commute", 2)  # e5-small on IKEA en-de; gemma-270m IC
+    frame = harness.to_dataframe([xlr, ic])
+    row = frame.iloc[0]
+    assert (row["task"], row["model"], row["dataset"], row["pair"]) == ("xlr", "e5-small", "ikea", "en-de")
+    assert row["recall@k"] == pytest.approx(0.9673024523160763)
+    assert math.isnan(row["recall@k_std"])  # one seed: the spread is undefined, not 0.0 as the line stores it
+    assert (row["recall@k_low"], row["recall@k_high"]) == (0.9482288828337875, 0.9836512261580381)
+    assert row["recall@k_chance"] == pytest.approx(10 / 367)
+    assert pd.isna(row["recall@k_undefined"])
+    assert row["warnings"] == [
+        "xlr: every seed would evaluate the same 367 items, so it ran once (seed 0); the spread over seeds is not "
+        "defined, the interval over items is"
+    ]
+    row = frame.iloc[1]
+    assert (row["task"], row["pair"], row["dataset"]) == ("commute_ic", "en-fr", "commute")
+    assert math.isnan(row["ic"]) and math.isnan(row["ic_std"]) and row["ic_chance"] == 0.5
+    assert row["ic_undefined"].startswith("the scorer's scores cannot depend on the image")
+    assert row["ties"] == 1.0
+
+
+def test_evaluate_issues_its_warnings_as_harness_warnings(tmp_path, fresh_cache):
+    from fixtures.plugins.fake import fake_data
+    from fixtures.registries import fixture_registry
+
+    import harness
+    from harness.errors import HarnessWarning
+
+    data = fake_data(tmp_path / "data", ["a b", "c d", "e f"], ["x y", "z w", "u v"])
+    with pytest.warns(HarnessWarning, match=r"^mean_similarity: --limit 2: 2 items evaluated") as caught:
+        records = harness.evaluate(
+            "mean_similarity",
+            "counting-encoder",
+            data_dir=str(data),
+            output=None,
+            limit=2,
+            registry=fixture_registry("fake"),
+        )
+    assert [str(w.message) for w in caught] == records[0].warnings
+    assert caught[0].filename == __file__  # points at the caller's line, not the harness

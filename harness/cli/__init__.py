@@ -9,10 +9,11 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from harness.errors import HarnessError, UnknownNameError
+from harness.errors import HarnessError, HarnessWarning, UnknownNameError
 from harness.plugins.registry import PLURALS, get_registry
 
 if TYPE_CHECKING:
@@ -111,7 +112,9 @@ def _command_run(args: argparse.Namespace) -> int:
     try:
         if args.dry_run:
             return _dry_run(args.tasks, args.model, config)
-        outcomes = evaluate(args.tasks, args.model, config)
+        with warnings.catch_warnings():  # the summary prints them, once
+            warnings.simplefilter("ignore", HarnessWarning)
+            outcomes = evaluate(args.tasks, args.model, config)
     finally:
         shutdown()
     for outcome in outcomes:

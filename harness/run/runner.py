@@ -23,6 +23,7 @@ from harness.params import resolve_params
 from harness.plugins.registry import Registry, get_registry
 from harness.progress import Progress
 from harness.results import provenance
+from harness.results.dataframe import warn_about
 from harness.results.intervals import DEFAULT_RESAMPLES, item_intervals
 from harness.results.jsonl import write_json_lines_atomic
 from harness.results.records import RESULTS_FILE, ResultRecord, append_record, read_records
@@ -245,7 +246,11 @@ def evaluate(
     config = run_config(config, options)
     with caching(config.use_cache):  # --no-cache: no cache file is opened, not even for the weight-hash memo
         plan = prepare(tasks, model, config)
-        return count_outputs(plan) if dry_run else execute(plan)
+        if dry_run:
+            return count_outputs(plan)
+        outcomes = execute(plan)
+    warn_about(outcomes)  # what the command line prints, as Python warnings (HarnessWarning)
+    return outcomes
 
 
 def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = None, **options: Any) -> RunPlan:
