@@ -25,7 +25,10 @@ class RunConfig:
     """The settings of ``harness.evaluate`` / ``harness.prepare`` (the CLI's options of ``harness run``).
 
     ``model_args``, ``task_args`` and ``image_model_args`` take ``"k=v,k2=v2"`` or a mapping and
-    are kept as dicts. Construction checks every value that does not depend on the tasks or the
+    are kept as dicts. A task argument may be scoped to one task of the run: ``"xlr.k=5"``, or
+    ``{"xlr": {"k": 5}}`` in a mapping (kept as ``{"xlr.k": 5}``). ``aux_models`` gives the model of
+    each auxiliary role the tasks declare (role -> name, or (name, arguments)); ``image_model`` is
+    the ``"image"`` role's (``--image-model``). Construction checks every value that does not depend on the tasks or the
     machine (batch size, seeds, seed, limit, resamples, the device's spelling, shard, output);
     whether a CUDA device is usable is checked when the run is prepared. ``output=None`` writes
     nothing. ``registry`` and ``progress`` default to the installed plugins and no progress bars.
@@ -37,6 +40,7 @@ class RunConfig:
     images: str | None = None
     image_model: str | None = None
     image_model_args: Mapping[str, Any] = field(default_factory=dict)
+    aux_models: Mapping[str, Any] = field(default_factory=dict)
     limit: int | None = None
     seeds: int | None = None
     seed: int | None = None
@@ -60,6 +64,8 @@ class RunConfig:
             ("image_model_args", "--image-model-args"),
         ):
             object.__setattr__(self, name, parse_kv(getattr(self, name), what))
+        object.__setattr__(self, "task_args", _flatten_scopes(self.task_args))
+        object.__setattr__(self, "aux_models", self._checked_aux_models())
         _at_least("--batch-size", self.batch_size, 1)
         _at_least("--seeds", self.seeds, 1)
         _at_least("--seed", self.seed, 0, "0 or more")
@@ -74,6 +80,23 @@ class RunConfig:
 
             parse_shard(self.shard)
 
+    def _checked_aux_models(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``aux_models`` as role -> (name, arguments), each checked."""
+        found: dict[str, tuple[str, dict[str, Any]]] = {}
+        for role, value in dict(self.aux_models).items():
+            name, args = (value, {}) if isinstance(value, str) else value if isinstance(value, tuple) else (None, None)
+            if not isinstance(role, str) or not isinstance(name, str) or not name or args is None:
+                raise HarnessError(f"aux_models: role {role!r} takes a model name or (name, arguments), got {value!r}")
+            found[role] = (name, parse_kv(args, f"arguments of the {role} model"))
+        if self.image_model and "image" in found:
+            raise HarnessError("the image role is given twice: by image_model and by aux_models['image']")
+        return found
+
+    def models_by_role(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Role -> (model name, arguments) of every auxiliary model given (``image_model`` is the image role's)."""
+        image = {"image": (self.image_model, dict(self.image_model_args))} if self.image_model else {}
+        return {**self.aux_models, **image}
+
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with ``changes`` applied, validated again."""
         return dataclasses.replace(self, **changes)
@@ -87,6 +110,18 @@ def _at_least(option: str, value: int | None, lowest: int, bound: str = "") -> N
         raise HarnessError(f"{option} takes a whole number, got {value!r}")
     if value < lowest:
         raise HarnessError(f"{option} must be {bound or f'at least {lowest}'}, got {value}")
+
+
+def _flatten_scopes(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"xlr": {"k": 5}}`` as ``{"xlr.k": 5}``; other entries unchanged."""
+    flat: dict[str, Any] = {}
+    for key, value in args.items():
+        items = [(f"{key}.{k}", v) for k, v in value.items()] if isinstance(value, Mapping) else [(key, value)]
+        for name, item in items:
+            if name in flat:
+                raise HarnessError(f"malformed --task-args: {name!r} is given twice")
+            flat[name] = item
+    return flat
 
 
 def run_config(config: RunConfig | None, options: Mapping[str, Any]) -> RunConfig:

@@ -142,6 +142,9 @@ def count_outputs(plan: RunPlan) -> list[TaskPlan]:
     seen: set[str] = set()
     for task_plan in plan.tasks:
         ctx = task_plan.ctx
+        for role, model in ctx.loaded_models.items():  # the run's auxiliary models, over the counting cache
+            if role not in aux_loaded:
+                aux_loaded[role] = CachedModel(model.adapter, counter, Progress(enabled=False), partition)  # type: ignore[arg-type]
         dry_ctx = RunContext(
             ctx.seeds,
             ctx.batch_size,
@@ -152,6 +155,7 @@ def count_outputs(plan: RunPlan) -> list[TaskPlan]:
             partition,
             aux_loaded,
             ctx.roles,
+            ctx.registry,
         )
         counter.asked, counter.found = set(), set()
         with contextlib.suppress(Exception):

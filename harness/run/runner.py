@@ -9,7 +9,7 @@ import sys
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -19,18 +19,18 @@ from harness.adapters.cached_model import CachedModel
 from harness.adapters.inmemory import adapter_is_cacheable, in_memory_adapter
 from harness.adapters.resolve import build_adapter
 from harness.errors import HarnessError, UnknownNameError
-from harness.params import resolve_params
+from harness.params import Param, resolve_params
 from harness.plugins.registry import Registry, get_registry
 from harness.progress import Progress
 from harness.results import provenance
 from harness.results.dataframe import warn_about
 from harness.results.intervals import DEFAULT_RESAMPLES, item_intervals
-from harness.results.jsonl import write_json_lines_atomic
+from harness.results.jsonl import open_for_append, write_json_lines_atomic
 from harness.results.records import RESULTS_FILE, ResultRecord, append_record, read_records
 from harness.results.seedstats import mean_and_std
 from harness.results.signature import Signature
 from harness.run.config import RunConfig, run_config
-from harness.run.context import RunContext
+from harness.run.context import RunContext, resolve_aux_models
 from harness.run.data import DatasetLoader, LoadedData
 from harness.run.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
 from harness.run.plan import DataSource, RunPlan, TaskPlan, count_outputs
@@ -93,36 +93,103 @@ def split_names(value: str | Sequence[str]) -> list[str]:
 def build_tasks(
     registry: Registry, names: list[str], task_args: Mapping[str, Any], data_dir: str | None = None
 ) -> list[Task[Any]]:
-    """Instantiate the tasks; each receives the arguments it declares.
+    """Instantiate the tasks; each receives the arguments it declares (see ``resolve_tasks``)."""
+    return [task for task, _ in resolve_tasks(registry, names, task_args, data_dir)]
 
-    Every argument must be declared by one of the tasks or by the dataset loader of one of
-    them (a loader's own arguments, such as the size of a generated dataset, reach it through
-    ``--task-args`` too; without ``data_dir``, so do those of a loader's fallback dataset).
+
+def resolve_tasks(
+    registry: Registry, names: list[str], task_args: Mapping[str, Any], data_dir: str | None = None
+) -> list[tuple[Task[Any], dict[str, Any]]]:
+    """Instantiate the tasks, each with the arguments given for it: (task, its arguments and its loader's).
+
+    A key ``TASK.key`` is given to that task alone; an unscoped key to every task that declares it.
+    Every argument must be declared by a task or by its dataset loader (a loader's own arguments,
+    such as the size of a generated dataset, reach it through ``--task-args`` too; without
+    ``data_dir``, so do those of a loader's fallback dataset). An unscoped key that two tasks
+    declare with different definitions (``k``: xlr's Recall@k cut-off, bitext_mining's margin
+    neighbourhood) is an error that shows the scoped form.
     """
     classes = {name: registry.load("task", name) for name in names}
     for name, cls in classes.items():
         if not (isinstance(cls, type) and issubclass(cls, Task)):
             raise HarnessError(f"task {name!r} is not a Task subclass ({registry.get('task', name).ref})")
-    tasks = [cls(name, {k: v for k, v in task_args.items() if k in cls.params}) for name, cls in classes.items()]
-    loaders = [registry.load("dataset", task.dataset) for task in tasks]
-    if data_dir is None:
-        loaders += [
-            registry.load("dataset", loader.fallback)
-            for loader in loaders
-            if loader.fallback in registry.names("dataset")
-        ]
-    declared = {param for task in tasks for param in task.params} | {
-        param for loader in loaders for param in loader.params
-    }
-    for key in task_args:
-        if key not in declared:
+    unscoped, scoped = _split_scopes(task_args, list(classes))
+    tasks = []
+    for name, cls in classes.items():
+        given = {k: v for k, v in {**unscoped, **scoped[name]}.items() if k in cls.params}
+        tasks.append(cls(name, given))
+    declared = {task.name: declared_params(registry, task, data_dir) for task in tasks}
+    for key in unscoped:
+        if not any(key in params for params in declared.values()):
+            everything = {param for params in declared.values() for param in params}
             raise UnknownNameError(
                 "task argument",
                 key,
-                declared,
-                listing=f"the tasks {', '.join(names)} take: {', '.join(sorted(declared)) or 'none'}",
+                everything,
+                listing=f"the tasks {', '.join(names)} take: {', '.join(sorted(everything)) or 'none'}",
             )
-    return tasks
+        _check_one_meaning(key, unscoped[key], declared)
+    for name, given in scoped.items():
+        for key in given:
+            if key not in declared[name]:
+                raise UnknownNameError(
+                    f"argument for task {name!r}",
+                    key,
+                    declared[name],
+                    listing=f"it and its dataset take: {', '.join(sorted(declared[name])) or 'none'}",
+                )
+    return [
+        (task, {**{k: v for k, v in unscoped.items() if k in declared[task.name]}, **scoped[task.name]})
+        for task in tasks
+    ]
+
+
+def _split_scopes(task_args: Mapping[str, Any], names: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(unscoped arguments, task -> its scoped ones) of ``--task-args``; a scope must be a task of the run."""
+    unscoped: dict[str, Any] = {}
+    scoped: dict[str, dict[str, Any]] = {name: {} for name in names}
+    for key, value in task_args.items():
+        scope, dot, name = key.rpartition(".")
+        if not dot:
+            unscoped[key] = value
+        elif not scope or not name:
+            raise HarnessError(f"malformed --task-args key {key!r}: expected key=value or TASK.key=value")
+        elif scope not in scoped:
+            raise UnknownNameError(
+                "task in --task-args",
+                scope,
+                names,
+                listing=f"{key}: a scoped argument names a task of this run ({', '.join(names)})",
+            )
+        else:
+            scoped[scope][name] = value
+    return unscoped, scoped
+
+
+def declared_params(registry: Registry, task: Task[Any], data_dir: str | None) -> dict[str, Param]:
+    """Every argument the task takes: its own, its loader's, and (without ``data_dir``) its loader's fallback's."""
+    loader = registry.load("dataset", task.dataset)
+    found: dict[str, Param] = {}
+    if data_dir is None and loader.fallback in registry.names("dataset"):
+        found.update(registry.load("dataset", loader.fallback).params)
+    return {**found, **loader.params, **task.params}
+
+
+def _check_one_meaning(key: str, value: Any, declared: Mapping[str, Mapping[str, Param]]) -> None:
+    """An unscoped argument that tasks declare with different definitions is an error showing the scoped form."""
+    meanings: dict[Param, list[str]] = {}
+    for task, params in declared.items():
+        if key in params:
+            spec = params[key]
+            meanings.setdefault(replace(spec, default=None, type=spec.value_type), []).append(task)
+    if len(meanings) < 2:
+        return
+    readings = "; ".join(f"{', '.join(tasks)}: {spec.help!r}" for spec, tasks in meanings.items())
+    users = [task for tasks in meanings.values() for task in tasks]
+    raise HarnessError(
+        f"task argument {key!r} means different things to the tasks of this run ({readings}); "
+        f"scope it to the task it is for: --task-args {','.join(f'{task}.{key}={value}' for task in users)}"
+    )
 
 
 def resolve_data_source(registry: Registry, task: Task[Any], data_dir: str | None) -> DataSource:
@@ -216,8 +283,7 @@ def check_output_folder(output: str | os.PathLike[str]) -> Path:
     folder = Path(output)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / RESULTS_FILE, "a"):
-            pass
+        os.close(open_for_append(folder / RESULTS_FILE))  # a FIFO there is refused, never waited on
     except OSError as exc:
         raise HarnessError(f"output folder {str(folder)!r} is not writable: {exc.strerror or exc}") from None
     return folder
@@ -272,8 +338,8 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
 
         registry = include_presets(registry, config.include_path)
     progress = config.progress or Progress(enabled=False)
-    given_args = dict(config.task_args)
-    task_objects = build_tasks(registry, names, given_args, config.data_dir)
+    resolved = resolve_tasks(registry, names, config.task_args, config.data_dir)
+    task_objects = [task for task, _ in resolved]
     partition: RankPartition | ShardPartition | None = parse_shard(config.shard) if config.shard else None
     device = resolve_device(config.device)
     launched = init_from_launcher(device, config.dist_timeout)
@@ -296,25 +362,46 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         adapter = in_memory_adapter(model, needs, device=device, batch_size=batch_size)
     cache = default_cache() if config.use_cache and adapter_is_cacheable(adapter) else None
     cached_model = CachedModel(adapter, cache, progress, partition)
-    aux = {"image": (config.image_model, dict(config.image_model_args))} if config.image_model else {}
+    aux = config.models_by_role()
+    aux_loaded = resolve_aux_models(  # with the run's registry, before any data is loaded; shared by the tasks
+        registry,
+        aux,
+        [(task.name, task.aux_capabilities()) for task in task_objects],
+        device=device,
+        batch_size=batch_size,
+        cache=default_cache() if config.use_cache else None,
+        progress=progress,
+        partition=partition,
+    )
     done = finished_signatures(folder / RESULTS_FILE) if config.resume and folder is not None and is_main else set()
     if isinstance(partition, RankPartition):
         done = partition.from_main(done, "agreeing on finished tasks")
-    aux_loaded: dict[str, CachedModel] = {}  # auxiliary models, built once for all tasks
     world_size = partition.world_size if isinstance(partition, RankPartition) else 1
     plans = []
-    for task in task_objects:
+    for task, given_args in resolved:
         clock = time.perf_counter()
         source = resolve_data_source(registry, task, config.data_dir)
         data_args = loader_args(registry, task, source, given_args)
         loaded = load_task_data(registry, source, data_args, config.images, config.limit)
         check_task_ready(task, config.images)
+        check_task_size(task, loaded, config.limit)
         seed_list = choose_seeds(task, config.seeds, config.seed, len(loaded.data))
         all_args = {
             **data_args,
             **task.recorded_args(source.loader),
         }  # the loader's own arguments count: they change the data
-        ctx = RunContext(seed_list, batch_size, device, progress, cache, aux, partition, aux_loaded, task.aux_roles)
+        ctx = RunContext(
+            seed_list,
+            batch_size,
+            device,
+            progress,
+            cache,
+            aux,
+            partition,
+            aux_loaded,
+            task.aux_capabilities(),
+            registry,
+        )
         aux_identities = ctx.aux_identities(task.name)
         signature = Signature.build(
             task.name,
@@ -370,6 +457,16 @@ def check_task_ready(task: Task[Any], images: str | None) -> None:
             f"task {task.name!r} compares images: pass --images DIR (files named as in the dataset, "
             "e.g. CoMMuTE's img.order)"
         )
+
+
+def check_task_size(task: Task[Any], loaded: LoadedData, limit: int | None) -> None:
+    """A task refuses data with fewer items than it can evaluate (``Task.check_size``), before any inference."""
+    problem = task.check_size(len(loaded.data))
+    if problem is None:
+        return
+    where = f"{loaded.identity.get('loader')} from {loaded.identity.get('source') or 'its default source'}"
+    cut = f", cut by --limit {limit}" if limit is not None else ""
+    raise HarnessError(f"{problem} ({where}{cut})")
 
 
 def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
@@ -512,7 +609,7 @@ def run_warnings(
     if task.uses_seeds and len(seeds) == 1 and not task.seeds_differ(size):
         found.append(
             f"{task.name}: every seed would evaluate the same {size} items, so it ran once (seed {seeds[0]}); "
-            "the spread over seeds is not defined, the interval over items is"
+            "the spread over seeds is undefined; the interval over items is shown instead."
         )
     return found
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -10,6 +11,7 @@ from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
 from harness.results.statistic import Statistic
+from harness.run.roles import role_capabilities
 
 if TYPE_CHECKING:
     from harness.adapters.cached_model import CachedModel
@@ -88,16 +90,33 @@ def recall_chance(values: Mapping[str, Any]) -> float | None:
 
 DataT = TypeVar("DataT")
 
+TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+"""The grammar of a task name: letters, digits, ``_`` and ``-`` (no ``/``, ``|``, ``.``, ``,`` or spaces: a name
+goes into file names, signatures, ``--tasks`` lists and ``--task-args TASK.key=value``)."""
+
+
+def task_name_problem(name: str) -> str | None:
+    """Why ``name`` is not a valid task name, or None."""
+    if TASK_NAME.fullmatch(name):
+        return None
+    return (
+        f"{name!r} is not a valid task name: use letters, digits, '_' and '-' (at most 100 characters, "
+        "starting with a letter or digit)"
+    )
+
 
 class Task(Generic[DataT]):
     """Base class of every task, generic over the data its dataset loader returns.
 
     Subclasses name that type (``class Xlr(Task[datasets.Dataset])``), set the class attributes and
     implement ``evaluate``. ``version`` must be bumped
-    whenever the numbers a task produces could change. ``aux_roles`` names the auxiliary models
-    the task may load with ``ctx.load_model`` (``"image"``: ``--image-model``); the identity of
-    each one the user gives enters the task's signature. ``metrics`` declares how each metric is
-    shown, ranked and resampled (``Metric``); the runner writes it into every results line.
+    whenever the numbers a task produces could change. ``aux_roles`` maps each auxiliary model
+    the task may load with ``ctx.load_model`` to the capability it must have
+    (``{"image": Capability.IMAGE_ENCODER}``; the ``"image"`` role is ``--image-model``); the run
+    resolves the models the user gives for them before any inference, and the identity of each
+    enters the task's signature. ``metrics`` declares how each metric is shown, ranked and
+    resampled (``Metric``); the runner writes it into every results line. ``min_items`` is the
+    fewest items the task can evaluate (``check_size`` refuses fewer before any inference).
     """
 
     version: ClassVar[int] = 1
@@ -107,7 +126,8 @@ class Task(Generic[DataT]):
     main_metric: ClassVar[str] = ""
     uses_seeds: ClassVar[bool] = False
     default_seeds: ClassVar[int] = 1
-    aux_roles: ClassVar[tuple[str, ...]] = ()
+    aux_roles: ClassVar[Mapping[str, Capability] | tuple[str, ...]] = ()
+    min_items: ClassVar[int] = 1
     metrics: ClassVar[tuple[Metric, ...]] = ()
     family: ClassVar[str | None] = None  # the family it belongs to (a preset inherits its base's)
     role: ClassVar[str | None] = None  # the role it plays there ("xlr"); None: its own registered name
@@ -139,6 +159,17 @@ class Task(Generic[DataT]):
         """Each declared metric's ``metric_info`` entry, filled from the arguments and ``output.extra``."""
         values = {**self.args, **output.extra}
         return {metric.name: metric.info(values) for metric in self.metrics}
+
+    @classmethod
+    def aux_capabilities(cls) -> dict[str, Capability]:
+        """Role -> the capability its auxiliary model must have (from ``aux_roles``)."""
+        return role_capabilities(cls.aux_roles, f"task class {cls.__name__}")
+
+    def check_size(self, size: int) -> str | None:
+        """Why ``size`` items are too few for this task (None: enough); the plan asks before any inference."""
+        if size < self.min_items:
+            return f"task {self.name!r} needs at least {self.min_items} item(s), the data has {size}"
+        return None
 
     def seeds_differ(self, size: int) -> bool:
         """Whether different seeds can give different numbers on ``size`` items (False: the runner evaluates once)."""

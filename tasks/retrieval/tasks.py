@@ -250,7 +250,8 @@ class BackRetrieval(RetrievalTask):
 
     role = "backretrieval"
     version = 1
-    aux_roles = ("image",)  # --image-model computes g from the images
+    aux_roles = {"image": Capability.IMAGE_ENCODER}  # --image-model computes g from the images
+    min_items = 2  # two disjoint samples (sources, targets) of at least one item each
     params = {**COMMON_PARAMS, **RANKING_PARAMS}
     metrics = (RECALL, *HUBNESS)
 
@@ -288,7 +289,8 @@ class Corr(RetrievalTask):
 
     role = "corr"
     version = 2  # v2: a side constant up to the tie tolerance is undefined, not ranked rounding noise
-    aux_roles = ("image",)  # --image-model computes g from the images
+    aux_roles = {"image": Capability.IMAGE_ENCODER}  # --image-model computes g from the images
+    min_items = 2  # two disjoint samples (sources, targets) of at least one item each
     main_metric = "spearman"
     params = {
         **COMMON_PARAMS,

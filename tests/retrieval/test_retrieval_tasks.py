@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import shared_data
 
+from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError, UnknownNameError
 from harness.plugins.registry import get_registry
 from harness.run.context import RunContext
@@ -113,7 +114,7 @@ def test_an_auxiliary_model_the_task_does_not_declare_is_refused():
     ):
         ctx.load_model("image", "xlr")
     assert RunContext([0]).load_model("image", "xlr") is None  # none given: nothing to declare
-    assert Xlr.aux_roles == () and BackRetrieval.aux_roles == Corr.aux_roles == ("image",)
+    assert Xlr.aux_roles == () and BackRetrieval.aux_roles == Corr.aux_roles == {"image": Capability.IMAGE_ENCODER}
 
 
 def test_arguments_reach_task_or_loader_and_are_checked():
