@@ -1,6 +1,11 @@
-"""Which table a task belongs to: the families plugins register through ``register_families``.
+"""Which section a result belongs to: its task's family, shown as plugins register it through ``register_families``.
 
-The engine knows no family of its own: a task no family claims is shown under ``Other tasks``.
+Membership is a property of the task: a results line carries ``family`` and ``role`` (a preset
+inherits its base's), read through ``family_of`` and ``role_of``. ``register_families`` is
+presentation only: a title, the roles in display order, whether an average means something, an
+order among families, plot functions and extra tables. A line written before lines carried a
+family is placed by its role in the registered families' role lists; a line no family claims is
+shown under ``Other tasks``.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError
+from harness.results.records import ResultRecord, family_of, role_of
 
 if TYPE_CHECKING:
     from harness.plugins.registry import Registry
@@ -19,9 +25,11 @@ if TYPE_CHECKING:
 class Family:
     """A group of tasks shown together.
 
-    ``tasks`` are exact names in display order; ``average`` says whether an average across the
-    family's tasks means something (rates on one scale); ``plots`` and ``sections`` are
-    ``"module:attribute"`` references, imported only when the leaderboard is drawn.
+    ``tasks`` are the roles its tasks play, in display order (``xlr``, ``backretrieval``, ``corr``);
+    ``average`` says whether an average across the family's roles means something (rates on one
+    scale); ``order`` places the family among the others (lower first; None: by how many models it
+    compares); ``plots`` and ``sections`` are ``"module:attribute"`` references, imported only when
+    the leaderboard is drawn.
     """
 
     name: str
@@ -31,6 +39,11 @@ class Family:
     plots: str | None = None
     sections: str | None = None
     plugin: str = ""
+    order: int | None = None
+
+    def rank(self, role: str) -> int:
+        """The role's place among the family's columns (unlisted roles after the listed ones)."""
+        return self.tasks.index(role) if role in self.tasks else len(self.tasks)
 
 
 OTHER = Family("other", "Other tasks")
@@ -38,31 +51,41 @@ OTHER = Family("other", "Other tasks")
 
 @dataclass
 class Families:
-    """The registered families in the order of their tables, with a task index."""
+    """The registered families, with an index from role to the family that lists it."""
 
     families: tuple[Family, ...] = ()
-    _by_task: dict[str, Family] = field(default_factory=dict, init=False, repr=False)
+    _by_role: dict[str, Family] = field(default_factory=dict, init=False, repr=False)
+    _by_name: dict[str, Family] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         for family in self.families:
-            for task in family.tasks:
-                other = self._by_task.setdefault(task, family)
+            self._by_name[family.name] = family
+            for role in family.tasks:
+                other = self._by_role.setdefault(role, family)
                 if other is not family:
                     raise HarnessError(
-                        f"task {task!r} is claimed by family {other.name!r} (plugin {other.plugin!r}) "
+                        f"task {role!r} is claimed by family {other.name!r} (plugin {other.plugin!r}) "
                         f"and family {family.name!r} (plugin {family.plugin!r})"
                     )
 
-    def of(self, task: str) -> Family:
-        """The family a task is shown in (``OTHER`` when no family claims it)."""
-        return self._by_task.get(task, OTHER)
+    def of(self, role: str) -> Family:
+        """The family that lists a role (``OTHER`` when none does)."""
+        return self._by_role.get(role, OTHER)
 
-    def order(self, task: str) -> tuple[int, int, str]:
-        """A sort key: family order, then the family's listed order, then the name."""
-        family = self.of(task)
-        if family is OTHER:
-            return len(self.families), 0, task
-        return self.families.index(family), family.tasks.index(task), task
+    def of_record(self, record: ResultRecord) -> Family:
+        """The family a results line is shown in: the one its line names, else the one listing its role.
+
+        A family a line names but no installed plugin registers is shown under its own name.
+        """
+        name = family_of(record)
+        if name is None:
+            return self.of(role_of(record))
+        return self._by_name.get(name) or Family(name, name, plugin="(not installed)")
+
+    def order(self, family: Family, role: str) -> tuple[int, int, str, str]:
+        """A sort key for a column: the family's registration order, the role's place in it, the names."""
+        place = self.families.index(family) if family in self.families else len(self.families)
+        return place, family.rank(role), family.name, role
 
 
 def _load(ref: str | None, what: str, family: Family) -> Any:
@@ -86,6 +109,17 @@ def section_function(family: Family) -> Callable[..., Any] | None:
     return function
 
 
+def _roles(registration: Any) -> tuple[str, ...]:
+    info = registration.info
+    roles = info.get("roles", info.get("tasks", ()))
+    if isinstance(roles, str) or not all(isinstance(t, str) for t in roles):
+        raise HarnessError(
+            f"family {registration.name!r} from plugin {registration.plugin!r}: tasks must be a "
+            f"sequence of task names, got {roles!r}"
+        )
+    return tuple(roles)
+
+
 def registered_families(registry: Registry | None = None) -> Families:
     """The families of every installed plugin (or of ``registry``), ordered by family name."""
     from harness.plugins.registry import get_registry
@@ -93,21 +127,17 @@ def registered_families(registry: Registry | None = None) -> Families:
     found = []
     for registration in (registry or get_registry()).entries["family"].values():
         info = registration.info
-        tasks = info.get("tasks", ())
-        if isinstance(tasks, str) or not all(isinstance(t, str) for t in tasks):
-            raise HarnessError(
-                f"family {registration.name!r} from plugin {registration.plugin!r}: tasks must be a "
-                f"sequence of task names, got {tasks!r}"
-            )
+        order = info.get("order")
         found.append(
             Family(
                 registration.name,
                 registration.description or registration.name,
-                tuple(tasks),
+                _roles(registration),
                 bool(info.get("average", False)),
                 registration.ref,
                 info.get("sections"),
                 registration.plugin,
+                order if isinstance(order, int) and not isinstance(order, bool) else None,
             )
         )
     return Families(tuple(sorted(found, key=lambda f: f.name)))

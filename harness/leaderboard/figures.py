@@ -35,7 +35,7 @@ def describe(column: Column, board: Board) -> str:
     args = example.task_args
     direction = f"{args['src']}-{args['tgt']}" if "src" in args and "tgt" in args else None
     parts = [example.dataset.get("loader") or args.get("dataset"), direction, args.get("split"), args.get("lang")]
-    return " ".join(str(p) for p in parts if p is not None) or column.task
+    return " ".join(str(p) for p in parts if p is not None) or column.role
 
 
 def file_names(prefix: str, descriptions: Sequence[str]) -> list[str]:

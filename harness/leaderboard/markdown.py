@@ -9,8 +9,11 @@ from collections.abc import Sequence
 
 from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
+from harness.leaderboard.overview import FamilyOverview, overview
 from harness.leaderboard.sections import Section
-from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable
+from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable, note_marks, sentence
+
+SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 _MARKDOWN_SPECIALS = str.maketrans({c: "\\" + c for c in "\\`*_[]|"})
 
@@ -35,7 +38,12 @@ def _cell(cell: Cell | None) -> str:
 
 
 def _table(table: FamilyTable) -> list[str]:
-    header = ["model", *(md_text(h) for h in table.headers)] + (["average"] if table.averaged else [])
+    marks = note_marks(table)
+    header = ["model"] + [
+        md_text(h) + (f" {str(m).translate(SUPERSCRIPTS)}" if m is not None else "")
+        for h, m in zip(table.headers, marks)
+    ]
+    header += ["average"] if table.averaged else []
     lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
     for row in table.rows:
         cells = [md_text(row.label)] + [_cell(c) for c in row.cells]
@@ -55,15 +63,50 @@ def _section(section: Section) -> list[str]:
         lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in section.rows]
         lines.append("")
     if section.note:
-        lines.append(md_text(section.note))
+        lines.append(md_text(sentence(section.note)))
     return lines
 
 
-def _warnings(tables: Sequence[FamilyTable]) -> list[str]:
-    found = sorted(
-        {(row.label, w) for t in tables for row in t.rows for c in row.cells if c is not None for w in c.warnings}
+def _notes(table: FamilyTable) -> list[str]:
+    """The table's column notes (numbered as in its header), then the warnings of single cells (⚠)."""
+    lines = [
+        f"{str(m).translate(SUPERSCRIPTS)} {md_text(h)}, every model: {md_text(' '.join(notes))}"
+        for m, h, notes in zip(note_marks(table), table.headers, table.notes)
+        if m is not None
+    ]
+    cells = sorted(
+        {
+            (row.label, h, w)
+            for row in table.rows
+            for h, c in zip(table.headers, row.cells)
+            if c is not None
+            for w in c.warnings
+        }
     )
-    return [f"- {md_text(label)}: {md_text(w)}" for label, w in found]
+    lines += [f"⚠ {md_text(label)}, {md_text(h)}: {md_text(w)}" for label, h, w in cells]
+    return [line + "  " for line in lines[:-1]] + lines[-1:]  # two spaces: a line break in Markdown
+
+
+def _overview(found: Sequence[FamilyOverview]) -> list[str]:
+    lines = ["", "## Overview", ""]
+    lines += [
+        "Per family, data set and direction: the best model on the family's main metric (the first ranked column of "
+        "its table), the runner-up, and whether the gap between them is real (the paired bootstrap of `harness "
+        "compare` where both runs logged their samples, else whether the intervals overlap).",
+    ]
+    for item in (f for f in found if f.collapsed is None and f.lines):
+        lines += ["", f"### {md_text(item.family.title)} ({item.models} model{'' if item.models == 1 else 's'})", ""]
+        lines += ["| data set | metric | best | runner-up | gap |", "|---|---|---|---|---|"]
+        for line in item.lines:
+            second = MISSING if line.runner_up is None else f"{md_text(line.runner_up[0])} {line.runner_up[1].text}"
+            lines.append(
+                f"| {md_text(line.title)} | {md_text(line.header)} | **{md_text(line.best[0])}** {line.best[1].text} "
+                f"| {second} | {md_text(line.gap)} |"
+            )
+    collapsed = [f for f in found if f.collapsed is not None]
+    if collapsed:
+        lines += ["", *(f"- {md_text(f.collapsed or '')}" for f in collapsed)]
+    return lines
 
 
 def readme(
@@ -87,25 +130,36 @@ def readme(
         "",
         "One table per data set and direction; rows are ranked best first. A cell is the value (the mean over seeds) with "
         "its interval over items in brackets, or ± the standard deviation over seeds where no interval was recorded; "
-        f"{MISSING}: not run; {UNDEFINED}: undefined; ⚠: the run warns (listed under the table). A column is one task "
-        "signature: results with different signatures are never merged. "
+        f"{MISSING}: not run; {UNDEFINED}: undefined. A note that holds for a whole column is numbered in its header "
+        "and written under the table; ⚠ marks a cell whose own number must be read differently (said under the "
+        "table). A column is one task signature: results with different signatures are never merged. "
         "Also: [leaderboard.csv](leaderboard.csv), [leaderboard.json](leaderboard.json), [index.html](index.html).",
     ]
+    answers = overview(board, tables)
+    lines += _overview(answers)
+    collapsed = {f.family.name: f.collapsed for f in answers if f.collapsed is not None}
     for family, grouped in itertools.groupby(tables, key=lambda t: t.family):
         group = list(grouped)
         lines += ["", f"## {md_text(family.title)}"]
+        if family.name in collapsed:
+            lines += ["", "<details>", f"<summary>{md_text(collapsed[family.name])}</summary>"]
         for table in group:
             lines += ["", f"### {md_text(table.title)}", "", *_table(table), ""]
+            notes = _notes(table)
+            if notes:
+                lines += [*notes, ""]
             if table.averaged:
                 lines += [f"Average: over the {len(table.columns)} columns, only for models that have all of them.", ""]
-            lines += [f"- {md_text(h)}: {md_code(c.task_signature)}" for h, c in zip(table.headers, table.columns)]
-        warned = _warnings(group)
-        if warned:
-            lines += ["", "Warnings:", "", *warned]
+            lines += [
+                f"- {md_text(h)}: {' = '.join(md_code(t) for t in c.recorded)}"
+                for h, c in zip(table.headers, table.columns)
+            ]
         for section in (sections or {}).get(family.name, []):
             lines += _section(section)
         family_plots = [p for p in plots if p.family == family.name]
         if family_plots:
             lines += ["", "Plots:", ""]
             lines += [f"- [{md_text(p.title)}](plots/{p.file})" for p in family_plots]
+        if family.name in collapsed:
+            lines += ["", "</details>"]
     return "\n".join(lines) + "\n"

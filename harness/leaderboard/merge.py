@@ -1,11 +1,14 @@
 """The merge rules.
 
-- Records are grouped by (model, task, task signature); the newest (by ``started``) is current,
+- Records are grouped by (model, role, task signature); the newest (by ``started``) is current,
   the older ones are kept as superseded. A line read twice (the same file given twice, or copied
   between machines) counts once.
-- A column is (task, main metric, task signature): records of different models share a column
-  only when their task signatures are equal. Differing signatures become separate, labelled
-  columns; nothing is ever averaged across signatures.
+- A column is (role, main metric, task signature): records of different models share a column
+  only when their task signatures are equal. A task is known by the role it plays (``role_of``):
+  a preset of ``xlr`` signs its lines with its own name, and its signature is compared with the
+  task name replaced by the role, so the same configuration run as ``ikea_en_de_xlr`` or as
+  ``xlr`` is one column. Differing signatures become separate, labelled columns; nothing is ever
+  averaged across signatures.
 - A model is its (name, revision, arguments), as in the full signature; models whose short names
   collide get labels that tell them apart.
 """
@@ -14,15 +17,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.leaderboard.families import Families, Family, registered_families
+from harness.leaderboard.families import OTHER, Families, Family, registered_families
 from harness.results.load import Entry
-from harness.results.records import ResultRecord
+from harness.results.records import ResultRecord, role_of
 from harness.results.signature import Signature, SignatureError
 
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
@@ -31,17 +34,29 @@ _LOCAL = ("/", "./", "../", "~")  # a model given as a local folder is labelled 
 
 @dataclass(frozen=True)
 class Column:
-    """One cell per model: a task's main metric under one task signature."""
+    """One cell per model: a role's main metric under one task signature.
 
-    task: str
+    ``signature`` names the role (``xlr|...``); ``recorded`` are the task signatures as the lines
+    wrote them (a preset's carries its own name), ``tasks`` the task names that ran it.
+    """
+
+    role: str
     metric: str
     signature: Signature
     label: str
+    family: Family = OTHER
+    recorded: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
 
     @property
     def task_signature(self) -> str:
-        """The task signature as stored in the results lines."""
+        """The task signature, named by the role."""
         return str(self.signature)
+
+    @property
+    def task(self) -> str:
+        """The role, under the name plot modules written before roles compare with (``column.task == "xlr"``)."""
+        return self.role
 
 
 @dataclass(slots=True)
@@ -82,19 +97,29 @@ class Board:
         return [r for r in self.results if not r.superseded]
 
     def families(self) -> list[tuple[Family, list[Column]]]:
-        """The families present, in order, each with its columns."""
+        """The families present, each with its columns, informative first: those that declare an ``order`` (by
+        it), then by how many models each compares (most first), then in registration order; ``Other tasks`` last."""
         grouped: dict[Family, list[Column]] = {}
         for column in self.columns:
-            grouped.setdefault(self.index.of(column.task), []).append(column)
-        return list(grouped.items())
+            grouped.setdefault(column.family, []).append(column)
+        registered = self.index.families
+
+        def informative(item: tuple[Family, list[Column]]) -> tuple[int, int, int, int, int, str]:
+            family, columns = item
+            models = len({key for key, column in self.cells if column in columns})
+            place = registered.index(family) if family in registered else len(registered)
+            return (family is OTHER, family.order is None, family.order or 0, -models, place, family.name)
+
+        return sorted(grouped.items(), key=informative)
 
     def example(self, column: Column) -> ResultRecord:
         """A record of the column (all share the task signature, so any one tells its arguments)."""
         return self.examples[column].record
 
-    def column_of(self, task: str, task_signature: str) -> Column | None:
-        """The column of a task signature, if any model has it."""
-        return next((c for c in self.columns if c.task == task and c.task_signature == task_signature), None)
+    def column_of(self, record: ResultRecord) -> Column | None:
+        """The column a results line's configuration is shown in, if any current line has it."""
+        text = record.task_signature
+        return next((c for c in self.columns if c.metric == record.main_metric and text in c.recorded), None)
 
 
 def model_key(model: dict[str, Any]) -> str:
@@ -196,18 +221,18 @@ def column_labels(keys: Iterable[tuple[str, str, Signature]]) -> dict[tuple[str,
     return labels
 
 
-def _parsed(entry: Entry, known: dict[str, Signature]) -> Signature:
-    """The task signature of an entry's record, parsed once per distinct text."""
-    text = entry.record.task_signature
-    if text not in known:
+def _parsed(entry: Entry, known: dict[tuple[str, str], Signature]) -> Signature:
+    """The task signature of an entry's record named by its role, parsed once per distinct text."""
+    text, role = entry.record.task_signature, role_of(entry.record)
+    if (text, role) not in known:
         try:
-            known[text] = Signature.parse(text)
+            known[text, role] = replace(Signature.parse(text), task=role)
         except SignatureError as exc:
             raise HarnessError(
                 f"{entry.source}: the {entry.record.task} result of {entry.record.model.get('name')} has a "
                 f"field 'task_signature' this harness does not write ({exc})"
             ) from None
-    return known[text]
+    return known[text, role]
 
 
 def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
@@ -216,32 +241,54 @@ def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
     ``families`` default to those the installed plugins register.
     """
     index = registered_families() if families is None else families
-    task_order = index.order
     groups: dict[tuple[str, str, Signature], list[Entry]] = {}
     identities: dict[str, dict[str, Any]] = {}
-    signatures: dict[str, Signature] = {}
+    signatures: dict[tuple[str, str], Signature] = {}
+    family_of_role: dict[str, Family] = {}
     for entry in entries:
         record = entry.record
         key = model_key(record.model)
         identities.setdefault(key, record.model)
-        groups.setdefault((key, record.task, _parsed(entry, signatures)), []).append(entry)
+        role = role_of(record)
+        family_of_role.setdefault(role, index.of_record(record))
+        groups.setdefault((key, role, _parsed(entry, signatures)), []).append(entry)
+
+    def role_order(role: str) -> tuple[int, int, str, str]:
+        return index.order(family_of_role[role], role)
+
     labels = model_labels(identities)
     ranked: list[tuple[tuple[Any, ...], Result]] = []
-    for (key, task, signature), group in groups.items():
+    for (key, role, signature), group in groups.items():
         for rank, entry in enumerate(_newest_first(group)):
             result = Result(entry, key, labels[key], rank > 0, signature)
-            ranked.append(((task_order(task), str(signature), labels[key], rank), result))
+            ranked.append(((role_order(role), str(signature), labels[key], rank), result))
     ranked.sort(key=lambda item: item[0])
     results = [result for _, result in ranked]
     current = [r for r in results if not r.superseded]
     keys = sorted(
-        {(r.record.task, r.record.main_metric, r.signature) for r in current},
-        key=lambda k: (task_order(k[0]), k[1], str(k[2])),
+        {(role_of(r.record), r.record.main_metric, r.signature) for r in current},
+        key=lambda k: (role_order(k[0]), k[1], str(k[2])),
     )
     names = column_labels(keys)
-    columns = [Column(task, metric, signature, names[task, metric, signature]) for task, metric, signature in keys]
-    by_key = {(c.task, c.metric, c.signature): c for c in columns}
-    cells = {(r.model_key, by_key[r.record.task, r.record.main_metric, r.signature]): r for r in current}
+    recorded: dict[tuple[str, str, Signature], set[tuple[str, str]]] = {}
+    for r in current:
+        recorded.setdefault((role_of(r.record), r.record.main_metric, r.signature), set()).add(
+            (r.record.task_signature, r.record.task)
+        )
+    columns = [
+        Column(
+            role,
+            metric,
+            signature,
+            names[role, metric, signature],
+            family_of_role[role],
+            tuple(sorted({text for text, _ in recorded[role, metric, signature]})),
+            tuple(sorted({task for _, task in recorded[role, metric, signature]})),
+        )
+        for role, metric, signature in keys
+    ]
+    by_key = {(c.role, c.metric, c.signature): c for c in columns}
+    cells = {(r.model_key, by_key[role_of(r.record), r.record.main_metric, r.signature]): r for r in current}
     examples: dict[Column, Result] = {}
     for (_, column), result in cells.items():
         examples.setdefault(column, result)

@@ -1,10 +1,13 @@
 """``index.html``: one static, self-contained page that a researcher reads.
 
-One table per family, data set and direction (rows: models, best first; columns: the metrics
-with short headers, each cell with its interval), a chance row, the full signatures as tooltips
-and footnotes, filters by task, data set, language pair and model, sorting that starts with the
-best, the family's extra tables and plots, and a footer with the harness versions and data
-revisions. Every string from the results goes through ``html.escape``; the script only reorders
+First the overview (per family, data set and direction: the best model, the runner-up and
+whether the gap is real), then one table per family, data set and direction (rows: models, best
+first; columns: the metrics with short headers, each cell with its interval), a chance row,
+numbered column notes and ⚠-marked cell notes written under the table (reachable without
+hover, on a phone too), the full signatures folded under each table, filters by task, data set,
+language pair and model, sorting that starts with the best, the family's extra tables and plots,
+and a footer with the harness versions and data revisions. At phone width the model column stays
+in view while a wide table scrolls sideways, with a shadow and a line saying there is more. Every string from the results goes through ``html.escape``; the script only reorders
 and hides existing elements (it never parses text as HTML), and nothing is loaded from the network.
 """
 
@@ -17,8 +20,9 @@ from collections.abc import Sequence
 
 from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
+from harness.leaderboard.overview import FamilyOverview, overview
 from harness.leaderboard.sections import Section
-from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable, long_rows
+from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable, long_rows, note_marks, sentence
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; padding: 0 1em; max-width: 1240px; color: #222; line-height: 1.4; }
@@ -29,7 +33,22 @@ h3 { margin: 1.2em 0 0.3em; font-size: 1.05em; }
 .filters label { margin-right: 1.2em; white-space: nowrap; }
 .boards { display: flex; flex-wrap: wrap; gap: 0 2.5em; align-items: flex-start; }
 .board { max-width: 600px; min-width: 0; }
-.scroll { max-width: 100%; overflow-x: auto; }
+.scroll-wrap { position: relative; max-width: 100%; }
+.scroll { max-width: 100%; overflow-x: auto; -webkit-overflow-scrolling: touch; }
+.scroll-wrap.more::after { content: ""; position: absolute; top: 0; right: 0; bottom: 0; width: 1.6em; pointer-events: none;
+  background: linear-gradient(to right, rgba(0,0,0,0), rgba(0,0,0,0.16)); }
+.scroll-hint { display: none; font-size: 0.8em; color: #666; margin: 0.1em 0 0; }
+.scroll-wrap.more + .scroll-hint { display: block; }
+th:first-child, td:first-child { position: sticky; left: 0; z-index: 1; background: #fff; }
+th:first-child { background: #f3f3f3; }
+tfoot td:first-child { background: #fafafa; }
+.overview td { vertical-align: top; }
+.overview td.gap { font-size: 0.9em; color: #333; min-width: 16em; max-width: 30em; }
+.overview .best { font-weight: 600; }
+p.collapsed, details.collapsed > summary { color: #555; font-size: 0.92em; }
+details.collapsed > summary { cursor: pointer; margin: 0.6em 0; }
+.intro { font-size: 0.92em; color: #333; }
+a.mark { color: #b35900; text-decoration: none; }
 table { border-collapse: collapse; margin: 0.4em 0; font-size: 0.88em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.55em; }
 th { background: #f3f3f3; vertical-align: bottom; }
@@ -41,16 +60,35 @@ td.model { font-weight: 600; }
 .ci { display: block; color: #666; font-size: 0.82em; }
 .warn { color: #b35900; cursor: help; }
 tfoot td { font-style: italic; color: #555; background: #fafafa; }
-ol.notes { font-size: 0.8em; color: #444; margin: 0.2em 0 0.8em; }
-ol.notes code, .long code { word-break: break-all; }
+ol.notes, ul.notes { font-size: 0.8em; color: #444; margin: 0.2em 0 0.8em; padding-left: 1.6em; }
+ul.notes { list-style: none; padding-left: 0; }
+details.signatures { font-size: 0.8em; color: #444; margin: 0 0 0.8em; }
+details.signatures code, .long code { word-break: break-all; }
+:target { background: #fff3c4; }
 p.note { font-size: 0.85em; color: #444; margin: 0.2em 0 1em; }
 .figures { display: flex; flex-wrap: wrap; gap: 0 1em; align-items: flex-start; }
 figure { margin: 1em 0; max-width: 100%; }
-figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure img { display: block; max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: 0.85em; color: #444; }
 .long { table-layout: fixed; width: 100%; }
 .long td { overflow-wrap: anywhere; }
 footer { margin-top: 2em; border-top: 1px solid #ddd; font-size: 0.82em; color: #555; }
+@media (max-width: 600px) {
+  body { margin: 0.6em auto; padding: 0 0.6em; }
+  h1 { font-size: 1.5em; }
+  .board { max-width: 100%; }
+  .filters { position: static; }
+  .filters label { display: inline-block; margin: 0 0.6em 0.3em 0; }
+  .filters select { max-width: 11em; }
+  figure { margin: 0.6em 0; }
+  table.overview, table.overview tbody, table.overview tr, table.overview td { display: block; }
+  table.overview thead { display: none; }
+  table.overview tr { border: 1px solid #ccc; margin: 0 0 0.5em; }
+  table.overview td { border: none; position: static; padding: 0.15em 0.5em; max-width: none; min-width: 0; }
+  table.overview td.what { font-weight: 600; background: #f3f3f3; }
+  table.overview td[data-label]::before { content: attr(data-label) ": "; color: #666; font-size: 0.85em; }
+  table.overview .ci { display: inline; margin-left: 0.4em; }
+}
 """
 
 SCRIPT = """
@@ -110,6 +148,17 @@ SCRIPT = """
     control.addEventListener("input", apply);
     control.addEventListener("change", apply);
   });
+  function cue(box) {
+    var more = box.scrollWidth - box.clientWidth - box.scrollLeft > 2;
+    box.parentNode.classList.toggle("more", more);
+  }
+  each(document.querySelectorAll(".scroll-wrap > .scroll"), function (box) {
+    cue(box);
+    box.addEventListener("scroll", function () { cue(box); });
+  });
+  function recue() { each(document.querySelectorAll(".scroll-wrap > .scroll"), cue); }
+  window.addEventListener("resize", recue);
+  each(document.querySelectorAll("details"), function (d) { d.addEventListener("toggle", recue); });
   document.body.setAttribute("data-ready", "yes");
 })();
 """
@@ -152,67 +201,164 @@ def _tooltip(cell: Cell) -> str:
     return "; ".join(parts)
 
 
-def _cell(cell: Cell | None) -> str:
-    if cell is None:
-        return _td(MISSING, "", numeric=True)
-    spread = f'<span class="ci">{esc(cell.spread)}</span>' if cell.spread else ""
-    warn = '<span class="warn"> ⚠</span>' if cell.warnings else ""
+class Notes:
+    """A table's cell notes (a cell's warnings, an undefined value's reason), each text once, lettered a, b, ...
+
+    ``prefix`` makes the anchors unique on the page."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.texts: dict[str, str] = {}
+
+    def mark(self, text: str) -> str:
+        """The letter of a note (added on first use)."""
+        return self.texts.setdefault(text, _letter(len(self.texts)))
+
+    def link(self, text: str, symbol: str) -> str:
+        """A mark in a cell that jumps to its note (a tap on a phone, no hover needed)."""
+        letter = self.mark(text)
+        return f'<a class="mark" href="#{self.prefix}-{letter}" title="{esc(text)}">{symbol}<sup>{letter}</sup></a>'
+
+
+def _letter(index: int) -> str:
+    letters = "abcdefghijklmnopqrstuvwxyz"
     return (
-        f'<td class="number" data-sort="{esc(_number(cell.value))}" title="{esc(_tooltip(cell))}">'
-        f"{esc(cell.number)}{warn}{spread}</td>"
+        letters[index] if index < len(letters) else letters[index // len(letters) - 1] + letters[index % len(letters)]
     )
 
 
-def _board(table: FamilyTable) -> list[str]:
-    tasks = " ".join(sorted({c.task for c in table.columns}))
+def _cell(cell: Cell | None, notes: Notes) -> str:
+    if cell is None:
+        return _td(MISSING, "", numeric=True)
+    spread = f'<span class="ci">{esc(cell.spread)}</span>' if cell.spread else ""
+    reason = f" {notes.link(sentence(cell.reason), '')}" if cell.value is None and cell.reason else ""
+    warn = "".join(f" {notes.link(w, '⚠')}" for w in cell.warnings)
+    return (
+        f'<td class="number" data-sort="{esc(_number(cell.value))}" title="{esc(_tooltip(cell))}">'
+        f"{esc(cell.number)}{reason}{warn}{spread}</td>"
+    )
+
+
+def scrolling(table: list[str]) -> list[str]:
+    """A table in a box that scrolls sideways when the screen is narrower, with a shadow and a line saying so."""
+    return [
+        '<div class="scroll-wrap"><div class="scroll">',
+        *table,
+        "</div></div>",
+        '<p class="scroll-hint">Swipe the table sideways for more columns →</p>',
+    ]
+
+
+def _board(table: FamilyTable, number: int) -> list[str]:
+    tasks = " ".join(sorted({c.role for c in table.columns}))
     attrs = f'class="board" data-board="" data-tasks="{esc(tasks)}" data-dataset="{esc(table.dataset)}" data-pair="{esc(table.pair or "")}"'
+    marks = note_marks(table)
     headers = [_th("model", False)] + [
-        _th(header, True, column.task_signature, info.higher_is_better, index + 1)
-        for index, (header, column, info) in enumerate(zip(table.headers, table.columns, table.infos))
+        _th(header, True, column.task_signature, info.higher_is_better, mark)
+        for header, column, info, mark in zip(table.headers, table.columns, table.infos, marks)
     ]
     if table.averaged:
         headers.append(_th("average", True, "only for models that have every column of the table"))
-    lines = [
-        f"<div {attrs}>",
-        f"<h3>{esc(table.title)}</h3>",
-        '<div class="scroll"><table class="sortable">',
-        "<thead><tr>" + "".join(headers) + "</tr></thead>",
-        "<tbody>",
-    ]
+    notes = Notes(f"t{number}")
+    body = []
     for row in table.rows:
-        cells = [_td(row.label, row.label, css="model")] + [_cell(c) for c in row.cells]
+        cells = [_td(row.label, row.label, css="model")] + [_cell(c, notes) for c in row.cells]
         if table.averaged:
             cells.append(
                 _td(MISSING if row.average is None else f"{row.average:.4f}", _number(row.average), numeric=True)
             )
-        lines.append("<tr>" + "".join(cells) + "</tr>")
-    lines.append("</tbody>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    inner = [
+        '<table class="sortable">',
+        "<thead><tr>" + "".join(headers) + "</tr></thead>",
+        "<tbody>",
+        *body,
+        "</tbody>",
+    ]
     if table.has_chance:
         chance = [MISSING if info.chance is None else f"{info.chance:.4f}" for info in table.infos]
         extra = ["<td></td>"] if table.averaged else []
-        lines.append(
+        inner.append(
             "<tfoot><tr><td>chance</td>"
             + "".join(f'<td class="number">{esc(c)}</td>' for c in chance)
             + "".join(extra)
             + "</tr></tfoot>"
         )
-    lines += ["</table></div>", '<ol class="notes">']
-    lines += [f"<li>{esc(h)}: <code>{esc(c.task_signature)}</code></li>" for h, c in zip(table.headers, table.columns)]
-    return [*lines, "</ol>", "</div>"]
+    inner.append("</table>")
+    lines = [f"<div {attrs}>", f"<h3>{esc(table.title)}</h3>", *scrolling(inner)]
+    column_notes = [
+        f"<li><sup>{m}</sup> {esc(h)}, every model: {esc(' '.join(n))}</li>"
+        for m, h, n in zip(marks, table.headers, table.notes)
+        if m is not None
+    ]
+    cell_notes = [
+        f'<li id="{notes.prefix}-{letter}"><sup>{letter}</sup> {esc(text)}</li>' for text, letter in notes.texts.items()
+    ]
+    if column_notes or cell_notes:
+        lines += ['<ul class="notes">', *column_notes, *cell_notes, "</ul>"]
+    lines += ['<details class="signatures"><summary>Signatures</summary><ol>']
+    lines += [
+        f"<li>{esc(h)}: " + " = ".join(f"<code>{esc(t)}</code>" for t in c.recorded) + "</li>"
+        for h, c in zip(table.headers, table.columns)
+    ]
+    return [*lines, "</ol></details>", "</div>"]
+
+
+def _overview(found: Sequence[FamilyOverview]) -> list[str]:
+    lines = [
+        '<section id="overview">',
+        "<h2>Overview</h2>",
+        '<p class="intro">Per data set and direction, the best model on the family\'s main metric, the runner-up, '
+        "and whether the gap between them is real: the paired bootstrap over items of <code>harness compare</code> "
+        "where both runs logged their samples, else whether the two intervals over items overlap.</p>",
+    ]
+    for item in (f for f in found if f.collapsed is None and f.lines):
+        lines.append(f"<h3>{esc(item.family.title)} ({item.models} model{'' if item.models == 1 else 's'})</h3>")
+        rows = []
+        for line in item.lines:
+            second = (
+                f'<td data-label="runner-up">{esc(MISSING)}</td>'
+                if line.runner_up is None
+                else f'<td data-label="runner-up">{esc(line.runner_up[0])}'
+                f'<span class="ci">{esc(line.runner_up[1].text)}</span></td>'
+            )
+            rows.append(
+                f'<tr><td class="what">{esc(line.title)}<span class="ci">{esc(line.header)}</span></td>'
+                f'<td data-label="best"><span class="best">{esc(line.best[0])}</span>'
+                f'<span class="ci">{esc(line.best[1].text)}</span></td>'
+                f'{second}<td class="gap">{esc(line.gap)}</td></tr>'
+            )
+        lines += scrolling(
+            [
+                '<table class="overview">',
+                "<thead><tr>"
+                + "".join(f'<th scope="col">{h}</th>' for h in ("data set, metric", "best", "runner-up", "gap"))
+                + "</tr></thead>",
+                "<tbody>",
+                *rows,
+                "</tbody>",
+                "</table>",
+            ]
+        )
+    lines += [f'<p class="collapsed">{esc(f.collapsed)}</p>' for f in found if f.collapsed is not None]
+    return [*lines, "</section>"]
 
 
 def _section(section: Section) -> list[str]:
     lines = ['<div class="board">', f"<h3>{esc(section.title)}</h3>"]
     if section.rows:
-        lines += [
-            '<div class="scroll"><table>',
-            "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in section.header) + "</tr></thead>",
-            "<tbody>",
-        ]
-        lines += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in section.rows]
-        lines += ["</tbody>", "</table></div>"]
+        lines += scrolling(
+            [
+                "<table>",
+                "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in section.header) + "</tr></thead>",
+                "<tbody>",
+                *("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in section.rows),
+                "</tbody>",
+                "</table>",
+            ]
+        )
     if section.note:
-        lines.append(f'<p class="note">{esc(section.note)}</p>')
+        lines.append(f'<p class="note">{esc(sentence(section.note))}</p>')
     return [*lines, "</div>"]
 
 
@@ -229,7 +375,7 @@ def _long_table(board: Board) -> list[str]:
         "<tbody>",
     ]
     for row in long_rows(board, detailed=False):
-        attrs = f' data-tasks="{esc(row["task"])}" data-dataset="{esc(row["dataset"])}" data-pair="{esc(row["pair"] or "")}"'
+        attrs = f' data-tasks="{esc(row["role"])}" data-dataset="{esc(row["dataset"])}" data-pair="{esc(row["pair"] or "")}"'
         cells = []
         for name in names:
             value = row[name]
@@ -257,7 +403,7 @@ def _options(select: str, label: str, values: Sequence[str]) -> str:
 
 
 def _filters(tables: Sequence[FamilyTable]) -> str:
-    tasks = sorted({c.task for t in tables for c in t.columns})
+    tasks = sorted({c.role for t in tables for c in t.columns})
     datasets = sorted({t.dataset for t in tables})
     pairs = sorted({t.pair for t in tables if t.pair})
     return (
@@ -297,6 +443,8 @@ def page(
 ) -> str:
     """The whole ``index.html``."""
     superseded = sum(r.superseded for r in board.results)
+    answers = overview(board, tables)
+    collapsed = {f.family.name: f.collapsed for f in answers if f.collapsed is not None}
     lines = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -308,21 +456,33 @@ def page(
         "</head>",
         "<body>",
         "<h1>Leaderboard</h1>",
-        f"<p>{len(board.results) - superseded} results of {len(board.labels)} models ({superseded} superseded, kept in "
-        '<a href="leaderboard.json">leaderboard.json</a>; also <a href="leaderboard.csv">leaderboard.csv</a>). '
+        f'<p class="intro">{len(board.results) - superseded} results of {len(board.labels)} models '
+        f'({superseded} superseded, kept in <a href="leaderboard.json">leaderboard.json</a>; also '
+        '<a href="leaderboard.csv">leaderboard.csv</a>).</p>',
+        *_overview(answers),
+        '<details class="intro"><summary>How to read the tables</summary><p>'
         "One table per data set and direction; rows are ranked best first. A cell is the value (the mean over seeds) "
-        "with its interval over items below it, or ± the standard deviation over seeds where no interval was recorded; "
-        f"hover a cell for both, a header for its full signature. {esc(MISSING)}: not run; {esc(UNDEFINED)}: undefined "
-        "(hover for why); ⚠: the run warns (hover). Click a header to sort, best first.</p>",
+        "with its interval over items below it, or ± the standard deviation over seeds where no interval was recorded. "
+        f"{esc(MISSING)}: not run; {esc(UNDEFINED)}: undefined (its lettered note says why). A numbered note in a "
+        "header holds for the whole column; ⚠ marks a cell whose own number must be read differently, its lettered "
+        "note is under the table (tap or click the mark). Click a header to sort, best first; the signatures of "
+        "the columns are folded under each table.</p></details>",
         _filters(tables),
     ]
+    number = 0
     for family, group in itertools.groupby(tables, key=lambda t: t.family):
         lines += [f'<section class="family" data-family="{esc(family.name)}">', f"<h2>{esc(family.title)}</h2>"]
+        if family.name in collapsed:
+            lines.append(f'<details class="collapsed"><summary>{esc(collapsed[family.name])}</summary>')
         lines.append('<div class="boards">')
         for table in group:
-            lines += _board(table)
+            number += 1
+            lines += _board(table, number)
         lines.append("</div>")
         lines += _family_end(family.name, (sections or {}).get(family.name, []), plots)
+        if family.name in collapsed:
+            lines.append("</details>")
+        lines.append("</section>")
     lines += _long_table(board)
     lines += _footer(board)
     lines += [f"<script>{SCRIPT}</script>", "</body>", "</html>"]
@@ -334,7 +494,7 @@ def _family_end(family: str, sections: Sequence[Section], plots: Sequence[Plot])
     lines.append('<div class="figures">')
     for plot in (p for p in plots if p.family == family):
         lines.append(
-            f'<figure><img src="plots/{esc(plot.file)}" alt="{esc(plot.title)}" loading="lazy">'
-            f"<figcaption>{esc(plot.title)}</figcaption></figure>"
+            f'<figure><a href="plots/{esc(plot.file)}"><img src="plots/{esc(plot.file)}" alt="{esc(plot.title)}" '
+            f'loading="lazy"></a><figcaption>{esc(plot.title)} (tap for full size)</figcaption></figure>'
         )
-    return [*lines, "</div>", "</section>"]
+    return [*lines, "</div>"]

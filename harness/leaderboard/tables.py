@@ -10,9 +10,10 @@ from typing import Any
 from harness.leaderboard.families import Family
 from harness.leaderboard.merge import Board, Column, Result, differing_parts
 from harness.results.metrics import MetricInfo, info_of, interval_of, undefined_reason
-from harness.results.records import ResultRecord
+from harness.results.records import ResultRecord, role_of
 
 MISSING = "—"
+RAN_ONCE_END = "the spread over seeds is undefined; the interval over items is shown instead"
 UNDEFINED = "n/a"
 ARROW = "→"
 _PAIR = re.compile(r"^([A-Za-z]{2,3})-([A-Za-z]{2,3})$")
@@ -23,7 +24,8 @@ class Cell:
     """A model's value in a column (``value`` None: undefined, ``reason`` says why).
 
     ``std`` and ``seeds``: the spread over seeds; ``interval``: (low, high) over items, if recorded;
-    ``warnings``: what the results line warns about.
+    ``warnings``: what the results line warns about this cell's own number (a warning every cell of
+    the column shares is the column's note instead, see ``FamilyTable.notes``), as sentences.
     """
 
     value: float | None
@@ -69,7 +71,8 @@ class FamilyTable:
     """A family's columns and rows on one data set and direction.
 
     ``headers``: the short column headers; ``infos``: each column's metric info (direction and
-    chance); ``averaged``: whether the table has an average column.
+    chance); ``averaged``: whether the table has an average column; ``notes``: per column, the
+    warnings every one of its results carries (a note on the column, not on each cell).
     """
 
     family: Family
@@ -80,6 +83,7 @@ class FamilyTable:
     infos: tuple[MetricInfo, ...]
     rows: tuple[Row, ...]
     averaged: bool
+    notes: tuple[tuple[str, ...], ...] = ()
 
     @property
     def title(self) -> str:
@@ -92,8 +96,28 @@ class FamilyTable:
         return any(info.chance is not None for info in self.infos)
 
 
-def cell_of(record: ResultRecord, metric: str) -> Cell:
-    """The cell of one metric of a results line."""
+# lines written before the runner completed this sentence, and the sentence it completes it to
+_CUT_OFF = ("the spread over seeds is not defined, the interval over items is", RAN_ONCE_END)
+
+
+def sentence(text: str, tasks: tuple[str, ...] = ()) -> str:
+    """A warning or note as a complete sentence: without the ``task: `` prefix of one of ``tasks``
+    (the column already names the task), capitalised, ending with a full stop."""
+    body = " ".join(str(text).split())
+    for task in sorted(tasks, key=len, reverse=True):
+        if body.startswith(f"{task}: "):
+            body = body[len(task) + 2 :]
+            break
+    if body.endswith(_CUT_OFF[0]):
+        body = body[: -len(_CUT_OFF[0])] + _CUT_OFF[1]
+    if not body:
+        return body
+    body = body[0].upper() + body[1:]
+    return body if body.endswith((".", "!", "?")) else body + "."
+
+
+def cell_of(record: ResultRecord, metric: str, shared: tuple[str, ...] = ()) -> Cell:
+    """The cell of one metric of a results line; ``shared``: the column's warnings, left off the cell."""
     interval = interval_of(record, metric)
     return Cell(
         record.metrics.get(metric),
@@ -101,8 +125,17 @@ def cell_of(record: ResultRecord, metric: str) -> Cell:
         len(record.seeds),
         interval[:2] if interval else None,
         undefined_reason(record, metric),
-        tuple(record.warnings),
+        tuple(sentence(w, (record.task,)) for w in record.warnings if w not in shared),
     )
+
+
+def column_notes(board: Board, column: Column) -> tuple[str, ...]:
+    """The warnings every current result of the column carries, in the order the lines give them."""
+    results = [r for (_, c), r in board.cells.items() if c == column]
+    if not results:
+        return ()
+    first = results[0].record.warnings
+    return tuple(w for w in dict.fromkeys(first) if all(w in r.record.warnings for r in results[1:]))
 
 
 def pair_of(record: ResultRecord) -> str | None:
@@ -116,19 +149,35 @@ def pair_of(record: ResultRecord) -> str | None:
     return str(args["lang"]) if "lang" in args else None
 
 
+_PAIR_FOLDER = re.compile(r"^[A-Za-z]{2,3}[-._][A-Za-z]{2,3}$")
+
+
+def dataset_name(record: ResultRecord) -> str:
+    """The data set a line was computed on: the last part of its source (a folder or Hub id), leaving out
+    a folder that only names the language pair (``ikea/en.de`` is ``ikea``); the loader for generated
+    data. A preset that points the ``ikea`` loader at ``~/data/ikea-es`` is ``ikea-es``."""
+    source = str(record.dataset.get("source") or "").replace("\\", "/").rstrip("/")
+    parts = [p for p in source.split("/") if p not in ("", ".", "..", "~")]
+    while parts and _PAIR_FOLDER.match(parts[-1]):
+        parts.pop()
+    if parts:
+        return parts[-1]
+    return str(record.dataset.get("loader") or record.task_args.get("dataset") or "data")
+
+
 def dataset_of(record: ResultRecord) -> str:
-    """The data set: its loader and its split (unless the split only names the language pair)."""
+    """The data set's name (``dataset_name``) and its split (unless the split only names the language pair)."""
     split = record.dataset.get("split")
-    parts = [record.dataset.get("loader") or record.task_args.get("dataset") or "data"]
+    parts = [dataset_name(record)]
     if split and not _PAIR.match(str(split)):
         parts.append(split)
     return " ".join(str(p) for p in parts)
 
 
 def averages_allowed(family: Family, columns: list[Column]) -> bool:
-    """An average is shown for families that define one, over two or more tasks with one column each."""
-    tasks = [c.task for c in columns]
-    return family.average and len(tasks) > 1 and len(set(tasks)) == len(tasks)
+    """An average is shown for families that define one, over two or more roles with one column each."""
+    roles = [c.role for c in columns]
+    return family.average and len(roles) > 1 and len(set(roles)) == len(roles)
 
 
 def _average(cells: list[Cell | None]) -> float | None:
@@ -153,7 +202,7 @@ def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
     signature parts that differ when that is still not enough."""
     headers = [info.display for info in infos]
     shared = {h for h in headers if headers.count(h) > 1}
-    headers = [f"{c.task} {h}" if h in shared else h for c, h in zip(columns, headers)]
+    headers = [f"{c.role} {h}" if h in shared else h for c, h in zip(columns, headers)]
     for header in {h for h in headers if headers.count(h) > 1}:
         same = [i for i, h in enumerate(headers) if h == header]
         differing = differing_parts(columns[i].signature for i in same)
@@ -173,12 +222,16 @@ def family_tables(board: Board) -> list[FamilyTable]:
         for (dataset, pair), columns in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or "")):
             infos = [info_of(board.example(c), c.metric) for c in columns]
             averaged = averages_allowed(family, columns)
+            shared = [column_notes(board, c) for c in columns]
             rows = []
             for key, label in board.labels.items():
                 results: list[Result | None] = [board.cells.get((key, column)) for column in columns]
                 if all(r is None for r in results):
                     continue
-                cells = [cell_of(r.record, c.metric) if r is not None else None for r, c in zip(results, columns)]
+                cells = [
+                    cell_of(r.record, c.metric, notes) if r is not None else None
+                    for r, c, notes in zip(results, columns, shared)
+                ]
                 rows.append(Row(label, tuple(cells), _average(cells) if averaged else None))
             ranked = tuple(sorted(rows, key=lambda row: _rank_key(row, tuple(infos))))
             tables.append(
@@ -191,9 +244,18 @@ def family_tables(board: Board) -> list[FamilyTable]:
                     tuple(infos),
                     ranked,
                     averaged,
+                    tuple(tuple(sentence(n, c.tasks) for n in notes) for c, notes in zip(columns, shared)),
                 )
             )
     return tables
+
+
+def note_marks(table: FamilyTable) -> list[int | None]:
+    """Per column, the number of its note (1, 2, ... in column order), None for a column without notes."""
+    marks: list[int | None] = []
+    for notes in table.notes or [() for _ in table.columns]:
+        marks.append(sum(m is not None for m in marks) + 1 if notes else None)
+    return marks
 
 
 LONG_FIELDS = (
@@ -211,6 +273,11 @@ LONG_FIELDS = (
     "harness_version",
     "date",
 )
+
+
+def result_family(board: Board, result: Result) -> str:
+    """The name of the family a result is shown in."""
+    return board.index.of_record(result.record).name
 
 
 def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
@@ -243,6 +310,8 @@ def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
                 "date": record.started,
                 "dataset": dataset_of(record),
                 "pair": pair_of(record),
+                "role": role_of(record),
+                "family": result_family(board, result),
             }
             if detailed:
                 row.update(

@@ -183,7 +183,7 @@ def test_no_average_when_a_task_has_several_columns_or_for_retrieval():
     assert [(t.family.name, t.averaged) for t in tables] == [("commute", False), ("retrieval", False)]
 
 
-def test_families_are_tables_in_their_given_order_and_unclaimed_tasks_come_last():
+def test_families_with_as_many_models_keep_their_given_order_and_unclaimed_tasks_come_last():
     families = Families((Family("b", "B", ("xlr", "corr")), Family("a", "A", ("commute_gic", "yisi2_sts"))))
     board = merge(
         entries(
@@ -196,7 +196,15 @@ def test_families_are_tables_in_their_given_order_and_unclaimed_tasks_come_last(
         families,
     )
     assert [t.family.name for t in family_tables(board)] == ["b", "a", "a", "other"]  # a: two directions
-    assert [c.task for c in board.columns] == ["xlr", "corr", "commute_gic", "yisi2_sts", "bitext_mining"]
+    assert [c.role for c in board.columns] == ["xlr", "corr", "commute_gic", "yisi2_sts", "bitext_mining"]
+
+
+def test_the_family_comparing_more_models_comes_first_unless_a_family_declares_its_order():
+    families = Families((Family("b", "B", ("xlr",)), Family("a", "A", ("yisi2_sts",))))
+    lines = entries(record("xlr", "m", 0.5), record("yisi2_sts", "m", 0.2), record("yisi2_sts", "n", 0.3))
+    assert [f.name for f, _ in merge(lines, families).families()] == ["a", "b"]  # a compares two models, b one
+    declared = Families((Family("b", "B", ("xlr",), order=1), Family("a", "A", ("yisi2_sts",))))
+    assert [f.name for f, _ in merge(lines, declared).families()] == ["b", "a"]
 
 
 def test_the_installed_plugins_register_the_built_in_families_ordered_by_name():

@@ -65,7 +65,7 @@ def test_hostile_strings_are_text_in_cells_and_add_no_markup(page):
     assert [tag for tag, _ in parser.tags].count("script") == 1  # only the page's own
     assert not [tag for tag, _ in parser.tags if tag == "img"]
     assert not [(tag, name) for tag, attrs in parser.tags for name in attrs if name.startswith("on")]
-    assert len([tag for tag, _ in parser.tags if tag == "table"]) == 3  # two families and the long table
+    assert len([tag for tag, _ in parser.tags if tag == "table"]) == 5  # two families, their overviews, the long table
 
 
 def test_the_page_is_self_contained_sortable_and_filterable(page):
@@ -83,8 +83,9 @@ def test_the_page_is_self_contained_sortable_and_filterable(page):
     headers = [attrs for tag, attrs in parser.tags if tag == "th" and "data-type" in attrs]
     assert headers and all(attrs.get("data-type") in ("text", "number") for attrs in headers)
     assert all(attrs.get("data-higher") in ("0", "1") for attrs in headers if attrs["data-type"] == "number")
-    cells = [attrs for tag, attrs in parser.tags if tag == "td"]
-    assert all("data-sort" in attrs for attrs in cells)
+    overview = ("what", "gap")
+    cells = [a for tag, a in parser.tags if tag == "td" and "data-label" not in a and a.get("class") not in overview]
+    assert cells and all("data-sort" in attrs for attrs in cells)
 
 
 def researchers_page(folder):
@@ -126,7 +127,12 @@ def test_the_chance_row_the_intervals_and_the_footer(tmp_path):
     assert '<tfoot><tr><td>chance</td><td class="number">0.0270</td></tr></tfoot>' in text
     assert '<span class="ci">[0.8400, 0.8800]</span>' in text
     assert 'title="undefined: the scorer ignores the image (uses_images=False): IC is undefined"' in text
-    assert '<span class="warn"> ⚠</span>' in text and "warning: --limit 10: only 10 tuples were evaluated" in text
+    # the only TC result warns: a note on the column (numbered in the header), not a ⚠ on the cell
+    assert "<li><sup>1</sup> tc, every model: --limit 10: only 10 tuples were evaluated.</li>" in text
+    assert "⚠" not in text.split("<tbody>", 3)[3].split("</tbody>")[0]
+    # the undefined IC's reason is a lettered note under its table, reached by tapping the mark
+    assert '<li id="t5-a"><sup>a</sup> The scorer ignores the image (uses_images=False): IC is undefined.</li>' in text
+    assert 'n/a <a class="mark" href="#t5-a"' in text
     assert "<footer>" in text and "Harness: 0.1.0." in text and "ikea test @ sha256:data1" in text
 
 

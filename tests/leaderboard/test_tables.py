@@ -78,7 +78,7 @@ def test_intervals_undefined_reasons_and_warnings_reach_the_readme():
     text = readme(board_of(good, limited), family_tables(board_of(good, limited)), [], "c")
     assert "| b | 0.9000 ⚠ |" in text and "| a | 0.5000 [0.4000, 0.6000] |" in text
     assert "| *chance* | 0.1000 |" in text
-    assert "- b: --limit 10: only 10 items were evaluated" in text
+    assert "⚠ b, R@10: --limit 10: only 10 items were evaluated." in text
 
 
 def test_headers_add_the_differing_signature_parts_when_task_and_display_repeat():

@@ -1,0 +1,186 @@
+"""The answer first: per family, data set and direction, the best model on the family's main metric,
+the runner-up, and whether the gap between them is real.
+
+The main metric of a table is its first column that ranks (its metric has a direction), in the
+family's role order (``xlr`` R@10 for retrieval). The gap is told by the paired bootstrap of
+``harness compare`` over the two runs' per-item samples when both logs can be read; otherwise
+by whether the two intervals over items overlap (which is weaker: overlapping intervals do not
+show that there is no difference). Families whose every entry is fixed by construction (a line
+that says its value is so by construction, or an undefined value) are collapsed into one sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.errors import HarnessError
+from harness.leaderboard.families import Family
+from harness.leaderboard.merge import Board, Column, Result
+from harness.leaderboard.tables import Cell, FamilyTable, Row, sentence
+from harness.results.bootstrap import Bootstrap
+from harness.results.metrics import MetricInfo
+
+BY_CONSTRUCTION = "by construction"  # the phrase of a warning that a value is fixed whatever the model does
+RESAMPLES = 1000
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Line:
+    """One table's answer: who is best on its main metric, who comes next, and how they differ."""
+
+    table: FamilyTable
+    header: str
+    best: tuple[str, Cell]
+    runner_up: tuple[str, Cell] | None
+    gap: str
+
+    @property
+    def title(self) -> str:
+        """The table's data set and direction."""
+        return self.table.title
+
+
+@dataclass(frozen=True)
+class FamilyOverview:
+    """A family's lines, or (``collapsed``) one sentence saying why it has nothing to compare."""
+
+    family: Family
+    models: int
+    lines: tuple[Line, ...]
+    collapsed: str | None = None
+
+
+def _main(table: FamilyTable) -> int | None:
+    """The index of the table's main column: the first whose metric ranks."""
+    return next((i for i, info in enumerate(table.infos) if info.rank_sign != 0), None)
+
+
+def _ranked(table: FamilyTable, index: int) -> list[Row]:
+    """The rows with a defined value in the column, best first; equal values keep the table's order."""
+    sign = table.infos[index].rank_sign
+    defined = [(r, c.value) for r in table.rows if (c := r.cells[index]) is not None and c.value is not None]
+    return [r for r, _ in sorted(defined, key=lambda item: -sign * item[1])]
+
+
+def _result(board: Board, column: Column, label: str) -> Result | None:
+    return next((r for (_, c), r in board.cells.items() if c == column and r.model_label == label), None)
+
+
+def paired_test(first: Result, second: Result) -> Bootstrap | None:
+    """``harness compare``'s paired bootstrap of first - second on their main metric, or None when the
+    per-item samples are missing or cannot be paired."""
+    from harness.leaderboard.compare import statistic_of
+    from harness.results.bootstrap import paired_bootstrap
+    from harness.results.samples import align, read_samples
+
+    if not (first.record.samples_file and second.record.samples_file):
+        return None
+    try:
+        metric = first.record.main_metric
+        statistic = statistic_of(first, metric)
+        if statistic_of(second, metric) != statistic:
+            return None
+        paired, _ = align(
+            read_samples(first.entry, statistic.fields), read_samples(second.entry, statistic.fields), statistic
+        )
+        return paired_bootstrap(paired, RESAMPLES, 0, CONFIDENCE)
+    except (HarnessError, OSError, ValueError):
+        return None
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.4f}"
+
+
+def _tested(boot: Bootstrap, best: str, second: str, info: MetricInfo, units: str) -> str:
+    p = f"p < {1 / boot.defined:.2g}" if boot.p_value == 0 else f"p = {boot.p_value:.3f}"
+    head = (
+        f"{best} − {second}: {_signed(boot.difference)}, {boot.confidence:.0%} interval "
+        f"[{_signed(boot.low)}, {_signed(boot.high)}] (paired bootstrap over {units}, {p})"
+    )
+    if boot.low <= 0 <= boot.high:
+        return f"{head}; the difference is not significant at {boot.confidence:.0%}."
+    better = (boot.low > 0) == (info.rank_sign > 0)
+    return f"{head}; {best if better else second} is better at {boot.confidence:.0%}."
+
+
+def _overlap(best: Cell, second: Cell) -> str:
+    if best.interval is None or second.interval is None:
+        return "No interval over items is recorded for both, and no per-item samples: the gap is not tested."
+    overlap = best.interval[0] <= second.interval[1] and second.interval[0] <= best.interval[1]
+    if overlap:
+        return "No per-item samples for a paired test; the two intervals over items overlap, so the gap is not shown to be real."
+    return "No per-item samples for a paired test; the two intervals over items do not overlap."
+
+
+def _gap(board: Board, table: FamilyTable, index: int, best: Row, second: Row) -> str:
+    column, info = table.columns[index], table.infos[index]
+    first_result, second_result = _result(board, column, best.label), _result(board, column, second.label)
+    boot = paired_test(first_result, second_result) if first_result and second_result else None
+    if boot is not None:
+        units = first_result.record.intervals.get(column.metric, {}).get("units") if first_result else None
+        return _tested(boot, best.label, second.label, info, f"{units} items" if units else "items")
+    cells = best.cells[index], second.cells[index]
+    assert cells[0] is not None and cells[1] is not None
+    if cells[0].number == cells[1].number:
+        return f"Tied at {cells[0].number}: no per-item samples for a paired test."
+    return _overlap(cells[0], cells[1])
+
+
+def fixed(result: Result) -> bool:
+    """Whether a result's main value says nothing about the model: undefined, or so by construction."""
+    record = result.record
+    return record.metrics.get(record.main_metric) is None or any(BY_CONSTRUCTION in w for w in record.warnings)
+
+
+def _collapsed(board: Board, family: Family, columns: Sequence[Column], models: int) -> str | None:
+    """One sentence when every result of the family is fixed (see ``fixed``), else None."""
+    results = [r for (_, c), r in board.cells.items() if c in columns]
+    if not results or not all(fixed(r) for r in results):
+        return None
+    reasons = sorted(
+        {sentence(w, (r.record.task,)) for r in results for w in r.record.warnings if BY_CONSTRUCTION in w}
+    )
+    who = f"its only model ({results[0].model_label}) gets" if models == 1 else f"all {models} models get"
+    return f"{family.title}: {who} values fixed by construction or undefined (n/a), so nothing is compared." + (
+        f" {reasons[0]}" if reasons else ""
+    )
+
+
+def overview(board: Board, tables: Sequence[FamilyTable]) -> list[FamilyOverview]:
+    """Per family present (in the board's order: informative families first), its answer lines."""
+    found = []
+    for family, columns in board.families():
+        models = len({key for key, c in board.cells if c in columns})
+        collapsed = _collapsed(board, family, columns, models)
+        lines = []
+        for table in (t for t in tables if t.family == family):
+            index = _main(table)
+            if index is None:
+                continue
+            ranked = _ranked(table, index)
+            if not ranked:
+                continue
+            best = ranked[0]
+            header = table.headers[index]
+            cell = best.cells[index]
+            assert cell is not None
+            if len(ranked) == 1:
+                lines.append(Line(table, header, (best.label, cell), None, "The only model with a value here."))
+                continue
+            second = ranked[1]
+            second_cell = second.cells[index]
+            assert second_cell is not None
+            lines.append(
+                Line(
+                    table,
+                    header,
+                    (best.label, cell),
+                    (second.label, second_cell),
+                    _gap(board, table, index, best, second),
+                )
+            )
+        found.append(FamilyOverview(family, models, tuple(lines), collapsed))
+    return found
