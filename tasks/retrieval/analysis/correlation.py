@@ -10,6 +10,7 @@ leaderboard both call these functions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -49,6 +50,106 @@ def per_seed(x: np.ndarray, y: np.ndarray, method: Method = "pearson") -> np.nda
     r = np.clip(r, -1.0, 1.0)
     r[missing | constant] = np.nan
     return r
+
+
+def resampled_per_seed(x: np.ndarray, y: np.ndarray, counts: np.ndarray, method: Method = "pearson") -> np.ndarray:
+    """``per_seed(x[index], y[index], method)`` for every row of bootstrap draws, from how often each model is drawn.
+
+    ``x``, ``y``: ``(models, seeds)``; ``counts``: ``(resamples, models)``, row r holding how many
+    times resample r drew each model. Returns ``(resamples, seeds)``; see ``resampled_correlations``.
+    """
+    return resampled_correlations(x, [y], counts, method)[0]
+
+
+def resampled_correlations(
+    x: np.ndarray, others: Sequence[np.ndarray], counts: np.ndarray, method: Method = "pearson"
+) -> list[np.ndarray]:
+    """``per_seed(x[index], y[index], method)`` for each ``y`` of ``others`` and every resample, from draw counts.
+
+    A resample is the multiset of the models it drew, so each correlation is the count-weighted one,
+    computed for all resamples at once: for Pearson from weighted sums (matrix products of the counts
+    with the values); for Spearman from each drawn value's average rank among the drawn values (those
+    below it, plus half of its ties, plus one half), read off cumulative counts in the seed's sorted
+    order, so nothing is sorted per resample. NaN where a drawn model is missing or a side is constant
+    among the drawn models. Equal to ``per_seed`` on the drawn rows up to floating-point rounding.
+    """
+    arrays = [np.asarray(a, dtype=float) for a in (x, *others)]
+    weights = np.asarray(counts, dtype=float)
+    if any(a.shape != arrays[0].shape for a in arrays) or arrays[0].ndim != 2:
+        raise ValueError(f"expected equal (models, seeds) arrays, got shapes {[a.shape for a in arrays]}")
+    if weights.ndim != 2 or weights.shape[1] != arrays[0].shape[0]:
+        raise ValueError(f"expected (resamples, {arrays[0].shape[0]}) counts, got {weights.shape}")
+    if method not in METHODS:
+        raise ValueError(f"unknown correlation {method!r}: expected one of {', '.join(METHODS)}")
+    (resamples, models), seeds = weights.shape, arrays[0].shape[1]
+    if models < MIN_MODELS:
+        return [np.full((resamples, seeds), np.nan) for _ in others]
+    missing = [weights @ (np.isnan(arrays[0]) | np.isnan(a)) > 0 for a in arrays[1:]]
+    arrays = [np.nan_to_num(a) for a in arrays]
+    total = weights.sum(axis=1)[:, None]
+    if method == "pearson":
+        centred = [a - a.mean(axis=0) for a in arrays]  # smaller numbers, less cancellation in the moments
+        sums = [weights @ a for a in centred]
+        squares = [weights @ (a * a) for a in centred]
+        crosses = [weights @ (centred[0] * a) for a in centred[1:]]
+        constant = [_constant_draws(a, weights) for a in arrays]
+    else:  # doubled average ranks are integers: the sums are exact in int64
+        draws = np.asarray(counts, dtype=np.int32)  # doubled ranks and their products with counts stay below 2**31
+        sums, squares, crosses = ([np.empty((resamples, seeds), dtype=np.int64) for _ in arrays] for _ in range(3))
+        constant = [np.empty((resamples, seeds), dtype=bool) for _ in arrays]
+        for s in range(seeds):
+            ranked = []
+            for index, a in enumerate(arrays):
+                ranks, (sums[index][:, s], squares[index][:, s]), constant[index][:, s] = _drawn_ranks(a[:, s], draws)
+                ranked.append(ranks)
+            weighted = draws * ranked[0]
+            for index, ranks in enumerate(ranked[1:]):
+                crosses[index][:, s] = (weighted * ranks).sum(axis=1, dtype=np.int64)
+    found = []
+    for index in range(len(others)):
+        covariance = crosses[index] - sums[0] * sums[index + 1] / total
+        spread = (squares[0] - sums[0] ** 2 / total) * (squares[index + 1] - sums[index + 1] ** 2 / total)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = np.clip(covariance / np.sqrt(spread), -1.0, 1.0)
+        r[missing[index] | constant[0] | constant[index + 1]] = np.nan
+        found.append(r)
+    return found
+
+
+def _constant_draws(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``(resamples, seeds)``: whether every model a resample drew has the same value on that seed."""
+    single = ((weights > 0).sum(axis=1) == 1)[:, None]  # without ties, only a resample of one model is constant
+    tied = [s for s in range(values.shape[1]) if len(np.unique(values[:, s])) < len(values)]
+    constant = np.repeat(single, values.shape[1], axis=1)
+    for s in tied:
+        constant[:, s] = _drawn_groups(values[:, s], weights)[2]
+    return constant
+
+
+def _drawn_groups(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per resample: the count drawn up to the end of each tie group of ``values`` (in sorted order) and within it,
+    and whether one group holds every draw."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    ends = np.r_[np.flatnonzero(ordered[1:] != ordered[:-1]), len(values) - 1]  # last sorted position of each group
+    through = np.cumsum(weights[:, order], axis=1)[:, ends]
+    equal = np.diff(through, axis=1, prepend=0)
+    return through, equal, equal.max(axis=1) == through[:, -1]
+
+
+def _drawn_ranks(values: np.ndarray, draws: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Each model's doubled average rank among the drawn values of every resample, the count-weighted sums of those
+    and of their squares, and whether the drawn values are all equal.
+
+    A model's rank is the count drawn below its value plus (the count drawn equal to it + 1) / 2, as
+    ``rankdata`` ranks the rows of the resample (an undrawn model's rank is unused: its count is 0).
+    """
+    through, equal, constant = _drawn_groups(values, draws)
+    doubled = 2 * through - equal + 1  # 2 * below + equal + 1
+    _, group = np.unique(values, return_inverse=True)  # each model's tie group, numbered in sorted order
+    product = equal * doubled
+    sums = (product.sum(axis=1, dtype=np.int64), (product * doubled).sum(axis=1, dtype=np.int64))
+    return doubled[:, group], sums, constant
 
 
 def summarize(values: np.ndarray) -> dict[str, Any]:

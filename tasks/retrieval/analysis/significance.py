@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from harness_tasks.retrieval.analysis.correlation import METHODS, Method, per_seed
+from harness_tasks.retrieval.analysis.correlation import METHODS, Method, per_seed, resampled_correlations
 
 ALPHA = 0.05
 RESAMPLES = 2000
@@ -99,7 +99,19 @@ def _defined(value: float) -> float | None:
 
 def _mean_difference(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: Method) -> np.ndarray:
     """Mean over seeds of r(BkR, XLR) - r(CORR, XLR), over the seeds where both are defined (NaN if none)."""
-    difference = per_seed(xlr, bkr, method) - per_seed(xlr, corr, method)
+    return _seed_mean(per_seed(xlr, bkr, method) - per_seed(xlr, corr, method))
+
+
+def _resampled_difference(
+    xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, counts: np.ndarray, method: Method
+) -> np.ndarray:
+    """``_mean_difference`` on every resample of the models, given as draw counts (``resampled_correlations``)."""
+    with_bkr, with_corr = resampled_correlations(xlr, [bkr, corr], counts, method)
+    return _seed_mean(with_bkr - with_corr)
+
+
+def _seed_mean(difference: np.ndarray) -> np.ndarray:
+    """The mean over the last axis (seeds) of the defined values; NaN where none is."""
     defined = ~np.isnan(difference)
     with np.errstate(invalid="ignore"):
         return np.where(defined.any(axis=-1), np.nansum(difference, axis=-1) / defined.sum(axis=-1), np.nan)
@@ -118,13 +130,20 @@ def bootstrap_difference(
     """Percentile interval of the per-seed-mean difference r(BkR, XLR) - r(CORR, XLR) over models resampled with replacement.
 
     Resamples where the difference is undefined on every seed (e.g. all draws of one model) are
-    left out; how many were used is reported.
+    left out; how many were used is reported. Resample r draws the rows
+    ``default_rng(seed).integers(0, models, size=(resamples, models))[r]`` of the arrays in the order
+    given (``harness meta`` passes the models sorted by identity, so the draws do not depend on the
+    order of the results files); the correlations on all resamples come from the draw counts at once
+    (``resampled_correlations``), equal to correlating the drawn rows up to floating-point rounding.
     """
     x, b, c = (np.asarray(a, dtype=float) for a in (xlr, bkr, corr))
     n = x.shape[0]
     observed = _mean_difference(x, b, c, method)
     indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
-    draws = _mean_difference(x[indices], b[indices], c[indices], method)
+    # how often each resample draws each model: all that a correlation over the drawn models needs
+    counts = np.bincount((indices + n * np.arange(resamples)[:, None]).ravel(), minlength=resamples * n)
+    counts = counts.reshape(resamples, n)
+    draws = _resampled_difference(x, b, c, counts, method)
     draws = draws[~np.isnan(draws)]
     tail = (1 - confidence) / 2 * 100
     low, high = (float(v) for v in np.percentile(draws, [tail, 100 - tail])) if draws.size else (None, None)
