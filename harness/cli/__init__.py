@@ -22,8 +22,15 @@ if TYPE_CHECKING:
 BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compare")
 
 
-def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--tasks", required=True, help="comma-separated task names (see `harness list tasks`)")
+def add_run_arguments(parser: argparse.ArgumentParser, tasks: str | None = None) -> None:
+    """The options of ``harness run``, for it and for plugin commands that run tasks (``tasks``: a default for
+    ``--tasks``, which is then optional). ``run_config`` turns the parsed options into a ``RunConfig``."""
+    parser.add_argument(
+        "--tasks",
+        required=tasks is None,
+        default=tasks,
+        help="comma-separated task names (see `harness list tasks`)" + (f"; default {tasks}" if tasks else ""),
+    )
     parser.add_argument("--model", required=True, help="a registered model or preset, a Hub id, or a local folder")
     parser.add_argument(
         "--model-args", default=None, help="adapter arguments, k=v,k2=v2 (adapter=NAME picks the adapter)"
@@ -80,14 +87,12 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _command_run(args: argparse.Namespace) -> int:
-    from harness.cli.summary import print_summary
+def run_config(args: argparse.Namespace) -> RunConfig:
+    """The ``RunConfig`` of parsed ``add_run_arguments`` options (a plugin command that runs tasks builds it here)."""
     from harness.progress import Progress
     from harness.run.config import RunConfig
-    from harness.run.distributed import shutdown
-    from harness.run.runner import ShardDone, Skipped, evaluate
 
-    config = RunConfig(
+    return RunConfig(
         model_args=args.model_args,
         task_args=args.task_args,
         data_dir=args.data_dir,
@@ -109,6 +114,14 @@ def _command_run(args: argparse.Namespace) -> int:
         progress=Progress(enabled=True),
         include_path=args.include_path,
     )
+
+
+def _command_run(args: argparse.Namespace) -> int:
+    from harness.cli.summary import print_summary
+    from harness.run.distributed import shutdown
+    from harness.run.runner import ShardDone, Skipped, evaluate
+
+    config = run_config(args)
     try:
         if args.dry_run:
             return _dry_run(args.tasks, args.model, config)
@@ -215,7 +228,7 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="evaluate a model on tasks")
-    _add_run_arguments(run)
+    add_run_arguments(run)
     run.set_defaults(handler=_command_run)
     listing = sub.add_parser("list", help="list tasks, models, datasets or commands")
     listing.add_argument("kind", nargs="?", default="tasks", help="tasks (default), models, datasets or commands")

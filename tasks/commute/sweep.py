@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.params import parse_kv
 from harness_tasks.commute.tasks import CommuteTask
 
 DEFAULT_TEMPERATURES = "0.25,0.5,0.75,1,1.25,1.5,2"
@@ -65,50 +65,44 @@ class TemperatureSweep:
 
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
-        """The model and data arguments of ``harness run``, plus the temperatures."""
-        parser.add_argument("--model", required=True, help="a registered model or preset, a Hub id, or a folder")
-        parser.add_argument("--model-args", default=None, help="adapter arguments, k=v,k2=v2")
-        parser.add_argument("--data-dir", required=True, help="the CoMMuTE folder, a save_to_disk folder or a Hub id")
-        parser.add_argument("--images", default=None, help="folder of images named as in img.order")
-        parser.add_argument("--task-args", default=None, help="task arguments (lang, ties, prefix_removal), k=v,...")
-        parser.add_argument("--tasks", default=DEFAULT_TASKS, help=f"comma-separated tasks (default {DEFAULT_TASKS})")
+        """The options of ``harness run`` (the same definitions: seeds, resume, shard, ...), plus the temperatures."""
+        from harness.cli import add_run_arguments
+
+        add_run_arguments(parser, tasks=DEFAULT_TASKS)
+        parser.set_defaults(output="results/temperature")
         parser.add_argument(
             "--temperatures", default=DEFAULT_TEMPERATURES, help=f"comma-separated T (default {DEFAULT_TEMPERATURES})"
         )
-        parser.add_argument("--output", default="results/temperature", help="folder for results, table and plot")
-        parser.add_argument("--limit", type=int, default=None, help="use only the first N tuples")
-        parser.add_argument("--batch-size", type=int, default=32)
-        parser.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto")
-        parser.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
 
     @staticmethod
     def run(args: argparse.Namespace) -> int:
-        """Evaluate at every temperature, then write and print the table."""
-        from harness.progress import Progress
-        from harness.run.runner import Skipped, evaluate, split_names
+        """Evaluate at every temperature (``--dry-run``: print each plan), then write and print the table."""
+        from harness.cli import run_config
+        from harness.run.plan import count_outputs, format_plan
+        from harness.run.runner import ShardDone, Skipped, evaluate, prepare, split_names
 
         temperatures = parse_temperatures(args.temperatures)
         tasks = split_names(args.tasks)
-        task_args = parse_kv(args.task_args, "--task-args")
-        if "temperature" in task_args:
+        config = run_config(args)
+        if any(key.rpartition(".")[2] == "temperature" for key in config.task_args):
             raise HarnessError("give temperatures with --temperatures, not in --task-args")
         results: dict[float, dict[str, float | None]] = {}
         for temperature in temperatures:
-            outcomes = evaluate(
-                tasks,
-                args.model,
-                model_args=args.model_args,
-                task_args={**task_args, "temperature": temperature},
-                data_dir=args.data_dir,
-                images=args.images,
-                limit=args.limit,
-                batch_size=args.batch_size,
-                device=args.device,
-                output=args.output,
-                use_cache=not args.no_cache,
-                progress=Progress(enabled=True),
-            )
-            results[temperature] = {o.task: o.metrics[o.main_metric] for o in outcomes if not isinstance(o, Skipped)}
+            at = config.replace(task_args={**config.task_args, "temperature": temperature})
+            if args.dry_run:
+                plan = prepare(tasks, args.model, at.replace(output=None, resume=False, log_samples=False))
+                count_outputs(plan)
+                print(f"temperature {temperature:g}:\n{format_plan(plan)}")
+                continue
+            outcomes = evaluate(tasks, args.model, at)
+            results[temperature] = {
+                o.task: o.metrics[o.main_metric] for o in outcomes if not isinstance(o, (Skipped, ShardDone))
+            }
+        if args.dry_run:
+            return 0
+        if args.shard:
+            print("this shard's model outputs are cached; run again without --shard for the table", file=sys.stderr)
+            return 0
         folder = Path(args.output)
         table = sweep_table(results, tasks)
         (folder / "temperature_sweep.md").write_text(table + "\n", encoding="utf-8")
