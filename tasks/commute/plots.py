@@ -50,7 +50,7 @@ def _settings_title(settings: str) -> str:
 def _contrast_groups(board: Board) -> dict[str, list[Column]]:
     groups: dict[str, list[Column]] = {}
     for column in board.columns:
-        if column.task in CONTRASTS:
+        if column.role in CONTRASTS:
             groups.setdefault(_settings(column, board), []).append(column)
     return dict(sorted(groups.items()))
 
@@ -94,7 +94,7 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
     for settings, columns in _contrast_groups(board).items():
         series: dict[tuple[str, str, Signature], list[Column]] = {}
         for column in columns:
-            series.setdefault((column.task, column.metric, column.signature.without_args("temperature")), []).append(
+            series.setdefault((column.role, column.metric, column.signature.without_args("temperature")), []).append(
                 column
             )
         swept = {key: cols for key, cols in series.items() if len({_temperature(c, board) for c in cols}) > 1}
@@ -151,7 +151,7 @@ def tuple_perplexities(entry: Entry) -> list[tuple[float, float]]:
 def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
     """Per language and model with a TC per-sample log: the figure of ``harness commute-perplexity`` (the incorrect-
     and mixed-image series from the same model's ``commute_ic`` / ``commute_consistency`` logs in the same setting)."""
-    columns = [c for c in board.columns if c.task == "commute_tc" and _temperature(c, board) == 1.0]
+    columns = [c for c in board.columns if c.role == "commute_tc" and _temperature(c, board) == 1.0]
     found = [
         (column, key)
         for column in columns
@@ -167,7 +167,7 @@ def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
         tables = _log_tables(board.cells[key, column].entry)
         for other in board.columns:
             if (
-                other.task in ("commute_ic", "commute_consistency")
+                other.role in ("commute_ic", "commute_consistency")
                 and _settings(other, board) == _settings(column, board)
                 and _temperature(other, board) == 1.0
                 and (key, other) in board.cells

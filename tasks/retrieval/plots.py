@@ -62,15 +62,15 @@ def _same_data(board: Board, a: Column, b: Column) -> bool:
 def triples(board: Board) -> list[Triple]:
     """(XLR, BkR, CORR) columns run with the same arguments on the same data, with a model in both XLR and BkR."""
     found = []
-    for bkr in (c for c in board.columns if c.task == BKR):
+    for bkr in (c for c in board.columns if c.role == BKR):
         args = _args(board, bkr)
-        xlr = [c for c in board.columns if c.task == XLR and _args(board, c) == args and _same_data(board, c, bkr)]
+        xlr = [c for c in board.columns if c.role == XLR and _args(board, c) == args and _same_data(board, c, bkr)]
         if len(xlr) != 1 or not models_with(board, xlr[0], bkr):
             continue
         corr = [
             c
             for c in board.columns
-            if c.task == CORR
+            if c.role == CORR
             and _same_data(board, c, bkr)
             and all(_args(board, c).get(k) == args.get(k) for k in SHARED)
         ]
@@ -195,7 +195,7 @@ def best_first(values: dict[str, list[float]], labels: dict[str, str]) -> list[s
 
 def box_plots(board: Board, folder: Path) -> list[Plot]:
     """One panel per BackRetrieval column: a box of per-seed values per model, best median first."""
-    columns = [c for c in board.columns if c.task == BKR]
+    columns = [c for c in board.columns if c.role == BKR]
     if not columns:
         return []
     widest = max(len(models_with(board, c)) for c in columns)
@@ -225,7 +225,7 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
 def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:
     """The current BackRetrieval lines per data set (loader, split and revision), with two or more directions."""
     groups: dict[str, list[ResultRecord]] = {}
-    for column in (c for c in board.columns if c.task == BKR):
+    for column in (c for c in board.columns if c.role == BKR):
         example = board.example(column)
         key = f"{example.dataset.get('loader')} {example.dataset.get('split')}"
         groups.setdefault(key, []).extend(board.cells[k, column].record for k in models_with(board, column))
@@ -322,7 +322,9 @@ def sections(board: Board) -> list[Section]:
                     f"BkR vs CORR, {description}",
                     ("correlation", "seeds p < 0.05", "combined p", "r(BkR) − r(CORR), interval"),
                     tuple(_significance_rows(tested)),
-                    f"{tested['pearson']['test']} per seed over {tested['pearson']['models']} models, combined by "
+                    f"{tested['pearson']['test']} per seed over {tested['pearson']['models']} models"
+                    + (f" (Spearman: {tested['spearman']['test']})" if "spearman" in tested else "")
+                    + ", combined by "
                     f"{tested['pearson']['combination']}; {boot['confidence']:.0%} bootstrap interval over models "
                     f"({boot['resamples']} resamples, seed {boot['seed']})",
                 )

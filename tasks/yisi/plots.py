@@ -61,12 +61,12 @@ def layer_axes(
 
 def layer_plots(board: Board, folder: Path) -> list[Plot]:
     """Per sweep task and data set: its swept metric against the layer, one line per model."""
-    columns = [c for c in board.columns if c.task in SWEEPS]
-    names = file_names("yisi_layers", [f"{c.task} {describe(c, board)}" for c in columns])
+    columns = [c for c in board.columns if c.role in SWEEPS]
+    names = file_names("yisi_layers", [f"{c.role} {describe(c, board)}" for c in columns])
     palette = colours(board)
     plots = []
     for column, name in zip(columns, names):
-        metric, display = SWEEPS[column.task]
+        metric, display = SWEEPS[column.role]
         series = {
             board.labels[key]: layer_values(board.cells[key, column].record.metrics, metric)
             for key in board.labels
@@ -74,7 +74,7 @@ def layer_plots(board: Board, folder: Path) -> list[Plot]:
         }
         if not any(v is not None for values in series.values() for v in values):
             continue
-        title = f"{column.task}: {display} per layer ({describe(column, board)})"
+        title = f"{column.role}: {display} per layer ({describe(column, board)})"
         with figure(6.0, 4.0) as fig:
             layer_axes(fig.subplots(), series, display, {board.labels[k]: palette[k] for k in board.labels})
             fig.suptitle(title, fontsize=9)
