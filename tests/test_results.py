@@ -28,8 +28,6 @@ def record_dict(**overrides):
         "model": {"name": "x"},
         "dataset": {"size": 3},
         "run": {},
-        "signature": "t|v:1",
-        "task_signature": "t|v:1",
         "harness": {},
         "environment": {},
         "hardware": {},
@@ -37,6 +35,9 @@ def record_dict(**overrides):
         "wall_seconds": 1.5,
     }
     data.update(overrides)
+    task_signature = f"{data['task']}|k:10|items:3|data:d@r|v:{data['task_version']}"  # what the line says
+    data.setdefault("task_signature", task_signature)
+    data.setdefault("signature", task_signature.replace("|v:", "|model:x@none|v:"))
     return data
 
 

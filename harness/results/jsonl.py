@@ -7,6 +7,8 @@ import errno
 import fcntl
 import json
 import os
+import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,63 @@ class BadLine:
         return f"{self.path}, line {self.line}: {self.reason}"
 
 
+class LineError(ValueError):
+    """A line that is not JSON as the harness writes it; the message says why."""
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise LineError(f"repeated key {key!r}")
+            seen.add(key)
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise LineError(f"{name} is not a number JSON allows (the harness never writes it)")
+
+
+def parse_line(raw: bytes | str) -> Any:
+    """One JSON line as the harness writes it; raises ``LineError`` saying why it is not one.
+
+    Beyond invalid JSON this refuses what ``json.loads`` accepts or fails on with other errors:
+    NaN and Infinity, a repeated key in an object (which of its values would be meant?), an
+    integer past Python's digit limit, and nesting past the recursion limit.
+    """
+    try:
+        return json.loads(raw, object_pairs_hook=_no_repeated_keys, parse_constant=_no_constant)
+    except LineError:
+        raise
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise LineError(str(exc)) from None
+    except RecursionError:
+        raise LineError("nested too deeply") from None
+    except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string conversion"
+        digits = sys.get_int_max_str_digits()
+        raise LineError(f"an integer of more than {digits} digits" if "digits" in str(exc) else str(exc)) from None
+
+
+def regular_file(path: str | os.PathLike[str]) -> int:
+    """Open ``path`` for reading without blocking, and make sure it is a regular file (not a FIFO, a device).
+
+    Returns the descriptor; raises ``HarnessError`` naming the path when it is not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise not_regular(path)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def not_regular(path: str | os.PathLike[str]) -> HarnessError:
+    """The error for a results path that exists but is not a regular file."""
+    return HarnessError(f"{os.fspath(path)} is not a regular file; results are read from and appended to files only")
+
+
 def append_json_line(path: str | os.PathLike[str], obj: Any) -> None:
     """Append one JSON object as one line, under an exclusive lock, then fsync.
 
@@ -40,7 +99,7 @@ def append_json_line(path: str | os.PathLike[str], obj: Any) -> None:
     """
     data = (json.dumps(obj, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
     try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_for_append(path)
     except OSError as exc:
         raise _write_error(path, exc, "") from None
     try:
@@ -57,6 +116,19 @@ def append_json_line(path: str | os.PathLike[str], obj: Any) -> None:
             raise _write_error(path, exc, cut) from None
     finally:
         os.close(fd)
+
+
+def open_for_append(path: str | os.PathLike[str]) -> int:
+    """A descriptor appending to the regular file ``path`` (created if absent), never blocking on a FIFO.
+
+    Raises ``OSError`` when it cannot be opened, ``HarnessError`` when it is not a regular file.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise not_regular(path)
+    os.set_blocking(fd, True)
+    return fd
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -89,9 +161,9 @@ def _settle_unterminated_tail(fd: int, size: int, torn_path: str) -> bytes:
     start = _last_line_start(fd, size)
     tail = os.pread(fd, size - start, start)
     try:
-        json.loads(tail)
+        parse_line(tail)
         return b"\n"
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except LineError:
         pass
     try:
         torn = os.open(torn_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -119,14 +191,17 @@ def _last_line_start(fd: int, size: int, block: int = 1 << 16) -> int:
 
 
 def iter_json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any] | BadLine]:
-    """Yield ``(line_number, object)`` per good line and a ``BadLine`` per unreadable one."""
-    with open(path, "rb") as handle:
+    """Yield ``(line_number, object)`` per good line and a ``BadLine`` per unreadable one (``parse_line``).
+
+    Anything but a regular file (a FIFO would block forever) is a ``HarnessError`` naming it.
+    """
+    with open(regular_file(path), "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                yield number, json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                yield number, parse_line(raw)
+            except LineError as exc:
                 torn = "" if raw.endswith(b"\n") else " (torn last line)"
                 yield BadLine(str(path), number, f"not valid JSON{torn}: {exc}")
 
@@ -154,6 +229,13 @@ def write_json_lines_atomic(path: str | os.PathLike[str], rows: list[Any]) -> No
             os.close(fd)
         os.replace(temporary, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        _remove(temporary)
         raise _write_error(target, exc, "; nothing was written") from None
+    except BaseException:  # Ctrl-C, SIGTERM (unwound as an exception), a bug: no temporary is left either
+        _remove(temporary)
+        raise
+
+
+def _remove(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.results.jsonl import BadLine
+from harness.results.jsonl import BadLine, not_regular
 from harness.results.records import RESULTS_FILE, ResultRecord, read_records
 
 
@@ -31,6 +31,8 @@ def results_files(locations: Sequence[str]) -> list[Path]:
             files.extend(found)
         elif path.is_file():
             files.append(path)
+        elif path.exists():
+            raise not_regular(path)
         else:
             raise HarnessError(f"results file or folder {location!r} not found")
     return list(dict.fromkeys(files))

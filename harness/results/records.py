@@ -13,6 +13,7 @@ from typing import Any, Union
 
 from harness.errors import HarnessError
 from harness.results.jsonl import BadLine, append_json_line, iter_json_lines
+from harness.results.signature import Signature, SignatureError
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
@@ -110,6 +111,67 @@ def validate(data: Any) -> None:
             raise SchemaError(f"missing field {name!r}")
     if data.get("schema_version", SCHEMA_VERSION) > SCHEMA_VERSION:
         raise SchemaError(f"field 'schema_version': {data['schema_version']} is newer than this harness reads")
+    _check_values(data)
+
+
+def _check_values(data: dict[str, Any]) -> None:
+    """What the types alone do not say, for every field a command reads: the model's name and arguments,
+    the spread over seeds, the chance levels, the main metric, one value per seed, and a signature that
+    says what the line says (a repeated key could make a line's ``task`` differ from its signature's)."""
+    model = data["model"]
+    if not isinstance(model.get("name"), str):
+        raise SchemaError(f"field 'model.name': expected a string, got {type(model.get('name')).__name__}")
+    if model.get("args") is not None and not isinstance(model["args"], dict):
+        raise SchemaError(f"field 'model.args': expected an object, got {type(model['args']).__name__}")
+    for name, std in data["metrics_std"].items():
+        if std is not None and std < 0:
+            raise SchemaError(f"field 'metrics_std.{name}': a standard deviation cannot be negative, got {std!r}")
+    for name, info in data.get("metric_info", {}).items():
+        if not isinstance(info, dict):
+            raise SchemaError(f"field 'metric_info.{name}': expected an object, got {type(info).__name__}")
+        _check_optional(info, f"metric_info.{name}", "chance", _check_number)
+        _check_optional(info, f"metric_info.{name}", "higher_is_better", _instance_checker(bool))
+        for key in ("display", "statistic", "description"):
+            _check_optional(info, f"metric_info.{name}", key, _instance_checker(str))
+    if data["main_metric"] not in data["metrics"]:
+        raise SchemaError(f"field 'main_metric': {data['main_metric']!r} is not among the metrics")
+    for name, values in data["per_seed"].items():
+        if len(values) != len(data["seeds"]):
+            raise SchemaError(
+                f"field 'per_seed.{name}': {len(values)} values for {len(data['seeds'])} seeds (one per seed)"
+            )
+    _check_signature(data)
+
+
+def _check_optional(info: dict[str, Any], where: str, key: str, check: Checker) -> None:
+    if info.get(key) is not None:
+        check(info[key], f"{where}.{key}")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> Signature:
+    return Signature.parse(text)
+
+
+def _check_signature(data: dict[str, Any]) -> None:
+    """``task`` and ``task_version`` are those of the task signature, and the signature is it with a model part.
+
+    The model part is not parsed: a model name may hold any character, ``|`` included.
+    """
+    try:
+        signature = _parsed(data["task_signature"])
+    except SignatureError as exc:
+        raise SchemaError(f"field 'task_signature': {exc}") from None
+    if signature.task != data["task"]:
+        raise SchemaError(f"field 'task': {data['task']!r}, but the signature is of task {signature.task!r}")
+    if signature.version != data["task_version"]:
+        raise SchemaError(
+            f"field 'task_version': {data['task_version']!r}, but the signature says v:{signature.version}"
+        )
+    shared, version = data["task_signature"].rsplit("|", 1)
+    full = data["signature"]
+    if not (full.startswith(shared + "|model:") and full.endswith("|" + version)):
+        raise SchemaError("field 'signature': it is not the task signature with a model part")
 
 
 @functools.cache

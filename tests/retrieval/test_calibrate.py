@@ -83,7 +83,9 @@ def records(
                 seeds=[0, 1],
             )
             found += [
-                dataclasses.replace(x, seeds=[0, 1], extra={"n_used": 2 * n_used}),
+                dataclasses.replace(
+                    x, seeds=[0, 1], per_seed={"recall@k": 2 * x.per_seed["recall@k"]}, extra={"n_used": 2 * n_used}
+                ),
                 dataclasses.replace(
                     b, metrics_std={"recall@k": 0.01 * math.sqrt(2)}, extra={**b.extra, "n_used": n_used}
                 ),

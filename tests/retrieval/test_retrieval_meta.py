@@ -31,8 +31,9 @@ def record(
     if task != "corr":
         task_args.setdefault("k", 10)
     seeds = seeds or list(range(len(values)))
+    data = f"data:ikea@{revision.removeprefix('sha256:')[:12]}"
     signature = "|".join(
-        [task, *(f"{k}:{v}" for k, v in sorted(task_args.items())), f"seeds:{len(seeds)}", f"data:{revision}"]
+        [task, *(f"{k}:{v}" for k, v in sorted(task_args.items())), "items:367", f"seeds:{len(seeds)}", data, "v:1"]
     )
     extra = {} if task == "xlr" else {"g": g or {"source": "image_features"}}
     return ResultRecord(
@@ -54,7 +55,7 @@ def record(
         },
         dataset={"loader": "ikea", "revision": revision, "split": "test", "size": 367},
         run={},
-        signature=signature + f"|model:{model}",
+        signature=signature.replace("|v:1", f"|model:{model}@r|v:1"),
         task_signature=signature,
         harness={},
         environment={},
