@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from importlib import metadata
 
 import pytest
@@ -221,3 +222,38 @@ def test_evaluate_issues_its_warnings_as_harness_warnings(tmp_path, fresh_cache)
         )
     assert [str(w.message) for w in caught] == records[0].warnings
     assert caught[0].filename == __file__  # points at the caller's line, not the harness
+
+
+# --- offline: a model missing from the local Hub cache fails the preflight; no empty results file -------------------
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_hub_model_missing_offline_fails_the_preflight_and_writes_nothing(tmp_path, dry_run):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "empty-hub-cache")}
+    env["HARNESS_LOAD_PLUGINS"] = PROJECT_PLUGINS
+    argv = ["run", "--tasks", "xlr", "--model", "labse", "--limit", "5", "--output", str(tmp_path / "out")]
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "harness", *argv, *(["--dry-run"] if dry_run else [])],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        "harness: error: model 'labse' is not available offline: HF_HUB_OFFLINE=1 and 'sentence-transformers/LaBSE' "
+        f"is not in the local Hugging Face cache ({tmp_path / 'empty-hub-cache'}); run once with network to download "
+        "it, or give a local folder as --model"
+    )
+    assert time.monotonic() - started < 60  # before any data is generated or weights are looked for
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_the_results_file_is_created_with_its_first_line(tmp_path):
+    from harness.run.runner import check_output_folder, finished_signatures
+
+    folder = check_output_folder(tmp_path / "new" / "out")
+    assert folder.is_dir() and list(folder.iterdir()) == []  # checked writable, nothing left behind
+    assert finished_signatures(folder / "results.jsonl") == set()  # --resume on a new folder

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.adapters.capabilities import Capability
-from harness.adapters.model import ModelAdapter
+from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.errors import CapabilityError, HarnessError, UnknownNameError
 from harness.plugins.registry import Registration, Registry
 
@@ -116,3 +116,21 @@ def build_adapter(
         )
     check_capabilities(name, adapter_class, needs)
     return adapter_class(name, adapter_args, device=device, batch_size=batch_size)
+
+
+def check_available_offline(identity: ModelIdentity) -> None:
+    """With ``HF_HUB_OFFLINE=1``, a Hub model that is not in the local cache fails the preflight, not the run.
+
+    ``hub_revision`` marks such a model's revision "unresolved" (the Hub could not be asked and the
+    local cache had no snapshot of it); loading it would fail after the data and the other models.
+    """
+    if "unresolved" not in (identity.revision or "") or not identity.source:
+        return
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        raise HarnessError(
+            f"model {identity.name!r} is not available offline: HF_HUB_OFFLINE=1 and {identity.source!r} is not in "
+            f"the local Hugging Face cache ({constants.HF_HUB_CACHE}); run once with network to download it, "
+            "or give a local folder as --model"
+        )

@@ -6,6 +6,7 @@ import hashlib
 import math
 import os
 import sys
+import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,7 @@ from typing import Any
 from harness.adapters.cache import caching, default_cache
 from harness.adapters.cached_model import CachedModel
 from harness.adapters.inmemory import adapter_is_cacheable, in_memory_adapter
-from harness.adapters.resolve import build_adapter
+from harness.adapters.resolve import build_adapter, check_available_offline
 from harness.errors import HarnessError, UnknownNameError
 from harness.params import Param, resolve_params
 from harness.plugins.registry import Registry, get_registry
@@ -270,6 +271,8 @@ def aggregate(
 
 def finished_signatures(path: Path, shown: int = 5) -> set[str]:
     """The signatures of the valid lines of a results file, for ``--resume``; each unreadable line is a warning."""
+    if not os.path.lexists(path):
+        return set()
     records, problems = read_records(path)
     for problem in problems[:shown]:
         print(f"harness: warning: {problem}; --resume cannot count that line, so its task runs again", file=sys.stderr)
@@ -283,7 +286,10 @@ def check_output_folder(output: str | os.PathLike[str]) -> Path:
     folder = Path(output)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        os.close(open_for_append(folder / RESULTS_FILE))  # a FIFO there is refused, never waited on
+        if os.path.lexists(folder / RESULTS_FILE):
+            os.close(open_for_append(folder / RESULTS_FILE))  # a FIFO there is refused, never waited on
+        else:  # the results file is created with its first line: a failed run leaves no empty one
+            tempfile.TemporaryFile(dir=folder).close()
     except OSError as exc:
         raise HarnessError(f"output folder {str(folder)!r} is not writable: {exc.strerror or exc}") from None
     return folder
@@ -362,6 +368,7 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         adapter = in_memory_adapter(model, needs, device=device, batch_size=batch_size)
     cache = default_cache() if config.use_cache and adapter_is_cacheable(adapter) else None
     cached_model = CachedModel(adapter, cache, progress, partition)
+    check_available_offline(cached_model.identity)
     aux = config.models_by_role()
     aux_loaded = resolve_aux_models(  # with the run's registry, before any data is loaded; shared by the tasks
         registry,
