@@ -206,3 +206,87 @@ def test_shipped_presets_build_with_their_data_sources(monkeypatch):
     assert registry.load("task", "commute_en_cs_tc")("t").args["lang"] == "cs"
     assert registry.load("task", "xling_shapes_en_de_xlr").data_source() is None  # generated
     assert registry.get("task", "multi30k_en_fr_yisi2_filter").info["family"] == "yisi"
+
+
+def _user_preset(folder, source: str, name: str = "mine"):
+    """A preset of mean_similarity in a user's folder, reading ``source``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "mine.yaml"
+    path.write_text(f"name: {name}\nbase: mean_similarity\ndataset:\n  loader: line_pairs\n  source: {source}\n")
+    return path
+
+
+def test_a_relative_source_is_read_from_the_presets_folder_whatever_the_working_directory(
+    fake, tmp_path, monkeypatch, capsys
+):
+    presets = tmp_path / "user" / "presets"
+    data = fake_data(presets / "pairs", ["a b", "c d"], ["x y", "z w"])
+    _user_preset(presets, "pairs")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    argv = ["run", "--tasks", "mine", "--model", "counting-encoder", "--seed", "0", "--output", "out"]
+    assert main([*argv, "--include-path", str(presets)]) == 0
+    [line] = [json.loads(text) for text in (elsewhere / "out" / "results.jsonl").read_text().splitlines()]
+    assert line["dataset"]["source"] == str(data)
+    monkeypatch.chdir(tmp_path / "user")  # a relative --include-path too
+    assert main([*argv, "--include-path", "presets"]) == 0
+    assert json.loads((tmp_path / "user" / "out" / "results.jsonl").read_text())["dataset"]["source"] == str(data)
+
+
+@pytest.mark.parametrize("source", ["../../etc", "pairs/../../x", ".."])
+def test_a_relative_source_that_leaves_the_presets_folder_is_refused_at_its_line(tmp_path, source):
+    path = _user_preset(tmp_path / "p", source)
+    with pytest.raises(PresetError) as caught:
+        read_presets(path)
+    assert str(caught.value).startswith(f"{path}, line 5, key 'dataset.source': {source!r} leaves the preset's folder")
+
+
+def test_a_missing_source_folder_and_an_unset_variable_name_the_presets_file_and_line(
+    fake, tmp_path, monkeypatch, capsys
+):
+    path = _user_preset(tmp_path / "p", "absent")
+    assert main(["run", "--tasks", "mine", "--model", "counting-encoder", "--include-path", str(path.parent)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}, line 5, key 'dataset.source': data folder '{tmp_path / 'p' / 'absent'}' does not exist" in err
+    monkeypatch.delenv("NOT_SET_HERE", raising=False)
+    path = _user_preset(tmp_path / "q", "${NOT_SET_HERE}/x", name="other")
+    argv = ["run", "--tasks", "other", "--model", "counting-encoder", "--include-path", str(path.parent)]
+    assert main([*argv, "--dry-run"]) == 2
+    assert f"{path}, line 5, key 'dataset.source': task 'other' reads its data from ${{NOT_SET_HERE}}/x" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_relative_hub_id_stays_a_hub_id_and_absolute_paths_are_kept(tmp_path):
+    [hub] = read_presets(_user_preset(tmp_path / "h", "some-org/some-set"))
+    assert hub.resolved_source() == "some-org/some-set"  # no such folder beside the preset
+    (tmp_path / "h" / "some-org" / "some-set").mkdir(parents=True)
+    assert hub.resolved_source() == str(tmp_path / "h" / "some-org" / "some-set")  # the folder beside it wins
+    [absolute] = read_presets(_user_preset(tmp_path / "a", str(tmp_path / "elsewhere")))
+    assert absolute.resolved_source() == str(tmp_path / "elsewhere")
+
+
+def test_the_preset_class_exposes_the_values_it_sets(tmp_path):
+    (tmp_path / "v.yaml").write_text(
+        "name: v\nbase: mean_similarity\ndataset: {loader: line_pairs, source: d}\nargs: {scale: 2, skip: '1'}\n"
+    )
+    cls = include_presets(fixture_registry("fake"), tmp_path).load("task", "v")
+    assert cls.preset_values == {"scale": 2.0, "skip": 1}  # converted to the parameters' types
+    assert cls.params["scale"].default == 2.0 and cls.data_source() == str(tmp_path / "d")
+
+
+def test_a_name_in_two_included_files_names_both_files(tmp_path):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "one.yaml").write_text(
+            f"# {folder}\nname: one\nbase: mean_similarity\ndataset: {{loader: line_pairs}}\n"
+        )
+    registry = include_presets(fixture_registry("fake"), tmp_path / "a")
+    with pytest.raises(PresetError) as caught:
+        include_presets(registry, tmp_path / "b")
+    assert str(caught.value) == (
+        f"{tmp_path / 'b' / 'one.yaml'}, line 2, key 'name': task 'one' is registered by both plugin "
+        f"'include-path:{tmp_path / 'a'}' ({tmp_path / 'a' / 'one.yaml'}, line 2) and plugin "
+        f"'include-path:{tmp_path / 'b'}' (this file): rename one"
+    )

@@ -15,10 +15,14 @@ each item overlaid on an optional ``defaults:`` mapping)::
       columns: {id: sku}                # schema column -> data set column (loaders with a `columns` argument)
     args: {src: en, tgt: de, k: 10}     # arguments of the base task or of the loader
 
-Presets load from ``--include-path DIR`` (every ``*.yaml`` / ``*.yml`` there) or from a plugin
+A relative ``source`` is a path inside the preset file's folder (a Hub id ``owner/name`` when no
+such path exists), whatever the working directory; one that leaves the folder (``../data``) is
+refused. ``name`` follows the task-name grammar (letters, digits, ``_``, ``-``). Presets load from ``--include-path DIR`` (every ``*.yaml`` / ``*.yml`` there) or from a plugin
 that calls ``register_yaml(register, folder)`` in its ``register_tasks`` hook. The preset's
 values become the defaults of the new task's parameters, so ``--task-args`` still overrides
-them, and ``--data-dir`` overrides ``source``. A bad file is an error naming file, line and key.
+them, and ``--data-dir`` overrides ``source``. A bad file is an error naming file, line and key,
+and so is a base that is the preset itself or a cycle of bases, a missing source folder and an
+unset ``${VAR}``.
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.plugins.registry import Registration, Registry
+from harness.run.task import Task, task_name_problem
 
 KEYS = {"name", "base", "description", "family", "languages", "dataset", "args"}
 DATASET_KEYS = {"loader", "source", "split", "columns"}
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 
 class PresetError(HarnessError):
@@ -49,7 +55,10 @@ class PresetError(HarnessError):
 
 @dataclass(frozen=True)
 class Preset:
-    """One preset as read from its file; ``lines`` maps each key (``dataset.split`` for nested ones) to its line."""
+    """One preset as read from its file; ``lines`` maps each key (``dataset.split`` for nested ones) to its line.
+
+    ``folder`` is the absolute folder of ``file``: a relative ``source`` is read from there.
+    """
 
     name: str
     base: str
@@ -62,26 +71,45 @@ class Preset:
     loader_args: dict[str, Any] = field(default_factory=dict)
     args: dict[str, Any] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
+    folder: str = ""
 
     def error(self, key: str | None, problem: str) -> PresetError:
         """An error about ``key`` of this preset, naming its file and line."""
         return PresetError(self.file, self.lines.get(key or "", self.lines.get("name")), key, problem)
 
     def resolved_source(self) -> str | None:
-        """``source`` with ``${VAR}`` expanded from the environment, or an error naming the unset variable."""
+        """``source`` with ``${VAR}`` expanded from the environment (an unset one is an error at its line); a
+        relative path is the path inside the preset's folder, or a Hub id ``owner/name`` when no such path exists."""
         if self.source is None:
             return None
 
         def expand(match: re.Match[str]) -> str:
             value = os.environ.get(match[1])
             if not value:
-                raise HarnessError(
-                    f"task {self.name!r} reads its data from {self.source} ({self.file}): set {match[1]} "
-                    "to the folder that holds that data, or pass --data-dir"
+                raise self.error(
+                    "dataset.source",
+                    f"task {self.name!r} reads its data from {self.source}: set {match[1]} "
+                    "to the folder that holds that data, or pass --data-dir",
                 )
             return value
 
-        return os.path.expanduser(_VARIABLE.sub(expand, self.source))
+        if not _is_relative(self.source):
+            return os.path.expanduser(_VARIABLE.sub(expand, self.source))
+        inside = Path(self.folder or Path(self.file).absolute().parent) / self.source
+        if not inside.exists() and _HUB_ID.fullmatch(self.source):
+            return self.source
+        return str(inside)
+
+
+def _is_relative(source: str) -> bool:
+    """A source read from the preset's folder: no ``${VAR}``, ``~`` or absolute path."""
+    return not (source.startswith(("$", "~")) or os.path.isabs(source))
+
+
+def _leaves_folder(source: str) -> bool:
+    """Whether a relative source climbs out of the folder it is read from (``../x``, ``a/../../x``)."""
+    parts = Path(os.path.normpath(source)).parts
+    return bool(parts) and parts[0] == ".."
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -184,6 +212,11 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
     for key in ("name", "base"):
         if not isinstance(merged.get(key), str) or not merged[key].strip():
             raise fail(key, "is required and must be a non-empty string")
+        problem = task_name_problem(merged[key].strip())
+        if problem:
+            raise fail(key, problem)
+    if merged["name"].strip() == merged["base"].strip():
+        raise fail("base", f"a preset cannot be its own base ({merged['base'].strip()!r}): name a registered task")
     dataset = merged.get("dataset")
     if not isinstance(dataset, _Mapping):
         raise fail("dataset", "is required: a mapping with 'loader' (and 'source', 'split', 'columns' as needed)")
@@ -204,6 +237,14 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
     for key in ("source", "split"):
         if key in dataset and not isinstance(dataset[key], str):
             raise fail(f"dataset.{key}", "must be a string", dataset_lines[f"dataset.{key}"])
+    source = dataset.get("source")
+    if source is not None and _is_relative(source) and _leaves_folder(source):
+        raise fail(
+            "dataset.source",
+            f"{source!r} leaves the preset's folder: a relative source is read inside the folder of its file; "
+            "give an absolute path or ${VARIABLE}/... for data elsewhere",
+            dataset_lines["dataset.source"],
+        )
     loader_args: dict[str, Any] = {}
     if "split" in dataset:
         loader_args["split"] = dataset["split"]
@@ -240,6 +281,7 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
         loader_args=loader_args,
         args=dict(args),
         lines={**lines, **dataset_lines, **args_lines},
+        folder=str(Path(path).expanduser().absolute().parent),
     )
 
 
@@ -279,21 +321,52 @@ def include_presets(registry: Registry, paths: str | os.PathLike[str] | Sequence
 def _register_included(registry: Registry, plugin: str, name: str, ref: str, description: str, **info: Any) -> None:
     """Register one ``--include-path`` preset unless the same preset is already registered."""
     existing = registry.entries["task"].get(name)
-    if existing is not None and existing.info.get("yaml_preset") == info["yaml_preset"]:
-        return
+    preset: Preset = info["yaml_preset"]
+    if existing is not None:
+        other = existing.info.get("yaml_preset")
+        if isinstance(other, Preset) and replace(other, file=preset.file) == preset:
+            return  # the same preset, perhaps reached through another spelling of its folder
+        origin = f"{other.file}, line {other.lines.get('name')}" if isinstance(other, Preset) else existing.ref
+        raise preset.error(
+            "name",
+            f"task {name!r} is registered by both plugin {existing.plugin!r} ({origin}) and plugin {plugin!r} "
+            "(this file): rename one",
+        )
     registry.add(Registration("task", name, ref, description, plugin, info))
 
 
 # --- building the task class -----------------------------------------------------------------
 
 
-def preset_class(registry: Registry, registration: Registration) -> type:
-    """The task class of a preset: its base task with the preset's values as parameter defaults."""
-    from harness.run.task import Task
+_BUILDING: list[Preset] = []  # the presets whose classes are being built, outermost first (a base's base, ...)
 
+
+def preset_class(registry: Registry, registration: Registration) -> type:
+    """The task class of a preset: its base task with the preset's values as parameter defaults.
+
+    The class exposes what the preset sets: ``preset`` (as read), ``preset_values`` (argument ->
+    value, converted; the loader's ``dataset`` among them for tasks that choose their loader) and
+    ``data_source`` (the resolved ``dataset.source``). A preset among its own bases is an error
+    naming the file and line of every preset in the cycle.
+    """
     preset: Preset = registration.info["yaml_preset"]
+    if any(building.name == preset.name for building in _BUILDING):
+        start = next(i for i, building in enumerate(_BUILDING) if building.name == preset.name)
+        cycle = [*_BUILDING[start:], preset]
+        chain = " -> ".join(f"{p.name} ({p.file}, line {p.lines.get('base')})" for p in cycle)
+        raise cycle[0].error("base", f"the bases form a cycle: {chain}")
+    _BUILDING.append(preset)
+    try:
+        return _build_class(registry, preset)
+    finally:
+        _BUILDING.pop()
+
+
+def _build_class(registry: Registry, preset: Preset) -> type:
     try:
         base = registry.load("task", preset.base)
+    except PresetError:
+        raise  # a base preset's own error (a cycle) names its file and line already
     except HarnessError as exc:
         raise preset.error("base", str(exc)) from None
     if not (isinstance(base, type) and issubclass(base, Task)):
@@ -303,6 +376,7 @@ def preset_class(registry: Registry, registration: Registration) -> type:
     except HarnessError as exc:
         raise preset.error("dataset.loader", str(exc)) from None
     params = dict(base.params)
+    values: dict[str, Any] = {}
     for key, value in {**preset.loader_args, **preset.args}.items():
         line_key = f"args.{key}" if key in preset.args else f"dataset.{key}"
         spec = base.params.get(key) or loader.params.get(key)
@@ -312,11 +386,13 @@ def preset_class(registry: Registry, registration: Registration) -> type:
                 line_key, f"neither task {preset.base!r} nor loader {preset.loader!r} takes it (they take: {known})"
             )
         try:
-            params[key] = replace(spec, default=spec.convert(key, value, f"preset {preset.name!r}"))
+            values[key] = spec.convert(key, value, f"preset {preset.name!r}")
         except HarnessError as exc:
             raise preset.error(line_key, str(exc)) from None
+        params[key] = replace(spec, default=values[key])
     if "dataset" in base.params:  # tasks that choose their loader through an argument (the retrieval tasks)
         params["dataset"] = replace(base.params["dataset"], default=preset.loader)
+        values["dataset"] = preset.loader
     for key, spec in loader.params.items():
         params.setdefault(key, spec)  # the loader's other arguments (split, lang) are the preset's too
     if preset.family and base.family and preset.family != base.family:
@@ -329,6 +405,7 @@ def preset_class(registry: Registry, registration: Registration) -> type:
         "params": params,
         "dataset": preset.loader,
         "preset": preset,
+        "preset_values": values,
         "data_source": staticmethod(preset.resolved_source),
     }
     return type(f"Preset_{preset.name}", (base,), attributes)

@@ -35,6 +35,7 @@ from harness.run.context import RunContext, resolve_aux_models
 from harness.run.data import DatasetLoader, LoadedData
 from harness.run.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
 from harness.run.plan import DataSource, RunPlan, TaskPlan, count_outputs
+from harness.run.presets import Preset, PresetError, include_presets
 from harness.run.task import Task, TaskOutput
 
 
@@ -340,8 +341,6 @@ def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = N
 def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
     registry = config.registry or get_registry()
     if config.include_path is not None:
-        from harness.run.presets import include_presets
-
         registry = include_presets(registry, config.include_path)
     progress = config.progress or Progress(enabled=False)
     resolved = resolve_tasks(registry, names, config.task_args, config.data_dir)
@@ -389,7 +388,10 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         clock = time.perf_counter()
         source = resolve_data_source(registry, task, config.data_dir)
         data_args = loader_args(registry, task, source, given_args)
-        loaded = load_task_data(registry, source, data_args, config.images, config.limit)
+        try:
+            loaded = load_task_data(registry, source, data_args, config.images, config.limit)
+        except HarnessError as exc:
+            raise _at_preset_source(task, source, config.data_dir, exc) from None
         check_task_ready(task, config.images)
         check_task_size(task, loaded, config.limit)
         seed_list = choose_seeds(task, config.seeds, config.seed, len(loaded.data))
@@ -455,6 +457,19 @@ def task_data_source(task: Task[Any]) -> str | None:
     """The task's own data source (a YAML preset's ``dataset.source``), or None."""
     source = getattr(task, "data_source", None)
     return source() if callable(source) else source
+
+
+def _at_preset_source(task: Task[Any], source: DataSource, data_dir: str | None, exc: HarnessError) -> HarnessError:
+    """A preset's data source that does not exist: the error names the preset's file and line."""
+    preset = getattr(task, "preset", None)
+    if (
+        not isinstance(preset, Preset)
+        or data_dir is not None
+        or source.location is None
+        or isinstance(exc, PresetError)
+    ):
+        return exc
+    return exc if Path(source.location).expanduser().exists() else preset.error("dataset.source", str(exc))
 
 
 def check_task_ready(task: Task[Any], images: str | None) -> None:
