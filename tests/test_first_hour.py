@@ -257,3 +257,34 @@ def test_the_results_file_is_created_with_its_first_line(tmp_path):
     folder = check_output_folder(tmp_path / "new" / "out")
     assert folder.is_dir() and list(folder.iterdir()) == []  # checked writable, nothing left behind
     assert finished_signatures(folder / "results.jsonl") == set()  # --resume on a new folder
+
+
+# --- harness meta: where it wrote, no "± 0.0000", and a plain reading of the two tests ------------------------------
+
+
+def test_meta_says_where_it_wrote_shows_an_undefined_spread_and_reads_the_two_tests(tmp_path):
+    results = os.path.join(ROOT, "leaderboard", "results", "ikea", "results.jsonl")
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": PROJECT_PLUGINS}
+    result = subprocess.run(
+        [sys.executable, "-m", "harness", "meta", results, "--select", "src=en,tgt=de", "--resamples", "200"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "± 0.0000" not in out
+    e5 = next(line for line in out.splitlines() if line.startswith("e5-small "))
+    assert "0.9673 (one run)" in e5  # xlr ran once: no spread
+    assert "(one run): every seed would evaluate the same items" in out
+    reading = next(line for line in out.splitlines() if line.startswith("Reading (en-de, 10 models)"))
+    assert (
+        "for Pearson's r the bootstrap over models supports a difference but the seeds taken together do not "
+        "(Steiger p < 0.05 in 8 of 25 seeds, combined p 0.271; difference +0.055, interval [0.019, 0.110])"
+    ) in reading
+    assert "for Spearman's rho neither test supports a difference" in reading
+    assert (
+        f"written to {tmp_path / 'meta'}/ (--output changes it): meta.json, xlr_vs_backretrieval.png" in result.stderr
+    )

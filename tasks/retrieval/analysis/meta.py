@@ -235,6 +235,7 @@ def meta_evaluate(
                         "mean": rec.metrics.get(rec.main_metric),
                         "std": rec.metrics_std.get(rec.main_metric),
                         "metric": rec.main_metric,
+                        "seeds": len(rec.seeds),
                     }
                     for task, rec in r.records.items()
                 },
@@ -270,13 +271,19 @@ def format_table(result: dict[str, Any]) -> str:
     width = max([len("model"), *(len(m["label"]) for m in result["models"])]) + 2
     lines += ["", f"{'model':<{width}}" + "".join(f"{task:>20}" for task in TASKS)]
     for model in result["models"]:
-        cells = [_pm(model[t]["mean"], model[t]["std"]) if t in model else "-" for t in TASKS]
+        cells = [_pm(model[t]["mean"], model[t]["std"], model[t].get("seeds", 2)) if t in model else "-" for t in TASKS]
         lines.append(f"{model['label']:<{width}}" + "".join(f"{c:>20}" for c in cells))
+    if any(model[t].get("seeds", 2) < 2 for model in result["models"] for t in TASKS if t in model):
+        lines.append("(one run): every seed would evaluate the same items, so the task ran once: no spread over seeds")
     tested = result.get("significance") or {}
     lines += [
         "",
         *(
-            significance.format_rows({k: tested[k] for k in ("pearson", "spearman")})
+            [
+                *significance.format_rows({k: tested[k] for k in ("pearson", "spearman")}),
+                "",
+                reading(result["direction"], len(result["models"]), tested),
+            ]
             if "pearson" in tested
             else [f"BkR vs CORR: not tested ({tested.get('skipped', 'no results')})"]
         ),
@@ -284,8 +291,59 @@ def format_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _pm(mean: float | None, std: float | None) -> str:
-    return "undefined" if mean is None else f"{mean:.4f} ± {std or 0.0:.4f}"
+def _pm(mean: float | None, std: float | None, seeds: int = 2) -> str:
+    """``mean ± std``; a spread that cannot exist (one run, or none recorded) is shown as such, never as ± 0."""
+    if mean is None:
+        return "undefined"
+    return f"{mean:.4f} (one run)" if std is None or seeds < 2 else f"{mean:.4f} ± {std:.4f}"
+
+
+def _supports(values: dict[str, Any]) -> tuple[bool | None, bool | None]:
+    """Whether the seeds taken together (combined p < 0.05) and the bootstrap over models (interval excludes 0)
+    show a difference; None where a test could not be computed."""
+    combined, boot = values.get("combined_p"), values["bootstrap"]
+    seeds = None if combined is None else combined < significance.ALPHA
+    models = None if boot["low"] is None else boot["low"] > 0 or boot["high"] < 0
+    return seeds, models
+
+
+def reading(direction: str, models: int, tested: dict[str, Any]) -> str:
+    """One plain sentence: what Steiger's test per seed and the bootstrap over models do and do not support."""
+    parts = []
+    for method, name in (("pearson", "Pearson's r"), ("spearman", "Spearman's rho")):
+        values = tested[method]
+        seeds, over_models = _supports(values)
+        boot = values["bootstrap"]
+        share = (
+            "n/a"
+            if values["share_significant"] is None
+            else f"{round(values['share_significant'] * values['seeds_tested'])} of {values['seeds_tested']} seeds"
+        )
+        difference = "n/a" if boot["difference"] is None else f"{boot['difference']:+.3f}"
+        supported = {
+            (True, True): "both tests support a difference",
+            (False, True): "the bootstrap over models supports a difference but the seeds taken together do not",
+            (True, False): "the seeds taken together support a difference but the bootstrap over models does not "
+            "(it may not hold for other models)",
+            (False, False): "neither test supports a difference",
+        }.get((bool(seeds), bool(over_models)) if None not in (seeds, over_models) else (None, None), "not tested")
+        parts.append(
+            f"for {name} {supported} (Steiger p < 0.05 in {share}, combined p {_num(values.get('combined_p'))}; "
+            f"difference {difference}, interval {_interval(boot)})"
+        )
+    return (
+        f"Reading ({direction}, {models} models): is BkR closer to XLR than CORR? " + "; ".join(parts) + ". "
+        "A combined p below 0.05 would say the difference is there for these models in the seeds taken together; "
+        "an interval that excludes 0 says its sign would likely hold for other models like these."
+    )
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _interval(boot: dict[str, Any]) -> str:
+    return "n/a" if boot["low"] is None else f"[{boot['low']:.3f}, {boot['high']:.3f}]"
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
@@ -537,7 +595,8 @@ class MetaCommand:
         except OSError as exc:
             raise HarnessError(f"cannot write to {str(folder)!r}: {exc.strerror or exc}") from None
         print(text)
-        print(f"written: {', '.join(str(path) for path in written)}", file=sys.stderr)
+        names = ", ".join(path.name for path in written)
+        print(f"written to {folder.resolve()}/ (--output changes it): {names}", file=sys.stderr)
         return 0
 
 
