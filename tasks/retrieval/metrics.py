@@ -33,7 +33,7 @@ from scipy import special, stats
 TIE_TOLERANCE = 1e-6
 TIE_RULES = ("expected", "optimistic", "pessimistic")
 RETRIEVALS = ("cosine", "csls")
-CSLS_NEIGHBOURS = 10  # K of CSLS (Lample et al., ICLR 2018, sect. 2.3)
+CSLS_NEIGHBOURS = 10  # K of CSLS (Conneau, Lample, Ranzato, Denoyer and Jégou, ICLR 2018, sect. 2.3)
 CHUNK_BYTES = 32 << 20  # size of one chunk of similarities (rows x all columns, float32)
 SAMPLE_STRIDE = 16  # _candidates: every 16th column of a long row bounds its depth-th largest value
 SAMPLE_MIN_COLUMNS = 1024  # shorter rows are partitioned whole
@@ -177,8 +177,8 @@ def scored_blocks(
 ) -> Iterator[Scored]:
     """The blocks to compute and the sides to score them with.
 
-    ``cosine``: seeds share blocks (``plan_blocks``). ``csls`` (Lample et al., ICLR 2018, sect. 2.3):
-    per seed, CSLS(x, y) = 2 cos(x, y) - r_T(x) - r_S(y), where r_T(x) is the mean cosine of row
+    ``cosine``: seeds share blocks (``plan_blocks``). ``csls`` (Conneau, Lample, Ranzato, Denoyer and
+    Jégou, ICLR 2018, sect. 2.3): per seed, CSLS(x, y) = 2 cos(x, y) - r_T(x) - r_S(y), where r_T(x) is the mean cosine of row
     item x with its ``neighbours`` nearest columns of the seed and r_S(y) that of column item y
     with its nearest rows of the seed; the penalties depend on the seed's sample, so each seed is
     its own block.
@@ -701,6 +701,9 @@ def corr(
 ) -> list[dict[str, float | None]]:
     """Spearman correlation of text and image cosine distances over source x target pairs.
 
+    Cosines within ``TIE_TOLERANCE`` of each other (chained in sorted order) share their mean rank, as
+    retrieval counts them tied (``average_ranks``); version 3 of the task.
+
     All pairs of the seed's sources and targets when there are at most ``max_pairs``; otherwise
     the pairs between the first m sources and the first m targets of the (random) sample,
     m = floor(sqrt(max_pairs)) (``corr_side``). Undefined (None) when either side is constant: all its
@@ -726,7 +729,8 @@ def corr_with_moments(
         q, t = q[:side], t[:side]
         text = _cosine(src_side, q, tgt_side, t)
         image = _cosine(image_side, q, image_side, t)
-        text_ranks, image_ranks = average_ranks(text), average_ranks(image)  # ranked once for both
+        # ranked once for both, values within the tie tolerance tied (not ordered by float32 noise)
+        text_ranks, image_ranks = average_ranks(text, TIE_TOLERANCE), average_ranks(image, TIE_TOLERANCE)
         out.append({"spearman": _rank_correlation(text, image, text_ranks, image_ranks)})
         moments.append(_moments(text_ranks.reshape(text.shape), image_ranks.reshape(image.shape)))
     return out, moments
@@ -734,12 +738,15 @@ def corr_with_moments(
 
 def rank_moments(text: np.ndarray, image: np.ndarray) -> np.ndarray:
     """Per row (source) of two equal-shape similarity blocks: (count, Σx, Σy, Σx², Σy², Σxy) of x, y =
-    the mid-ranks of all the block's pairs, centred and divided by the number of pairs.
+    the mid-ranks of all the block's pairs (values within ``TIE_TOLERANCE`` tied), centred and divided by the
+    number of pairs.
 
     Summed over all rows they give Pearson's r of the ranks, which is Spearman's rho of the
     block; summed over a resample of the rows, the bootstrap statistic over sources.
     """
-    return _moments(average_ranks(text).reshape(text.shape), average_ranks(image).reshape(image.shape))
+    return _moments(
+        average_ranks(text, TIE_TOLERANCE).reshape(text.shape), average_ranks(image, TIE_TOLERANCE).reshape(image.shape)
+    )
 
 
 def _moments(text_ranks: np.ndarray, image_ranks: np.ndarray) -> np.ndarray:
@@ -753,11 +760,15 @@ def _moments(text_ranks: np.ndarray, image_ranks: np.ndarray) -> np.ndarray:
     return np.stack([count, x.sum(1), y.sum(1), (x * x).sum(1), (y * y).sum(1), (x * y).sum(1)], axis=1)
 
 
-def average_ranks(values: np.ndarray) -> np.ndarray:
-    """The 1-based ranks of all of ``values`` (flattened), equal values sharing the mean of their ranks:
-    ``scipy.stats.rankdata(values, method="average", axis=None)``, NaN everywhere when any value is NaN.
+def average_ranks(values: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """The 1-based ranks of all of ``values`` (flattened), tied values sharing the mean of their ranks;
+    NaN everywhere when any value is NaN.
 
-    NumPy's default (unstable, SIMD) sort orders them: which of several equal values comes first
+    Tied: in sorted order, each value within ``tol`` of the one before it (runs chained so: with
+    ``tol = 0`` exactly equal values, as ``scipy.stats.rankdata(values, method="average", axis=None)``).
+    ``corr`` ranks with ``TIE_TOLERANCE``, the tolerance within which retrieval counts a tie, so that
+    cosines equal in exact arithmetic (a repeated image or text) are not ranked by float32 noise.
+    NumPy's default (unstable, SIMD) sort orders them: which of several tied values comes first
     does not matter once their ranks are averaged.
     """
     flat = np.asarray(values).ravel()
@@ -767,7 +778,8 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     ordered = flat[order]
     if np.isnan(ordered[-1]):  # NaNs sort last
         return np.full(len(flat), np.nan)
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    gaps = ordered[1:] != ordered[:-1] if tol == 0 else np.diff(ordered.astype(np.float64)) > tol
+    starts = np.flatnonzero(np.concatenate(([True], gaps)))
     ends = np.append(starts[1:], len(flat))
     ranks = np.empty(len(flat))
     ranks[order] = np.repeat(0.5 * (starts + ends + 1), ends - starts)  # positions start..end-1: ranks start+1..end

@@ -288,7 +288,9 @@ class Corr(RetrievalTask):
     """The CORR baseline: Spearman correlation of text and image distances over source x target pairs."""
 
     role = "corr"
-    version = 2  # v2: a side constant up to the tie tolerance is undefined, not ranked rounding noise
+    # v2: a side constant up to the tie tolerance is undefined, not ranked rounding noise;
+    # v3: cosines within the tie tolerance share their mean rank (as retrieval ties them), not ordered by float32 noise
+    version = 3
     aux_roles = {"image": Capability.IMAGE_ENCODER}  # --image-model computes g from the images
     min_items = 2  # two disjoint samples (sources, targets) of at least one item each
     main_metric = "spearman"

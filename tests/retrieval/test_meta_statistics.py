@@ -83,3 +83,15 @@ def test_the_leaderboard_section_shows_the_test():
     assert section.header[2] == "m3 − model" and section.rows[0][:4] == ("m4", "4", "+0.0000", "2/2")
     assert "SIGIR 2021 Table 2" in section.note
     assert "not tested" in _best_section("x", {"skipped": "needs two"}).note
+
+
+def test_the_spearman_variant_says_it_divides_by_sqrt_1_06_where_it_is_printed():
+    from harness_tasks.retrieval.analysis.meta import format_table
+
+    result = meta_evaluate(group_models(hand_records()), resamples=50)
+    spearman = result["significance"]["spearman"]["test"]
+    assert spearman == (
+        "Steiger (1980) Z, two-sided, divided by sqrt(1.06) for Spearman's rho (Fieller, Hartley and Pearson 1957)"
+    )
+    assert result["significance"]["pearson"]["test"] == "Steiger (1980) Z, two-sided"
+    assert f"spearman: {spearman}" in format_table(result)

@@ -344,6 +344,35 @@ def test_average_ranks_by_hand():
     assert np.isnan(M.average_ranks(np.array([1.0, np.nan, 2.0]))).all()  # as rankdata: NaN propagates
 
 
+def test_average_ranks_tie_values_within_the_tolerance():
+    # 0.1 and 0.1 + 5e-7 tie (ranks 1, 2 -> 1.5); 0.3 and 0.3 + 2e-6 do not (3, 4)
+    assert M.average_ranks(np.array([0.3 + 2e-6, 0.1, 0.3, 0.1 + 5e-7]), 1e-6).tolist() == [4, 1.5, 3, 1.5]
+    # a run chains: each within 1e-6 of the one before, so all three share ranks 1..3 -> 2
+    assert M.average_ranks(np.array([1.2e-6, 0.0, 6e-7]), 1e-6).tolist() == [2, 2, 2]
+    assert M.average_ranks(np.array([1.2e-6, 0.0, 6e-7])).tolist() == [3, 1, 2]  # tol 0: exact ties only
+
+
+def test_corr_ties_cosines_that_differ_by_float_noise():
+    # items 0, 1 are the sources, 2, 3 the targets; target 3 is target 2 moved by 3e-6 along one axis, so each
+    # source's two text cosines differ by float32 noise (< 1e-6) and are tied, as retrieval ties them
+    src = np.array([[1, 0, 0], [1, 2, 0], [0, 0, 0], [0, 0, 0]], dtype=np.float64)
+    tgt = np.array([[0, 0, 0], [0, 0, 0], [1, 1, 1], [1, 1, 1 + 3e-6]], dtype=np.float64)
+    images = np.array([[1, 0], [0, 1], [2, 1], [1, 3]], dtype=np.float64)
+    text = (
+        np.float32(src[:2])
+        @ np.float32(tgt[2:]).T
+        / np.outer(np.linalg.norm(np.float32(src[:2]), axis=1), np.linalg.norm(np.float32(tgt[2:]), axis=1))
+    )
+    assert np.all((np.abs(text[:, 0] - text[:, 1]) > 0) & (np.abs(text[:, 0] - text[:, 1]) < M.TIE_TOLERANCE))
+    ((value,),) = [list(v.values()) for v in M.corr(src, tgt, images, [np.array([0, 1])], [np.array([2, 3])])]
+    # text ranks tied [[1.5, 1.5], [3.5, 3.5]]; image cosines [[.894, .316], [.447, .949]] rank [[3, 1], [2, 4]]:
+    # centred x = (-1, -1, 1, 1), y = (.5, -1.5, -.5, 1.5): r = 2 / sqrt(4 * 5); ranking the noise would give 2 / 5
+    assert value == pytest.approx(2 / math.sqrt(20), abs=1e-12)
+    from harness_tasks.retrieval.tasks import Corr
+
+    assert Corr.version == 3  # the definition changed numbers
+
+
 values = st.one_of(st.integers(-3, 3), st.floats(-1, 1, width=32), st.just(float("nan")))
 
 

@@ -80,7 +80,12 @@ def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: M
         seeds.append(None if result is None else {"z": result[0], "p": result[1]})
     pvalues = [s["p"] for s in seeds if s is not None]
     return {
-        "test": "Steiger (1980) Z, two-sided",
+        "test": "Steiger (1980) Z, two-sided"
+        + (
+            ", divided by sqrt(1.06) for Spearman's rho (Fieller, Hartley and Pearson 1957)"
+            if method == "spearman"
+            else ""
+        ),
         "models": n,
         "alpha": ALPHA,
         "per_seed": seeds,
@@ -183,6 +188,11 @@ def format_rows(result: dict[str, dict[str, Any]]) -> list[str]:
     boot = first["bootstrap"]
     lines = [
         f"BkR vs CORR, per seed: {first['test']} (n = {first['models']} models); combined p: {first['combination']}",
+        *(
+            [f"spearman: {result['spearman']['test']}"]
+            if "spearman" in result and result["spearman"]["test"] != first["test"]
+            else []
+        ),
         f"difference: mean over seeds, {boot['confidence']:.0%} percentile interval of a bootstrap over models "
         f"({boot['resamples']} resamples, seed {boot['seed']})",
         f"{'':<12}{'p<0.05':>10}{'median p':>12}{'combined p':>12}{'r(BkR)-r(CORR)':>17}{'interval':>20}",
