@@ -44,6 +44,29 @@ def test_tfidf_vectors_are_normalised_and_lexical():
     assert vectors[0] @ vectors[1] == pytest.approx(1.0) and vectors[0] @ vectors[2] < 0.5
 
 
+def _cosines(a, b):
+    return (a / np.linalg.norm(a, axis=1)[:, None]) @ (b / np.linalg.norm(b, axis=1)[:, None]).T
+
+
+def test_tfidf_default_buckets_equal_an_exact_vocabulary_where_few_buckets_change_the_ranking():
+    from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+
+    src = ["the red house", "a blue car", "green trees"]
+    tgt = ["la maison rouge", "une voiture bleue", "arbres verts"]
+    # an exact shared vocabulary of the 2-4-grams of both sides, IDF per side as the encoder fits it
+    vocabulary = CountVectorizer(analyzer="char_wb", ngram_range=(2, 4)).fit(src + tgt)
+    exact = _cosines(
+        *(TfidfTransformer(sublinear_tf=True).fit_transform(vocabulary.transform(t)).toarray() for t in (src, tgt))
+    )
+    assert exact.argmax(axis=1).tolist() == [0, 1, 2]  # each source's translation ranks first
+    default = CharTfidfEncoder("tfidf-char")
+    assert default.args["features"] == 1 << 18
+    hashed = _cosines(default.encode_texts(src), default.encode_texts(tgt))
+    np.testing.assert_allclose(hashed, exact, atol=1e-6)  # no collision among these n-grams: the same cosines
+    few = CharTfidfEncoder("tfidf-char", {"features": 32})  # collisions merge unrelated n-grams
+    assert _cosines(few.encode_texts(src), few.encode_texts(tgt)).argmax(axis=1).tolist() == [1, 1, 0]
+
+
 def test_end_to_end_on_a_tiny_corpus(tmp_path):
     en = ["the red house", "a blue car", "two green trees", "an old man"]
     fr = ["la maison rouge", "une voiture bleue", "deux arbres verts", "un vieil homme"]
