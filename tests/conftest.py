@@ -15,6 +15,37 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+def _only_this_projects_plugins() -> None:
+    """The suite sees this repository's plugins (and the fixtures it builds), whatever else is installed.
+
+    Every installed ``harness`` plugin of another package (a user's, the tutorial's ``toy``) is
+    disabled by its entry-point name, in this process and in every ``harness`` subprocess a test
+    starts (they inherit the environment); a ``HARNESS_LOAD_PLUGINS`` of the user's is dropped. A test
+    that wants such a plugin builds its registry itself and removes it from ``HARNESS_DISABLE_PLUGINS``.
+    """
+    from fixtures.registries import foreign_plugin_names
+
+    os.environ.pop("HARNESS_LOAD_PLUGINS", None)
+    foreign = foreign_plugin_names()
+    if foreign:
+        os.environ["HARNESS_DISABLE_PLUGINS"] = ",".join(foreign)
+    else:
+        os.environ.pop("HARNESS_DISABLE_PLUGINS", None)
+
+
+_only_this_projects_plugins()  # before any test module builds the process-wide registry
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _project_registry():
+    """The process-wide registry, built afresh from this project's plugins for the session."""
+    from harness.plugins.registry import reset_registry
+
+    reset_registry()
+    yield
+    reset_registry()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory):
     """Never touch the user's cache: every test session gets its own."""

@@ -42,6 +42,7 @@ def toy(tmp_path, monkeypatch, fresh_cache):
     monkeypatch.setenv("HARNESS_DATA_DIR", str(tmp_path / "data"))
     entry_points = tomllib.loads(files["pyproject.toml"])["project"]["entry-points"]["harness"]
     plugins = [EntryPoint(name, ref, "harness") for name, ref in entry_points.items()]
+    monkeypatch.delenv("HARNESS_DISABLE_PLUGINS", raising=False)  # conftest disables an installed toy by its name
     registry = build_registry([*project_entry_points(), *plugins])  # this project's plugins and the toy, nothing else
     monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", registry)  # what the CLI sees
     return registry, data
