@@ -66,17 +66,29 @@ def save(figure: Any, path: str | Path, dpi: int = 100) -> None:
     figure.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
 
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h")  # nine: with ten colours, 90 distinct pairs
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h")
+# twenty colours told apart at a glance: matplotlib's tab10, then ten others (Dark2 and a few more)
+PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#000000", "#e6ab02", "#1b9e77", "#7570b3", "#e7298a", "#66a61e", "#a6761d", "#0b3d91", "#f4a6a6", "#5ab4ac",
+)  # fmt: skip
 
 
 def colours(board: Board) -> dict[str, str]:
-    """One colour per model, the same in every plot."""
-    return {key: f"C{index % 10}" for index, key in enumerate(board.labels)}
+    """One colour per model, keyed on the board's model order, so a model has it in every plot of the page;
+    distinct for up to 20 models (beyond, the marker tells models apart)."""
+    return {key: PALETTE[index % len(PALETTE)] for index, key in enumerate(board.labels)}
 
 
 def markers(board: Board) -> dict[str, str]:
-    """One marker per model; with the colour, unique for up to 90 models."""
-    return {key: MARKERS[index % len(MARKERS)] for index, key in enumerate(board.labels)}
+    """One marker per model, keyed like ``colours``; with the colour, unique for up to 180 models."""
+    return {key: MARKERS[index % len(MARKERS)] for index, key in enumerate(board.labels)}  # 20 and 9: lcm 180
+
+
+def label_colours(board: Board) -> dict[str, str]:
+    """``colours`` keyed by the models' labels (for plots that name their series by label)."""
+    palette = colours(board)
+    return {board.labels[key]: colour for key, colour in palette.items()}
 
 
 def legend_outside(figure: Any, axes: Any, title: str = "model") -> None:

@@ -53,11 +53,6 @@ class Column:
         """The task signature, named by the role."""
         return str(self.signature)
 
-    @property
-    def task(self) -> str:
-        """The role, under the name plot modules written before roles compare with (``column.task == "xlr"``)."""
-        return self.role
-
 
 @dataclass(slots=True)
 class Result:
@@ -117,9 +112,12 @@ class Board:
         return self.examples[column].record
 
     def column_of(self, record: ResultRecord) -> Column | None:
-        """The column a results line's configuration is shown in, if any current line has it."""
-        text = record.task_signature
-        return next((c for c in self.columns if c.metric == record.main_metric and text in c.recorded), None)
+        """The column a results line's configuration is shown in (run as a preset or as its base), if any."""
+        try:
+            signature = replace(Signature.parse(record.task_signature), task=role_of(record))
+        except SignatureError:
+            return None
+        return next((c for c in self.columns if c.metric == record.main_metric and c.signature == signature), None)
 
 
 def model_key(model: dict[str, Any]) -> str:

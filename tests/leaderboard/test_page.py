@@ -263,3 +263,57 @@ def test_a_1280_pixel_window_holds_the_page_and_the_filters_select_task_data_set
     assert int(width) <= 1280  # nothing runs off a 1280-pixel screen
     assert (int(boards), pair, task, int(datasets)) == (5, "ikea test en→fr", "ikea test fr", 5)
     assert int(rows) == 10  # the long table keeps only the en→fr rows: ten models, one metric each
+
+
+# at phone width (headless Chromium's --dump-dom widens a 390-pixel window to 500, still the phone layout): the page
+# itself does not scroll sideways, a wide table scrolls inside its box with a cue, its model column stays in view
+# when scrolled, and the overview starts on the first screen
+PHONE = """
+var width = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+var phone = matchMedia("(max-width: 600px)").matches;
+var overview = document.getElementById("overview").getBoundingClientRect().top;
+var box = Array.prototype.filter.call(document.querySelectorAll(".board .scroll"), function (b) {
+  return b.scrollWidth > b.clientWidth; })[0];
+var cue = box ? box.parentNode.classList.contains("more") : false;
+var hint = box ? getComputedStyle(box.parentNode.nextElementSibling).display : "";
+var cell = box.querySelector("tbody td.model"), before = cell.getBoundingClientRect().left;
+box.scrollLeft = box.scrollWidth; box.dispatchEvent(new Event("scroll"));
+var after = cell.getBoundingClientRect().left, end = box.parentNode.classList.contains("more");
+document.body.setAttribute("data-result", [width, phone, Math.round(overview), cue, hint, Math.round(before - after), end].join(";"));
+"""
+
+
+def wide_page(folder):
+    """Three models on XLR and BackRetrieval at four cut-offs each: eight columns, wider than a phone."""
+    lines = [
+        record(task, f"model-{name}", value, args={"src": "en", "tgt": "de", "dataset": "ikea", "k": k})
+        for name, value in (("a", 0.9), ("b", 0.6), ("c", 0.3))
+        for task in ("xlr", "backretrieval")
+        for k in (1, 5, 10, 20)
+    ]
+    write_results(folder / "results", lines)
+    assert main(["leaderboard", str(folder / "results"), "-o", str(folder / "board"), "--no-plots"]) == 0
+    return folder / "board" / "index.html"
+
+
+@needs_chromium
+def test_at_390_pixels_tables_scroll_in_their_box_with_a_cue_and_the_model_column_stays(tmp_path):
+    dom = run_driver(wide_page(tmp_path), PHONE, tmp_path / "profile", width=390)
+    overflow, phone, overview, cue, hint, moved, end = dom.split('data-result="')[1].split('"')[0].split(";")
+    assert (int(overflow), phone) == (0, "true") and int(overview) < 844
+    assert (cue, hint) == ("true", "block") and abs(int(moved)) <= 1  # shadow and line shown; the model cell stays
+    assert end == "false"  # scrolled to the end: the cue goes away
+
+
+FIRST_SCREEN = """
+var overview = document.getElementById("overview").getBoundingClientRect();
+var first = document.querySelector("#overview tbody tr").getBoundingClientRect();
+document.body.setAttribute("data-result", [Math.round(overview.top), Math.round(first.bottom)].join(";"));
+"""
+
+
+@needs_chromium
+def test_at_1280_pixels_the_overviews_first_answer_is_on_the_first_screen(tmp_path):
+    dom = run_driver(researchers_page(tmp_path), FIRST_SCREEN, tmp_path / "profile")
+    top, bottom = (int(v) for v in dom.split('data-result="')[1].split('"')[0].split(";"))
+    assert 0 < top < bottom < 900

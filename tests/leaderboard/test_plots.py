@@ -124,7 +124,7 @@ def test_chance_lines_come_from_the_results_line():
 def test_bars_show_zero_as_a_line_with_its_value_and_mark_undefined_metrics():
     args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
     board = board_of(record("commute_tc", "m", 0.0, args=args), record("commute_ic", "m", [None], args=args))
-    columns = sorted(board.columns, key=lambda c: c.task, reverse=True)  # tc, ic
+    columns = sorted(board.columns, key=lambda c: c.role, reverse=True)  # tc, ic
     with figure(4, 3) as fig:
         axes = fig.subplots()
         grouped_bars(axes, board, list(board.labels), columns, ["TC", "IC"])
