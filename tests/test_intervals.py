@@ -248,7 +248,7 @@ def test_xlr_with_n_at_least_the_items_runs_once_and_says_so(xlr_runs):
     assert full.seeds == [0] and full.per_seed["recall@k"] == [full.metrics["recall@k"]] and full.task_version == 2
     assert full.warnings == [
         "xlr: every seed would evaluate the same 24 items, so it ran once (seed 0); the spread over "
-        "seeds is not defined, the interval over items is"
+        "seeds is undefined; the interval over items is shown instead."
     ]
     interval_ = full.intervals["recall@k"]
     assert interval_["low"] <= full.metrics["recall@k"] <= interval_["high"] and interval_["units"] == 24
