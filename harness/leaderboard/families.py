@@ -109,35 +109,25 @@ def section_function(family: Family) -> Callable[..., Any] | None:
     return function
 
 
-def _roles(registration: Any) -> tuple[str, ...]:
-    info = registration.info
-    roles = info.get("roles", info.get("tasks", ()))
-    if isinstance(roles, str) or not all(isinstance(t, str) for t in roles):
-        raise HarnessError(
-            f"family {registration.name!r} from plugin {registration.plugin!r}: tasks must be a "
-            f"sequence of task names, got {roles!r}"
-        )
-    return tuple(roles)
-
-
 def registered_families(registry: Registry | None = None) -> Families:
-    """The families of every installed plugin (or of ``registry``), ordered by family name."""
+    """The families of every installed plugin (or of ``registry``), from their typed ``FamilySpec``, by name."""
     from harness.plugins.registry import get_registry
+    from harness.plugins.specs import FamilySpec
 
     found = []
     for registration in (registry or get_registry()).entries["family"].values():
-        info = registration.info
-        order = info.get("order")
+        spec = registration.spec
+        assert isinstance(spec, FamilySpec)
+        roles = spec.display_roles
+        if isinstance(roles, str) or not all(isinstance(t, str) for t in roles):
+            raise HarnessError(
+                f"family {registration.name!r} from plugin {registration.plugin!r}: tasks must be a "
+                f"sequence of task names, got {roles!r}"
+            )
+        order = spec.order if isinstance(spec.order, int) and not isinstance(spec.order, bool) else None
         found.append(
             Family(
-                registration.name,
-                registration.description or registration.name,
-                _roles(registration),
-                bool(info.get("average", False)),
-                registration.ref,
-                info.get("sections"),
-                registration.plugin,
-                order if isinstance(order, int) and not isinstance(order, bool) else None,
+                spec.name, spec.title, tuple(roles), bool(spec.average), spec.plots, spec.sections, spec.plugin, order
             )
         )
     return Families(tuple(sorted(found, key=lambda f: f.name)))
