@@ -7,7 +7,9 @@ register any number of things and nothing heavy is imported until it is used:
     def register_tasks(register):
         register("my_task", "my_package.tasks:MyTask", "One line saying what it measures.")
 
-The reference is a ``"module:attribute"`` string, imported only when the name is used.
+The reference is a ``"module:attribute"`` string, imported only when the name is used. The
+keywords each hook takes are the fields of its spec (``harness/plugins/specs.py``); an unknown
+keyword is a warning naming the plugin, the keyword and the nearest valid one.
 ``docs/plugins.md`` documents each hook; tests/test_hooks.py fails when one lacks a section
 there or a test.
 """
@@ -59,11 +61,14 @@ def register_commands(register: Register) -> None:
 
 @hookspec
 def register_families(register: Register) -> None:
-    """Register a leaderboard family: ``register(name, "module:PLOTS", title, tasks=(...), average=False)``.
+    """Register how a leaderboard family is shown: ``register(name, "module:PLOTS", title, tasks=(...), average=False)``.
 
-    ``PLOTS`` is a sequence of plot functions ``plot(board, folder) -> list[Plot]`` (may be empty);
-    the description is the family's title on the leaderboard; ``tasks`` are its task names in
-    display order; ``average=True`` adds an average column (only when the tasks' main metrics are
-    on one scale). Optional ``sections="module:function"``: ``function(board) -> list[Section]``,
-    extra tables shown under the family (the retrieval family's meta-evaluation).
+    Presentation only: which tasks belong to the family is declared by the tasks (``Task.family``,
+    inherited by presets; ``harness.plugins.membership``). ``PLOTS`` is a sequence of plot functions
+    ``plot(board, folder) -> list[Plot]`` (may be empty); the description is the family's title;
+    ``tasks`` (or ``roles``) are the roles of its columns in display order; ``average=True`` adds an
+    average column (only when the main metrics are on one scale); ``order`` places it among the
+    families. Optional ``sections="module:function"``: ``function(board) -> list[Section]``, extra
+    tables shown under the family (the retrieval family's meta-evaluation). The keywords are the
+    fields of ``harness.plugins.specs.FamilySpec``; an unknown one is a warning.
     """
