@@ -256,3 +256,31 @@ def test_calibrate_fits_and_applies_on_preset_results_as_on_built_in_ones(runs, 
     (preset_out, preset_fit), (builtin_out, builtin_fit) = outputs["preset"], outputs["builtin"]
     assert preset_out == builtin_out
     assert preset_fit["map"] == builtin_fit["map"] and preset_fit["scope"] == builtin_fit["scope"]
+
+
+def test_the_project_s_own_registrations_use_only_valid_keywords(project):
+    assert project.warnings == []
+    retrieval = project.get("family", "retrieval").spec
+    assert isinstance(retrieval, FamilySpec) and retrieval.display_roles == ("xlr", "backretrieval", "corr")
+
+
+def test_the_temperature_sweep_takes_the_run_s_own_options():
+    import argparse
+
+    from harness.cli import add_run_arguments
+    from harness_tasks.commute.sweep import COMMAND, DEFAULT_TASKS
+
+    sweep, run = argparse.ArgumentParser(), argparse.ArgumentParser()
+    COMMAND.add_arguments(sweep)
+    add_run_arguments(run)
+    run_options = {o for action in run._actions for o in action.option_strings}
+    sweep_options = {o for action in sweep._actions for o in action.option_strings}
+    assert run_options - sweep_options == set() and sweep_options - run_options == {"--temperatures"}
+    args = sweep.parse_args(["--model", "m", "--seeds", "3", "--resume", "--shard", "1/2"])
+    assert (args.tasks, args.seeds, args.resume, args.shard, args.output) == (
+        DEFAULT_TASKS,
+        3,
+        True,
+        "1/2",
+        "results/temperature",
+    )
