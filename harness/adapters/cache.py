@@ -11,7 +11,9 @@ The cache is an accelerator, never a reason for a run to fail or to be wrong:
   ``cache.sqlite3.corrupt-<time>``, with one warning, and the run continues with a fresh file;
 - a value whose checksum does not match is a miss (it is computed again and replaced);
 - a write that fails (full disk, I/O error, a lock held too long) costs one warning, and the
-  value is simply not stored.
+  value is simply not stored;
+- a folder that cannot be written (read-only, full) is read without ever being written, and one
+  that cannot be created or opened at all is not used: one warning each, and the run goes on.
 
 ``caching(False)`` (``--no-cache``) makes ``default_cache()`` return None, so no cache file is
 opened at all, not even for the weight-hash memo of ``harness.adapters.model.local_revision``.
@@ -91,11 +93,38 @@ class Cache:
         self.folder = Path(folder) if folder is not None else default_cache_dir()
         self._local = threading.local()
         self._warned: set[str] = set()
+        self.read_only = False  # the folder cannot be written: values are read, never stored
+        self.unused = False  # the folder cannot be read either: every lookup misses
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise self._unusable(exc) from None
-        self._run(lambda connection: None, self._raise_unusable)  # opens (and heals) the file now
+            self._give_up(exc)
+            return
+        self._run(lambda connection: None, self._read_only_or_unused)  # opens (and heals) the file now
+
+    def _read_only_or_unused(self, exc: sqlite3.Error | OSError) -> None:
+        """The file cannot be opened for writing: read it as it is, or (no file, unreadable) use none."""
+        self._drop_connection()
+        if self.path.is_file():
+            self.read_only = True
+            try:
+                self._connection().execute(f"SELECT 1 FROM {TABLE} LIMIT 1").fetchall()
+            except (sqlite3.Error, OSError):
+                self._drop_connection()
+            else:
+                _warn(
+                    f"cache folder {self.folder} cannot be written ({exc}); reading the cache read-only: "
+                    "new model outputs are not stored (results are unaffected)"
+                )
+                return
+        self._give_up(exc)
+
+    def _give_up(self, exc: BaseException) -> None:
+        self.unused = True
+        _warn(
+            f"cache folder {self.folder} is not usable ({exc}); running without a cache "
+            "(set HARNESS_CACHE_DIR to a writable folder to keep model outputs)"
+        )
 
     @property
     def path(self) -> Path:
@@ -130,6 +159,12 @@ class Cache:
         if connection is not None and local.pid == os.getpid():
             connection.close()
         local.connection = None
+        if self.read_only:  # no lock file, no journal: immutable, as nothing may write a read-only folder
+            connection = sqlite3.connect(
+                f"{self.path.absolute().as_uri()}?mode=ro&immutable=1", uri=True, isolation_level=None
+            )
+            local.pid, local.inode, local.connection = os.getpid(), _inode(self.path), connection
+            return connection
         with self._file_lock():
             connection = sqlite3.connect(self.path, timeout=600, isolation_level=None)
             local.pid, local.inode = os.getpid(), _inode(self.path)
@@ -195,6 +230,8 @@ class Cache:
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
         """The stored values of those keys that are present and intact (a damaged value is a miss)."""
         keys = list(dict.fromkeys(keys))
+        if self.unused:
+            return {}
 
         def select(connection: sqlite3.Connection) -> list[tuple[str, bytes, bytes]]:
             rows: list[tuple[str, bytes, bytes]] = []
@@ -223,7 +260,7 @@ class Cache:
 
     def put_many(self, items: Mapping[str, bytes]) -> None:
         """Store values in one atomic transaction (a failed write is a warning: the values are just not kept)."""
-        if not items:
+        if not items or self.read_only or self.unused:
             return
         rows = [(key, value, checksum(key, value)) for key, value in items.items()]
 
@@ -261,6 +298,8 @@ class Cache:
         self.put_many({key: value.encode()})
 
     def __len__(self) -> int:
+        if self.unused:
+            return 0
         return int(
             self._run(
                 lambda connection: connection.execute(f"SELECT COUNT(*) FROM {TABLE}").fetchone()[0],

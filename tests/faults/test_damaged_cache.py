@@ -124,8 +124,8 @@ def test_no_cache_opens_no_cache_file_not_even_for_the_weight_hash_memo(data_dir
         "--output",
         str(tmp_path / "out"),
     ]
-    code, _, err = run_cli(capsys, *args)
-    assert code == 2 and "cache folder" in err and "is not usable" in err and "--no-cache" in err
+    code, _, err = run_cli(capsys, *args)  # the cache is never a reason for a run to fail (issue 23.13)
+    assert code == 0 and err.count("harness: warning: cache folder") == 1 and "running without a cache" in err
     code, _, err = run_cli(capsys, *args, "--no-cache")
     assert code == 0, err
-    assert blocked.read_text() == "a file where the cache folder would be" and len(results_lines(tmp_path / "out")) == 1
+    assert blocked.read_text() == "a file where the cache folder would be" and len(results_lines(tmp_path / "out")) == 2
