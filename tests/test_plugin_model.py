@@ -284,3 +284,18 @@ def test_the_temperature_sweep_takes_the_run_s_own_options():
         "1/2",
         "results/temperature",
     )
+
+
+@RUNS[0]
+@RUNS[1]
+def test_the_leaderboard_files_preset_results_under_their_family_as_built_in_ones(runs, project, tmp_path, monkeypatch):
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", project)
+    readmes = {}
+    for name in ("preset", "builtin"):
+        assert main(["leaderboard", str(runs / name), "--output", str(tmp_path / name), "--no-plots"]) == 0
+        readmes[name] = (tmp_path / name / "README.md").read_text()
+    for readme in readmes.values():
+        assert "Image-pivoted retrieval" in readme and "Other tasks" not in readme
+    board = json.loads((tmp_path / "preset" / "leaderboard.json").read_text())
+    builtin = json.loads((tmp_path / "builtin" / "leaderboard.json").read_text())
+    assert json.dumps(board, sort_keys=True).count("recall@k") == json.dumps(builtin, sort_keys=True).count("recall@k")
