@@ -32,7 +32,7 @@ from typing import Any
 
 from harness.errors import DataError, HarnessError
 from harness.results.jsonl import BadLine, iter_json_lines
-from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records
+from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records, role_of
 
 Tables = dict[str, dict[str, float]]  # tuple id -> "image|translation" -> perplexity
 Points = list[tuple[float, float]]
@@ -83,7 +83,7 @@ def _is_results_file(path: Path) -> bool:
 
 
 def _is_commute(record: ResultRecord) -> bool:
-    return (family_of(record) or ("commute" if record.task.startswith("commute_") else None)) == "commute"
+    return (family_of(record) or ("commute" if role_of(record).startswith("commute_") else None)) == "commute"
 
 
 def results_runs(results: Path) -> dict[str, Tables]:
@@ -100,7 +100,7 @@ def results_runs(results: Path) -> dict[str, Tables]:
             label = f"{record.model.get('name', '?')} ({settings}" + (
                 f", T={temperature})" if float(temperature) != 1.0 else ")"
             )
-            groups.setdefault(label, {})[record.task] = record
+            groups.setdefault(label, {})[role_of(record)] = record  # the latest of each role (a preset's is its base's)
     if not groups:
         raise HarnessError(
             f"{results} has no CoMMuTE record with per-sample logs (run with --log-samples, or pass a samples file)"
