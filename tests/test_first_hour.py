@@ -288,3 +288,46 @@ def test_meta_says_where_it_wrote_shows_an_undefined_spread_and_reads_the_two_te
     assert (
         f"written to {tmp_path / 'meta'}/ (--output changes it): meta.json, xlr_vs_backretrieval.png" in result.stderr
     )
+
+
+# --- g-sweep: the data set in the title, readable log ticks, a warning for few models, the columns explained --------
+
+
+def test_g_sweep_names_its_data_warns_about_few_models_and_explains_its_columns(tmp_path, capsys, monkeypatch):
+    import numpy as np
+    from retrieval.builders import write_ikea
+
+    from harness.cli import main
+    from harness_tasks.retrieval.analysis import g_quality
+
+    features = np.array(
+        [[1, 0, 0, 0], [1, 0.2, 0, 0], [0, 1, 0, 0], [0, 1, 0.2, 0], [0, 0, 1, 0], [0, 0, 1, 0.2]], dtype=np.float32
+    )
+    data = write_ikea(tmp_path / "shapes-pairs", features=features)  # a data set that is not IKEA
+    titles = []
+    real_plot = g_quality.plot
+    monkeypatch.setattr(
+        g_quality, "plot", lambda rows, path, **kw: titles.append(kw["title"]) or real_plot(rows, path, **kw)
+    )
+    models = ["random-encoder", "tfidf-char", "random-encoder:seed=1"]
+    argv = ["g-sweep", "--data-dir", str(data), *[a for m in models for a in ("--model", m)], "--noise", "1"]
+    argv += ["--truncate", "1", "--seeds", "2", "--k", "1", "--output", str(tmp_path / "sweep")]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert titles == ["BkR and CORR vs XLR as g degrades: shapes-pairs test en-de, 3 encoders, 2 seeds"]
+    assert "warning: g-sweep: the correlations with XLR are across only 3 models" in err
+    assert "agree@1: share of each image's 1 nearest images under the clean g kept among its 1 nearest" in out
+    assert "rho_g: Spearman correlation of each image's cosines to the other images" in out
+    assert "r / rho(X,XLR): Pearson / Spearman correlation of X with XLR across the models" in out
+    assert g_quality.data_name(data / "en.de", data / "en.de") == "shapes-pairs/en.de"  # a pair folder given
+
+
+def test_calibrate_says_worst_case(tmp_path, capsys):
+    from retrieval.test_calibrate import MODELS, records, write
+
+    from harness.cli import main
+
+    folder = write(tmp_path / "parallel", records(MODELS))
+    assert main(["calibrate", "fit", folder, "--output", str(tmp_path / "c.json")]) == 0
+    out = capsys.readouterr().out
+    assert "(smaller worst-case RMSE)" in out and "worse-case" not in out

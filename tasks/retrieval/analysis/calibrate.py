@@ -351,7 +351,7 @@ def format_validation(calibration: dict[str, Any]) -> str:
     scope = calibration["scope"]
     points = calibration["provenance"]["points"]
     lines.append(
-        f"chosen: {calibration['method']} (smaller worse-case RMSE), fitted on {len(points)} points "
+        f"chosen: {calibration['method']} (smaller worst-case RMSE), fitted on {len(points)} points "
         f"({len({p['model'] for p in points})} models), k = {scope['k']}, retrieval {scope['retrieval']}, BkR n_used "
         f"{'-'.join(map(str, scope['n_used']['backretrieval']))}"
     )

@@ -189,12 +189,24 @@ def _correlation_cells(row: dict[str, Any]) -> str:
 
 
 def format_table(rows: Sequence[dict[str, Any]], k: int) -> str:
-    """One line per condition: g's agreement, rank agreement, and r / rho of BkR and CORR with XLR (mean ± std over seeds)."""
+    """One line per condition: g's agreement, rank agreement, and r / rho of BkR and CORR with XLR (mean ± std over seeds);
+    a legend under the table says what the columns are."""
     lines = [f"{'g':<14}{f'agree@{k}':>9}{'rho_g':>7}" + CORRELATION_HEADER]
     for row in rows:
         rho = "n/a" if row["rank_agreement"] is None else f"{row['rank_agreement']:.3f}"
         lines.append(f"{row['condition']:<14}{row['agreement']:>9.3f}{rho:>7}" + _correlation_cells(row))
-    return "\n".join(lines)
+    chance = rows[0]["chance_agreement"] if rows else None
+    return "\n".join(
+        [
+            *lines,
+            "",
+            f"agree@{k}: share of each image's {k} nearest images under the clean g kept among its {k} nearest under "
+            f"this g (1 = unchanged{'' if chance is None else f', {chance:.3f} = a random g'})",
+            "rho_g: Spearman correlation of each image's cosines to the other images, this g against the clean g "
+            "(mean over images)",
+            CORRELATION_LEGEND,
+        ]
+    )
 
 
 def format_ladder(rows: Sequence[dict[str, Any]], k: int) -> str:
@@ -202,7 +214,25 @@ def format_ladder(rows: Sequence[dict[str, Any]], k: int) -> str:
     lines = [f"{'g':<22}{f'gain@{k}':>8}" + CORRELATION_HEADER]
     for row in rows:
         lines.append(f"{row['condition']:<22}{row['scene_gain']:>8.3f}" + _correlation_cells(row))
-    return "\n".join(lines)
+    legend = f"gain@{k}: how well g orders the scenes by shared content (0 = a random g, 1 = the best possible order)"
+    return "\n".join([*lines, "", legend, CORRELATION_LEGEND])
+
+
+CORRELATION_LEGEND = (
+    "BkR min-max: the lowest and highest BkR over the models; r / rho(X,XLR): Pearson / Spearman correlation of X with "
+    "XLR across the models (mean ± std over seeds)"
+)
+FEW_MODELS = 5  # below this, one model moves a correlation across models a long way
+
+
+def warn_few_models(count: int) -> None:
+    """A warning on stderr when the correlations across models rest on fewer than ``FEW_MODELS`` models."""
+    if count < FEW_MODELS:
+        print(
+            f"harness: warning: g-sweep: the correlations with XLR are across only {count} models; one model "
+            f"moves them a long way: read them as a sketch, and give {FEW_MODELS} or more --model for a finding",
+            file=sys.stderr,
+        )
 
 
 def _spread(bkr: dict[str, float | None]) -> str:
@@ -217,6 +247,7 @@ def _pm(summary: dict[str, Any] | None) -> str:
 def plot(rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str) -> None:
     """Meta-correlation with XLR against g's neighbour agreement: Pearson and Spearman panels, BkR solid, CORR dashed."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     figure = Figure(figsize=(7.4, 3.4))
     panels = figure.subplots(1, 2, sharey=True)
@@ -259,6 +290,9 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str) -> N
         axes.axvline(chance, color="grey", linestyle=":", linewidth=1)
         axes.axhline(0, color="grey", linewidth=0.6)
         axes.set_xscale("log")
+        axes.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))  # 0.01, 0.02, 0.05, 0.1, ...: never crowded
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        axes.xaxis.set_minor_formatter(NullFormatter())
         axes.set_ylim(min(-0.1, axes.get_ylim()[0]), 1.08)
         axes.set_xlabel(f"g quality: neighbour agreement@{k} (log)")
         axes.set_title(f"{symbol} with XLR across models", fontsize=9)
@@ -276,6 +310,12 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, *, k: int, title: str) -> N
     figure.suptitle(title, fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=200)
+
+
+def data_name(data_dir: Path, pair: Path) -> str:
+    """The data set as the user named it: its folder (``ikea``), or ``<folder>/<pair>`` when given a pair folder."""
+    given = data_dir.resolve()
+    return f"{given.parent.name}/{given.name}" if given == pair.resolve() else given.name
 
 
 def _floats(text: str) -> list[float]:
@@ -333,6 +373,7 @@ class GSweepCommand:
                 "give --data-dir (degrade that data's image features) or --image-models (image encoders as g on "
                 "xling-shapes), one of the two"
             )
+        warn_few_models(len(models))
         if args.image_models is not None:
             return self.run_ladder(args, models, given)
         source = pair_folder(Path(args.data_dir), src, tgt, split)
@@ -378,7 +419,8 @@ class GSweepCommand:
             rows,
             output / "g_sweep.png",
             k=args.k,
-            title=f"BkR and CORR vs XLR as g degrades: IKEA {split} {src}-{tgt}, {len(models)} encoders, {args.seeds} seeds",
+            title=f"BkR and CORR vs XLR as g degrades: {data_name(Path(args.data_dir), source)} {split} {src}-{tgt}, "
+            f"{len(models)} encoders, {args.seeds} seeds",
         )
         print(format_table(rows, args.k))
         print(f"written: {output / 'sweep.json'}, {output / 'g_sweep.png'}", file=sys.stderr)
