@@ -32,7 +32,7 @@ h3 { margin: 1.2em 0 0.3em; font-size: 1.05em; }
 .filters { position: sticky; top: 0; background: #fff; padding: 0.5em 0; border-bottom: 1px solid #ddd; z-index: 1; }
 .filters label { margin-right: 1.2em; white-space: nowrap; }
 .boards { display: flex; flex-wrap: wrap; gap: 0 2.5em; align-items: flex-start; }
-.board { max-width: 600px; min-width: 0; }
+.board { max-width: 580px; min-width: 0; }
 .scroll-wrap { position: relative; max-width: 100%; }
 .scroll { max-width: 100%; overflow-x: auto; -webkit-overflow-scrolling: touch; }
 .scroll-wrap.more::after { content: ""; position: absolute; top: 0; right: 0; bottom: 0; width: 1.6em; pointer-events: none;
@@ -49,8 +49,8 @@ p.collapsed, details.collapsed > summary { color: #555; font-size: 0.92em; }
 details.collapsed > summary { cursor: pointer; margin: 0.6em 0; }
 .intro { font-size: 0.92em; color: #333; }
 a.mark { color: #b35900; text-decoration: none; }
-table { border-collapse: collapse; margin: 0.4em 0; font-size: 0.88em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.55em; }
+table { border-collapse: separate; border-spacing: 0; border-top: 1px solid #ccc; border-left: 1px solid #ccc; margin: 0.4em 0; font-size: 0.88em; }
+th, td { border-right: 1px solid #ccc; border-bottom: 1px solid #ccc; padding: 0.25em 0.55em; }  /* separate borders: a sticky cell keeps its own */
 th { background: #f3f3f3; vertical-align: bottom; }
 table.sortable thead th { cursor: pointer; user-select: none; }
 th[aria-sort="ascending"]::after { content: " \\25B2"; }
@@ -82,6 +82,7 @@ footer { margin-top: 2em; border-top: 1px solid #ddd; font-size: 0.82em; color: 
   .filters select { max-width: 11em; }
   figure { margin: 0.6em 0; }
   table.overview, table.overview tbody, table.overview tr, table.overview td { display: block; }
+  table.overview { border: none; }
   table.overview thead { display: none; }
   table.overview tr { border: 1px solid #ccc; margin: 0 0 0.5em; }
   table.overview td { border: none; position: static; padding: 0.15em 0.5em; max-width: none; min-width: 0; }
