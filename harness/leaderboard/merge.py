@@ -101,7 +101,7 @@ class Board:
 
         def informative(item: tuple[Family, list[Column]]) -> tuple[int, int, int, int, int, str]:
             family, columns = item
-            models = len({key for key, column in self.cells if column in columns})
+            models = len({key for key in self.labels for column in columns if (key, column) in self.cells})
             place = registered.index(family) if family in registered else len(registered)
             return (family is OTHER, family.order is None, family.order or 0, -models, place, family.name)
 

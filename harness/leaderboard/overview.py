@@ -65,7 +65,8 @@ def _ranked(table: FamilyTable, index: int) -> list[Row]:
 
 
 def _result(board: Board, column: Column, label: str) -> Result | None:
-    return next((r for (_, c), r in board.cells.items() if c == column and r.model_label == label), None)
+    key = next((k for k, shown in board.labels.items() if shown == label), None)
+    return board.cells.get((key, column)) if key is not None else None
 
 
 def paired_test(first: Result, second: Result) -> Bootstrap | None:
@@ -137,7 +138,7 @@ def fixed(result: Result) -> bool:
 
 def _collapsed(board: Board, family: Family, columns: Sequence[Column], models: int) -> str | None:
     """One sentence when every result of the family is fixed (see ``fixed``), else None."""
-    results = [r for (_, c), r in board.cells.items() if c in columns]
+    results = [board.cells[key, c] for c in columns for key in board.labels if (key, c) in board.cells]
     if not results or not all(fixed(r) for r in results):
         return None
     reasons = sorted(
@@ -153,7 +154,7 @@ def overview(board: Board, tables: Sequence[FamilyTable]) -> list[FamilyOverview
     """Per family present (in the board's order: informative families first), its answer lines."""
     found = []
     for family, columns in board.families():
-        models = len({key for key, c in board.cells if c in columns})
+        models = len({key for key in board.labels for c in columns if (key, c) in board.cells})
         collapsed = _collapsed(board, family, columns, models)
         lines = []
         for table in (t for t in tables if t.family == family):

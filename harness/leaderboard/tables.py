@@ -131,7 +131,7 @@ def cell_of(record: ResultRecord, metric: str, shared: tuple[str, ...] = ()) -> 
 
 def column_notes(board: Board, column: Column) -> tuple[str, ...]:
     """The warnings every current result of the column carries, in the order the lines give them."""
-    results = [r for (_, c), r in board.cells.items() if c == column]
+    results = [board.cells[key, column] for key in board.labels if (key, column) in board.cells]
     if not results:
         return ()
     first = results[0].record.warnings
