@@ -24,7 +24,7 @@ component is a data error naming the file, row and field, whether or not images 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError, HarnessError
@@ -40,7 +40,7 @@ from harness.run.data import (
     require_folder,
     uses_hf_dataset,
 )
-from harness_tasks.parallel_data.images import combined_revision
+from harness_tasks.parallel_data.images import check_image, combined_revision, image_file, outside_folder
 
 TEXT_COLUMNS = ("source", "target_a", "target_b", "incorrect_a", "incorrect_b")
 COLUMNS = ("id", *TEXT_COLUMNS, "image_a", "image_b")
@@ -114,16 +114,6 @@ def check_tuples(source: str, columns: Mapping[str, list[Any]]) -> None:
             )
 
 
-def outside_folder(name: str) -> str | None:
-    """Why the relative name ``name`` could reach outside its folder (absolute, a drive, ``..``), or None."""
-    posix, windows = PurePosixPath(name.replace("\\", "/")), PureWindowsPath(name)
-    if posix.is_absolute() or windows.drive or windows.root:
-        return "is an absolute path"
-    if ".." in posix.parts:
-        return "goes up with '..'"
-    return None
-
-
 def check_image_names(source: str, columns: Mapping[str, list[Any]], by_line: bool) -> None:
     """Every image name stays inside the images folder; rows are file lines (``by_line``) or 1-based tuple rows."""
     for side in ("a", "b"):
@@ -139,8 +129,9 @@ def check_image_names(source: str, columns: Mapping[str, list[Any]], by_line: bo
                 )
 
 
-def attach_images(columns: dict[str, list[Any]], images_dir: str) -> list[Path]:
-    """Add absolute image paths; every missing file is named. Returns the image files."""
+def attach_images(columns: dict[str, list[Any]], images_dir: str, listed_in: str, by_line: bool) -> list[Path]:
+    """Add absolute image paths; every missing file is named, a symlink out of ``images_dir`` or an
+    unreadable image is an error naming ``listed_in`` and the row (as ``check_image_names``). Returns the image files."""
     folder = require_folder(images_dir, "images folder")
     names = columns["image_a"] + columns["image_b"]
     missing = sorted({name for name in names if not (folder / name).is_file()})
@@ -148,6 +139,15 @@ def attach_images(columns: dict[str, list[Any]], images_dir: str) -> list[Path]:
         raise DataError(
             str(folder), f"{len(missing)} image file(s) of the dataset are missing: {', '.join(missing)}", field="image"
         )
+    checked: set[str] = set()
+    for side in ("a", "b"):
+        for index, name in enumerate(columns[f"image_{side}"]):
+            row = columns[f"line_{side}"][index] if by_line else index + 1
+            field = "image" if by_line else f"image_{side}"
+            path = image_file(folder, name, listed_in, row, field)
+            if name not in checked:
+                checked.add(name)
+                check_image(path, listed_in, row, field)
     for side in ("a", "b"):
         columns[f"image_{side}_path"] = [str((folder / name).resolve()) for name in columns[f"image_{side}"]]
     return sorted({folder / name for name in names})
@@ -186,18 +186,20 @@ class CommuteLoader(DatasetLoader):
                 "a save_to_disk folder or a Hub id"
             )
         lang = args["lang"]
-        if uses_hf_dataset(source):
+        by_line = not uses_hf_dataset(source)
+        if not by_line:
             columns, identity = hub_columns(source, lang)
-            check_image_names(source, columns, by_line=False)
+            listed_in = source
         else:
             folder = pair_folder(require_folder(source), lang)
             columns, files = read_raw(folder, lang)
-            check_image_names(str(folder / "img.order"), columns, by_line=True)
+            listed_in = str(folder / "img.order")
             identity = {"source": str(folder), "revision": files_revision(files), "split": folder.name}
+        check_image_names(listed_in, columns, by_line=by_line)
         check_tuples(identity["source"], columns)
         if images_dir is not None:
             identity["revision"] = combined_revision(
-                identity["revision"], files_revision(attach_images(columns, images_dir))
+                identity["revision"], files_revision(attach_images(columns, images_dir, listed_in, by_line))
             )
             identity["images"] = str(images_dir)
         self.extend(columns, images_dir, identity)

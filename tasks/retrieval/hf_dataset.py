@@ -7,14 +7,17 @@ names image files in an ``image_file`` column gets its images from ``--images DI
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
+
+import numpy as np
 
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
 from harness.run.data import DatasetLoader, LoadedData, load_hf_dataset, uses_hf_dataset
 from harness_tasks.parallel_data.images import attach_images, combined_revision
-from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, apply_columns, languages, validate
+from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, apply_columns, image_features, languages, validate
 
 
 def load_mapped(source: str, args: Mapping[str, Any], images_dir: str | None) -> LoadedData:
@@ -28,7 +31,22 @@ def load_mapped(source: str, args: Mapping[str, Any], images_dir: str | None) ->
             images=str(images_dir), revision=combined_revision(str(loaded.identity["revision"]), images_revision)
         )
     validate(source, loaded.data, langs)
+    if "image_features" in loaded.data.column_names:
+        warn_if_constant(source, image_features(source, loaded.data))
     return loaded
+
+
+def warn_if_constant(source: str, features: np.ndarray) -> None:
+    """One warning when every image feature vector is the same (all zero, say): the image similarity g is
+    then constant, so BackRetrieval sits at chance and CORR is undefined whatever the text model does."""
+    if len(features) < 2 or not (features == features[0]).all():
+        return
+    what = "zero" if not features.any() else "the same"
+    print(
+        f"harness: warning: {source}: every image feature vector is {what}, so g is constant: BackRetrieval "
+        "can only be at chance and CORR is undefined (were the features extracted?)",
+        file=sys.stderr,
+    )
 
 
 class ImageTextLoader(DatasetLoader):

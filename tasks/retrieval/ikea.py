@@ -35,7 +35,7 @@ from harness.run.data import (
     uses_hf_dataset,
 )
 from harness_tasks.parallel_data.images import combined_revision, image_paths
-from harness_tasks.retrieval.hf_dataset import load_mapped
+from harness_tasks.retrieval.hf_dataset import load_mapped, warn_if_constant
 from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, check_finite, languages
 
 NPY_MAGIC = b"\x93NUMPY"
@@ -188,4 +188,5 @@ def read_features(path: Path, rows: int, aligned_with: Path) -> np.ndarray:
         raise DataError(str(path), f"has {len(matrix)} rows but {aligned_with} has {rows} lines")
     matrix = matrix.astype(np.float32, copy=False)
     check_finite(str(path), matrix)
+    warn_if_constant(str(path), matrix)
     return matrix
