@@ -37,7 +37,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.plugins.registry import Registration, Registry
-from harness.run.task import Task, task_name_problem
+from harness.run.names import task_name_problem
 
 KEYS = {"name", "base", "description", "family", "languages", "dataset", "args"}
 DATASET_KEYS = {"loader", "source", "split", "columns"}
@@ -363,6 +363,8 @@ def preset_class(registry: Registry, registration: Registration) -> type:
 
 
 def _build_class(registry: Registry, preset: Preset) -> type:
+    from harness.run.task import Task  # numpy: not for `harness list`, which reads presets
+
     try:
         base = registry.load("task", preset.base)
     except PresetError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -89,20 +88,6 @@ def recall_chance(values: Mapping[str, Any]) -> float | None:
 
 
 DataT = TypeVar("DataT")
-
-TASK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
-"""The grammar of a task name: letters, digits, ``_`` and ``-`` (no ``/``, ``|``, ``.``, ``,`` or spaces: a name
-goes into file names, signatures, ``--tasks`` lists and ``--task-args TASK.key=value``)."""
-
-
-def task_name_problem(name: str) -> str | None:
-    """Why ``name`` is not a valid task name, or None."""
-    if TASK_NAME.fullmatch(name):
-        return None
-    return (
-        f"{name!r} is not a valid task name: use letters, digits, '_' and '-' (at most 100 characters, "
-        "starting with a letter or digit)"
-    )
 
 
 class Task(Generic[DataT]):
