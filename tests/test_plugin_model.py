@@ -299,3 +299,43 @@ def test_the_leaderboard_files_preset_results_under_their_family_as_built_in_one
     board = json.loads((tmp_path / "preset" / "leaderboard.json").read_text())
     builtin = json.loads((tmp_path / "builtin" / "leaderboard.json").read_text())
     assert json.dumps(board, sort_keys=True).count("recall@k") == json.dumps(builtin, sort_keys=True).count("recall@k")
+
+
+MEMBERS_PLUGIN = '''
+from harness import Task, hookimpl
+
+FAMILY = "newer"
+
+
+class Legacy(Task):
+    """Declares no family: its plugin's family registration lists it."""
+
+
+class Declared(Task):
+    family = FAMILY  # not a literal: read by importing the class
+    role = "declared_role"
+
+
+class Nothing(Task):
+    """Of no family."""
+
+
+@hookimpl
+def register_tasks(register):
+    register("legacy", "members_plugin:Legacy", "")
+    register("declared", "members_plugin:Declared", "")
+    register("nothing", "members_plugin:Nothing", "")
+
+
+@hookimpl
+def register_families(register):
+    register("older", "members_plugin:PLOTS", "Older", tasks=("legacy",))
+'''
+
+
+def test_membership_of_a_plugin_s_tasks_declared_listed_or_none(tmp_path, monkeypatch):
+    registry = _plugin(tmp_path, monkeypatch, "members_plugin", MEMBERS_PLUGIN)
+    assert registry.warnings == []
+    assert task_membership(registry, "legacy") == harness.Membership("older", "legacy")
+    assert task_membership(registry, "declared") == harness.Membership("newer", "declared_role")
+    assert task_membership(registry, "nothing") == harness.Membership(None, "nothing")

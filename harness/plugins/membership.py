@@ -2,7 +2,9 @@
 
 A task class declares both once (``family = "retrieval"``, ``role = "xlr"``; no role: its own
 registered name); a YAML preset is its base task's member in its base's role (a preset names a
-family only for a base that declares none). Results lines carry the same two values
+family only for a base that declares none). A task class that declares no family (a plugin written
+before tasks declared one) belongs to the family whose registration lists its role, as the
+leaderboard places it. Results lines carry the same two values
 (``harness.results.records.family_of`` / ``role_of``), written from the same class attributes.
 
 ``task_membership`` reads the class attributes from the module's source when they are plain
@@ -55,7 +57,17 @@ def _membership(registry: Registry, name: str, depth: int) -> Membership:
         cls = registration.load()
         declared = {key: getattr(cls, key, None) for key in declared}
     family, role = declared["family"], declared["role"]
-    return Membership(family if isinstance(family, str) else None, role if isinstance(role, str) and role else name)
+    role = role if isinstance(role, str) and role else name
+    return Membership(family if isinstance(family, str) else _listed_in(registry, role), role)
+
+
+def _listed_in(registry: Registry, role: str) -> str | None:
+    """For a task class that declares no family (a plugin written before tasks declared one): the family whose
+    registration lists its role, as the leaderboard places such a task's older results lines."""
+    for registration in registry.entries["family"].values():
+        if role in registration.info.get("roles", registration.info.get("tasks", ())):
+            return registration.name
+    return None
 
 
 def family_members(registry: Registry) -> dict[str, Membership]:
