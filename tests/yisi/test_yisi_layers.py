@@ -83,6 +83,8 @@ def test_filter_sweep_per_layer_by_hand():
     assert info["roc_auc@L1"]["display"] == "ROC AUC L1" and info["roc_auc@L1"]["chance"] == 0.5
     assert info["mean_f2@L0"]["higher_is_better"] is True and info["best_layer"]["higher_is_better"] is None
     assert set(info) >= {f"{m}@L{layer}" for m in ("roc_auc", "mean_f1", "mean_f2") for layer in (0, 1)}
+    # chance of mean F1 with N = 4 pairs, E = 2 bad: mean of k / (2 + k) = (1/3 + 1/2 + 3/5 + 2/3) / 4 = 21/40
+    assert info["mean_f1@L0"]["chance"] == pytest.approx(21 / 40) == info["mean_f1@L1"]["chance"]
     assert layer_values(metrics, "roc_auc") == [1.0, 0.5]
 
 
