@@ -126,3 +126,5 @@ def test_the_image_role_is_given_once():
         RunConfig(image_model="m", aux_models={"image": "n"})
     with pytest.raises(HarnessError, match="takes a model name or"):
         RunConfig(aux_models={"judge": 3})
+    with pytest.raises(HarnessError, match="takes a model name or"):
+        RunConfig(aux_models={"judge": ("j", 3)})

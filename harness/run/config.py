@@ -28,8 +28,8 @@ class RunConfig:
     are kept as dicts. A task argument may be scoped to one task of the run: ``"xlr.k=5"``, or
     ``{"xlr": {"k": 5}}`` in a mapping (kept as ``{"xlr.k": 5}``). ``aux_models`` gives the model of
     each auxiliary role the tasks declare (role -> name, or (name, arguments)); ``image_model`` is
-    the ``"image"`` role's (``--image-model``). Construction checks every value that does not depend on the tasks or the
-    machine (batch size, seeds, seed, limit, resamples, the device's spelling, shard, output);
+    the ``"image"`` role's (``--image-model``). Construction checks every value that does not
+    depend on the tasks or the machine (batch size, seeds, seed, limit, resamples, the device's spelling, shard, output);
     whether a CUDA device is usable is checked when the run is prepared. ``output=None`` writes
     nothing. ``registry`` and ``progress`` default to the installed plugins and no progress bars.
     """
@@ -84,8 +84,8 @@ class RunConfig:
         """``aux_models`` as role -> (name, arguments), each checked."""
         found: dict[str, tuple[str, dict[str, Any]]] = {}
         for role, value in dict(self.aux_models).items():
-            name, args = (value, {}) if isinstance(value, str) else value if isinstance(value, tuple) else (None, None)
-            if not isinstance(role, str) or not isinstance(name, str) or not name or args is None:
+            name, args = (value, {}) if isinstance(value, str) else value if _is_pair(value) else (None, None)
+            if not isinstance(role, str) or not isinstance(name, str) or not name or not _is_args(args):
                 raise HarnessError(f"aux_models: role {role!r} takes a model name or (name, arguments), got {value!r}")
             found[role] = (name, parse_kv(args, f"arguments of the {role} model"))
         if self.image_model and "image" in found:
@@ -110,6 +110,14 @@ def _at_least(option: str, value: int | None, lowest: int, bound: str = "") -> N
         raise HarnessError(f"{option} takes a whole number, got {value!r}")
     if value < lowest:
         raise HarnessError(f"{option} must be {bound or f'at least {lowest}'}, got {value}")
+
+
+def _is_pair(value: Any) -> bool:
+    return isinstance(value, tuple) and len(value) == 2
+
+
+def _is_args(value: Any) -> bool:
+    return value is None or isinstance(value, (str, Mapping))
 
 
 def _flatten_scopes(args: Mapping[str, Any]) -> dict[str, Any]:
