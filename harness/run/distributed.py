@@ -14,8 +14,10 @@ or shard count can resume what another left in a shared cache.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -95,6 +97,21 @@ class RankPartition:
         """The sorted union of every rank's missing keys."""
         return sorted(set().union(*self._all_gather(keys, what)))
 
+    def same_data(self, identities: Sequence[str]) -> None:
+        """Stop unless every rank read the same data (one identity per task: loader, revision, size).
+
+        Ranks that read different files would each miss keys the others never compute; the error
+        names the first rank whose data differs from rank 0's, and the task.
+        """
+        gathered = self._all_gather(list(identities), "comparing the data each rank read")
+        for rank, theirs in enumerate(gathered):
+            for mine, other in zip(gathered[0], theirs):
+                if mine != other:
+                    raise HarnessError(
+                        f"rank {rank} of {self.world_size} read different data than rank 0 ({other} against "
+                        f"{mine}); every rank must read the same files: give them the same --data-dir and --images"
+                    )
+
     def mine(self, keys: list[str]) -> list[str]:
         """Every world_size-th key, starting at this rank."""
         return keys[self.rank :: self.world_size]
@@ -107,25 +124,65 @@ class RankPartition:
         return merged
 
 
+def _launcher_count(name: str, default: int, minimum: int) -> int:
+    """A whole number the launcher set in the environment (``WORLD_SIZE``, ``RANK``, ``LOCAL_RANK``)."""
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise HarnessError(
+            f"{name}={text!r} is not a whole number of at least {minimum} (torchrun and accelerate launch set it; "
+            "unset it to run in one process)"
+        )
+    return value
+
+
 def launched_world_size() -> int:
     """WORLD_SIZE set by torchrun / accelerate, else 1."""
-    return int(os.environ.get("WORLD_SIZE", "1"))
+    return _launcher_count("WORLD_SIZE", 1, 1)
+
+
+def collective_timeout(timeout: float | None) -> float:
+    """The timeout of collectives in seconds: ``--dist-timeout``, else ``HARNESS_DIST_TIMEOUT``, else 1800."""
+    if timeout is not None:
+        given, seconds = f"--dist-timeout {timeout:g}", timeout
+    else:
+        text = os.environ.get("HARNESS_DIST_TIMEOUT")
+        if text is None:
+            return DEFAULT_TIMEOUT
+        given = f"HARNESS_DIST_TIMEOUT={text!r}"
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise HarnessError(f"{given}: give a positive number of seconds (default {DEFAULT_TIMEOUT:g})")
+    return seconds
 
 
 def init_from_launcher(device: str, timeout: float | None = None) -> tuple[RankPartition, str] | None:
     """Join the process group a launcher prepared; returns the partition and this rank's device.
 
     ``gloo`` on CPU, ``nccl`` on CUDA (one GPU per local rank). ``timeout`` (seconds, default
-    ``HARNESS_DIST_TIMEOUT`` or 1800) bounds every collective.
+    ``HARNESS_DIST_TIMEOUT`` or 1800) bounds every collective; it and the launcher's variables are
+    checked whether or not a launcher started the run.
     """
-    if launched_world_size() <= 1:
+    seconds = collective_timeout(timeout)
+    world_size = launched_world_size()
+    if world_size <= 1:
         return None
+    rank = _launcher_count("RANK", 0, 0)
+    if rank >= world_size:
+        raise HarnessError(f"RANK={rank} is not below WORLD_SIZE={world_size}")
     import torch
     import torch.distributed as dist
 
-    seconds = timeout if timeout is not None else float(os.environ.get("HARNESS_DIST_TIMEOUT", DEFAULT_TIMEOUT))
     if device.startswith("cuda"):
-        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        local_rank = _launcher_count("LOCAL_RANK", 0, 0)
         torch.cuda.set_device(local_rank)
         device, backend = f"cuda:{local_rank}", "nccl"
     else:
