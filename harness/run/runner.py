@@ -437,6 +437,13 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
                 time.perf_counter() - clock,
             )
         )
+    if isinstance(partition, RankPartition):  # ranks that read different files would wait for keys never computed
+        partition.same_data(
+            [
+                f"task {p.task.name}: {p.signature.data_loader}@{p.signature.data_revision}, {p.signature.items} items"
+                for p in plans
+            ]
+        )
     settings = {
         "limit": config.limit,
         "resamples": config.resamples,
