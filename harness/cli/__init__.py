@@ -36,7 +36,9 @@ def add_run_arguments(parser: argparse.ArgumentParser, tasks: str | None = None)
         "--model-args", default=None, help="adapter arguments, k=v,k2=v2 (adapter=NAME picks the adapter)"
     )
     parser.add_argument(
-        "--task-args", default=None, help="task arguments, k=v,k2=v2 (each task takes those it declares)"
+        "--task-args",
+        default=None,
+        help="task arguments, k=v,k2=v2 (each task takes those it declares); TASK.k=v for one task of the run",
     )
     parser.add_argument(
         "--data-dir", default=None, help="dataset folder (raw layout or save_to_disk) or Hub dataset id"
