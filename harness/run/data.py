@@ -46,7 +46,8 @@ class DatasetLoader:
 def read_lines(path: str | os.PathLike[str]) -> list[str]:
     """The lines of a UTF-8 text file without their line endings (a last line may lack one).
 
-    A UTF-8 byte-order mark at the start (as some Windows editors write) is not part of the first line.
+    A UTF-8 byte-order mark at the start of a line (as some Windows editors write at the start of a
+    file, and files joined with ``cat`` keep at the start of each) is not part of the line.
     """
     path = Path(path)
     try:
@@ -63,7 +64,7 @@ def read_lines(path: str | os.PathLike[str]) -> list[str]:
     lines = text.removeprefix("\ufeff").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return [(line[:-1] if line.endswith("\r") else line).removeprefix("\ufeff") for line in lines]
 
 
 def read_aligned(files: Mapping[str, str | os.PathLike[str]]) -> dict[str, list[str]]:
