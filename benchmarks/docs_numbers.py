@@ -18,7 +18,8 @@ After rerunning the models and replacing the committed results::
 Blocks: in docs/ikea-meta-evaluation.md the correlations (SIGIR 2021 Table 1), the BkR-vs-CORR tests
 and a sentence summing them up, BkR over the language pairs (Table 2) with its chance levels and the
 test of the best model against the others; in docs/retrieval.md the ``harness meta`` output for
-en-de; in docs/real-data.md the correlation rows, the per-encoder scores and the YiSi-2 table.
+en-de; in docs/real-data.md the correlation rows, the per-encoder scores, the CoMMuTE statistics and
+the YiSi-2 table.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class Numbers:
 
         self.ikea, _ = read_records(results / "ikea" / "results.jsonl")
         self.yisi, _ = read_records(results / "yisi" / "results.jsonl")
+        self.commute_folder = results / "commute"
+        self.commute, _ = read_records(self.commute_folder / "results.jsonl")
         with redirect_stderr(io.StringIO()):  # meta's warnings (none expected) do not belong in the docs
             self.meta = meta.meta_by_direction(
                 meta.select(self.ikea, {}), resamples=meta.significance.RESAMPLES, bootstrap_seed=0
@@ -209,6 +212,33 @@ class Numbers:
             lines.append(f"| {label} | " + " | ".join(cells[label].get(c, "—") for c in columns) + " |")
         return "\n".join(lines)
 
+    def real_data_commute(self) -> str:
+        """Per pair: TC, GTC, ties (results lines), the reference translations' perplexities and the gap within a
+        tuple (the ``commute_tc`` per-sample log), as ``benchmarks/offline_models_real_runs.py`` sums them up."""
+        import json
+
+        import numpy as np
+
+        lines = [
+            "| pair | tuples | TC | GTC | ties | lines | ppl median | ppl geometric mean | ppl 5th-95th percentile "
+            "| median abs log-ppl gap within a tuple |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for lang in ("fr", "de", "cs"):
+            by_task = {r.task: r for r in self.commute if r.task_args.get("lang") == lang}
+            tc, gtc = by_task["commute_tc"], by_task["commute_gtc"]
+            text = (self.commute_folder / str(tc.samples_file)).read_text(encoding="utf-8")
+            samples = [json.loads(line) for line in text.splitlines() if line.strip()]
+            # each CoMMuTE line's reference translation under its own image: slots a|a and b|b
+            ppl = np.array([s["ppl"][k] for s in samples for k in ("a|a", "b|b") if s["ppl"][k] is not None])
+            gaps = [abs(np.log(s["ppl"]["a|a"]) - np.log(s["ppl"]["a|inc_a"])) for s in samples]
+            lines.append(
+                f"| en-{lang} | {len(samples)} | {tc.metrics['tc']:.4f} | {gtc.metrics['gtc']:.4f} "
+                f"| {tc.metrics['ties']:.4f} | {len(ppl)} | {np.median(ppl):.1f} | {np.exp(np.log(ppl).mean()):.1f} "
+                f"| {np.percentile(ppl, 5):.1f}-{np.percentile(ppl, 95):.1f} | {np.median(gaps):.3f} |"
+            )
+        return "\n".join(lines)
+
     def real_data_yisi(self) -> str:
         from harness_tasks.yisi.ranking import mean_f_beta_chance
 
@@ -255,6 +285,7 @@ GENERATORS: dict[str, Callable[[Numbers], str]] = {
     "meta-output": Numbers.meta_output,
     "real-data-correlations": Numbers.real_data_correlations,
     "real-data-scores": Numbers.real_data_scores,
+    "real-data-commute": Numbers.real_data_commute,
     "real-data-yisi": Numbers.real_data_yisi,
 }
 
