@@ -320,13 +320,17 @@ def reading(direction: str, models: int, tested: dict[str, Any]) -> str:
             else f"{round(values['share_significant'] * values['seeds_tested'])} of {values['seeds_tested']} seeds"
         )
         difference = "n/a" if boot["difference"] is None else f"{boot['difference']:+.3f}"
-        supported = {
-            (True, True): "both tests support a difference",
-            (False, True): "the bootstrap over models supports a difference but the seeds taken together do not",
-            (True, False): "the seeds taken together support a difference but the bootstrap over models does not "
-            "(it may not hold for other models)",
-            (False, False): "neither test supports a difference",
-        }.get((bool(seeds), bool(over_models)) if None not in (seeds, over_models) else (None, None), "not tested")
+        supported = (
+            "not tested"
+            if seeds is None or over_models is None
+            else {
+                (True, True): "both tests support a difference",
+                (False, True): "the bootstrap over models supports a difference but the seeds taken together do not",
+                (True, False): "the seeds taken together support a difference but the bootstrap over models does "
+                "not (it may not hold for other models)",
+                (False, False): "neither test supports a difference",
+            }[(seeds, over_models)]
+        )
         parts.append(
             f"for {name} {supported} (Steiger p < 0.05 in {share}, combined p {_num(values.get('combined_p'))}; "
             f"difference {difference}, interval {_interval(boot)})"
