@@ -331,3 +331,37 @@ def test_calibrate_says_worst_case(tmp_path, capsys):
     assert main(["calibrate", "fit", folder, "--output", str(tmp_path / "c.json")]) == 0
     out = capsys.readouterr().out
     assert "(smaller worst-case RMSE)" in out and "worse-case" not in out
+
+
+# --- a model's one-time conversion: one line saying what is done and where it is kept; no third-party bar ----------
+
+
+def test_a_conversion_announces_itself_once(tmp_path, capsys):
+    from harness_models.packaged.converted import ensure_converted
+
+    built = []
+
+    def build(folder):
+        built.append(folder)
+        (folder / "weights").write_text("w")
+
+    target = tmp_path / "models" / "toy-sha256-0123+hf1"
+    assert ensure_converted(target, build, "converting toy from its GGUF file") == target
+    assert capsys.readouterr().err == f"harness: converting toy from its GGUF file, once; kept in {target}\n"
+    assert ensure_converted(target, build) == target and len(built) == 1  # kept: nothing done, nothing printed
+    assert capsys.readouterr().err == ""
+    other = tmp_path / "models" / "other-sha256-4567+hf1"
+    ensure_converted(other, build)  # without a description, the folder's name says what is converted
+    assert capsys.readouterr().err == f"harness: converting other-sha256-4567+hf1, once; kept in {other}\n"
+
+
+def test_the_gguf_conversion_bar_is_silenced_and_restored():
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    from harness_models.packaged.gemma import quiet_gguf_bar
+
+    bar = gguf_utils.tqdm
+    with quiet_gguf_bar():
+        assert gguf_utils.tqdm is not bar
+        assert list(gguf_utils.tqdm([1, 2], desc="Converting and de-quantizing GGUF tensors...")) == [1, 2]
+    assert gguf_utils.tqdm is bar

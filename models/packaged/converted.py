@@ -3,6 +3,7 @@
 A folder is named by what it was built from (a content hash of the source and the converter's
 version), built in a temporary folder beside it and renamed into place when complete, so a
 killed conversion leaves nothing half-written and concurrent processes agree on the result.
+A build announces itself in one line on stderr: what is done, and where the result is kept.
 ``HARNESS_MODELS_DIR`` overrides the location (default: ``<harness cache>/models``).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -31,10 +33,15 @@ def converted_folder(name: str, key: str) -> Path:
     return models_dir() / f"{name}-{safe}"
 
 
-def ensure_converted(folder: Path, build: Callable[[Path], None]) -> Path:
-    """``folder``, built by ``build(temporary_folder)`` first if it does not exist."""
+def ensure_converted(folder: Path, build: Callable[[Path], None], what: str = "") -> Path:
+    """``folder``, built by ``build(temporary_folder)`` first if it does not exist.
+
+    A build prints one line on stderr first: ``what`` is being done (default: converting the
+    folder's name), that it happens once, and where the result is kept.
+    """
     if folder.is_dir():
         return folder
+    print(f"harness: {what or 'converting ' + folder.name}, once; kept in {folder}", file=sys.stderr, flush=True)
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))

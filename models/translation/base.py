@@ -26,7 +26,7 @@ from harness.errors import HarnessError
 from harness.params import Param
 from harness_models.loading import STRICT_PARAM, KeyMismatch, from_pretrained, identity_args
 
-LOGIT_BUDGET = 1 << 27  # logits (rows x positions x vocabulary) materialised at once: 512 MiB in float32
+LOGIT_BUDGET = 1 << 25  # logits (rows x positions x vocabulary) materialised at once: 128 MiB in float32
 OUTPUTS = ("logprobs", "token_ids")
 DTYPE_PARAM = Param("float32", "weights dtype", choices=("float32", "float16", "bfloat16"))
 
@@ -62,7 +62,7 @@ def token_logprobs(logits: Any, labels: Any, temperature: float) -> Any:
     """``log_softmax(logits / temperature)`` at the label ids: shape (rows, positions)."""
     import torch
 
-    scaled = logits.float() / temperature
+    scaled = logits.float() if temperature == 1 else logits.float() / temperature  # no copy of the logits at T = 1
     return scaled.gather(-1, labels.unsqueeze(-1)).squeeze(-1) - torch.logsumexp(scaled, dim=-1)
 
 
