@@ -69,6 +69,9 @@ class ModelAdapter:
     # The flags that enter cache keys (harness.adapters.cached_model), declared here once with the safe default:
     uses_images: ClassVar[bool] = True  # a scorer's scores depend on the image; False: one score per (source, target)
     transductive: ClassVar[bool] = False  # True: an output depends on all inputs of a call; keys then cover that set
+    # What the model's distribution documents (harness.adapters.card): e.g. a packaged model's parameters,
+    # dimension, languages and licence. They describe the model; they never enter its identity.
+    card_facts: ClassVar[Mapping[str, Any]] = {}
 
     def __init__(self, name: str, args: Mapping[str, Any] | None = None, *, device: str = "cpu", batch_size: int = 32):
         self.name = name
@@ -85,6 +88,14 @@ class ModelAdapter:
     def identity(self) -> ModelIdentity:
         """The model's identity; adapters with weights add source and revision."""
         return ModelIdentity(name=self.name, adapter=self.adapter_name, args=self.args)
+
+    def card(self) -> dict[str, Any]:
+        """The model's card (``harness.adapters.card``): parameters, output dimension, maximum input length,
+        languages, licence, source and weights digest, each None when unknown; read from the identity, the
+        model's files and ``card_facts``, without loading weights. Beside the identity in results, never in it."""
+        from harness.adapters.card import describe
+
+        return describe(self, self.identity())
 
     def ensure_loaded(self) -> None:
         """Load the weights once; a pickled weights file that PyTorch refuses to unpickle is a one-line error."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.adapters.cache import caching, default_cache
 from harness.adapters.cached_model import CachedModel
+from harness.adapters.card import CARD_KEY, card_of
 from harness.adapters.inmemory import adapter_is_cacheable, in_memory_adapter
 from harness.adapters.resolve import build_adapter, check_available_offline
 from harness.errors import HarnessError, UnknownNameError
@@ -602,7 +603,7 @@ def _record(
         metrics_std=stds,
         per_seed=series,
         seeds=seeds,
-        model=model.identity.as_dict(),
+        model={**model.identity.as_dict(), CARD_KEY: card_of(model.adapter, model.identity)},  # the card: no identity
         dataset=dict(loaded.identity),
         run=run,
         signature=signature,

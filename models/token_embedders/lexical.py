@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +38,10 @@ class LexicalNgramEmbedder(ModelAdapter):
         import sklearn
 
         return ModelIdentity(self.name, self.adapter_name, "scikit-learn", sklearn.__version__, self.args, "float32")
+
+    def card(self) -> dict[str, Any]:
+        """No weights: ``features``-dimensional vectors, shipped with the harness."""
+        return {**super().card(), "parameters": 0, "dimension": self.args["features"], "source": "packaged"}
 
     def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
         """Words and their n-gram vectors, per text."""
