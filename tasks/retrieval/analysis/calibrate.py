@@ -256,7 +256,54 @@ def load(path: str) -> dict[str, Any]:
         )
     if data["map"].get("method") not in calibrate_fit.METHODS or not data["residuals"]:
         raise HarnessError(f"calibration file {path!r}: field 'map' names no known method, or 'residuals' is empty")
+    problem = _bad_field(data)
+    if problem is not None:
+        raise HarnessError(f"calibration file {path!r}: field {problem}: refit it with 'harness calibrate fit'")
     return data
+
+
+def _numbers(value: Any, count: int | None = None) -> bool:
+    """A list of finite numbers (of ``count`` of them, if given)."""
+    return (
+        isinstance(value, list)
+        and (count is None or len(value) == count)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+    )
+
+
+def _bad_field(data: dict[str, Any]) -> str | None:
+    """The first field ``apply`` reads that is missing or not what ``fit`` writes (finite numbers, a known scope)."""
+    params = data["map"].get("params")
+    if not isinstance(params, dict):
+        return "'map.params' is missing"
+    if data["map"]["method"] == "isotonic":
+        for name in ("x", "y"):
+            if not _numbers(params.get(name)) or not params[name]:
+                return f"'map.params.{name}' is not a list of finite numbers"
+        if len(params["x"]) != len(params["y"]):
+            return "'map.params' has knots x and y of different lengths"
+    elif not _numbers(params.get("ab"), 2):
+        return "'map.params.ab' is not two finite numbers"
+    if not _numbers([data["confidence"]]) or not 0 < data["confidence"] < 1:
+        return "'confidence' is not a number between 0 and 1"
+    if not _numbers(data["residuals"]):
+        return "'residuals' is not a list of finite numbers"
+    scope = data["scope"]
+    if not isinstance(scope, dict):
+        return "'scope' is not an object"
+    for name in ("k", "ties", "retrieval", "versions", "g", "n_used", "bkr_range", "median_bkr_std"):
+        if name not in scope:
+            return f"'scope.{name}' is missing"
+    if not isinstance(scope["versions"], dict) or not isinstance(scope["versions"].get("backretrieval"), int):
+        return "'scope.versions.backretrieval' is not a version number"
+    used = scope["n_used"].get("backretrieval") if isinstance(scope["n_used"], dict) else None
+    if not _numbers(used, 2) or not 0 < used[0] <= used[1]:
+        return "'scope.n_used.backretrieval' is not a range of two counts"
+    if not _numbers(scope["bkr_range"], 2) or scope["bkr_range"][0] > scope["bkr_range"][1]:
+        return "'scope.bkr_range' is not a range of two finite numbers"
+    if not _numbers([scope["median_bkr_std"]]) or scope["median_bkr_std"] < 0:
+        return "'scope.median_bkr_std' is not a finite number of at least 0"
+    return None
 
 
 def model_label(record: ResultRecord, others: Sequence[ResultRecord] = ()) -> str:
