@@ -297,7 +297,7 @@ def _bad_field(data: dict[str, Any]) -> str | None:
     if not isinstance(scope["versions"], dict) or not isinstance(scope["versions"].get("backretrieval"), int):
         return "'scope.versions.backretrieval' is not a version number"
     used = scope["n_used"].get("backretrieval") if isinstance(scope["n_used"], dict) else None
-    if not _numbers(used, 2) or not 0 < used[0] <= used[1]:
+    if not isinstance(used, list) or not _numbers(used, 2) or not 0 < used[0] <= used[1]:
         return "'scope.n_used.backretrieval' is not a range of two counts"
     if not _numbers(scope["bkr_range"], 2) or scope["bkr_range"][0] > scope["bkr_range"][1]:
         return "'scope.bkr_range' is not a range of two finite numbers"
