@@ -11,7 +11,15 @@ from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
 from harness.leaderboard.overview import FamilyOverview, overview
 from harness.leaderboard.sections import Section
-from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable, note_marks, sentence
+from harness.leaderboard.tables import (
+    MISSING,
+    UNDEFINED,
+    Cell,
+    FamilyTable,
+    column_note_lines,
+    note_marks,
+    sentence,
+)
 
 SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
@@ -70,9 +78,8 @@ def _section(section: Section) -> list[str]:
 def _notes(table: FamilyTable) -> list[str]:
     """The table's column notes (numbered as in its header), then the warnings of single cells (⚠)."""
     lines = [
-        f"{str(m).translate(SUPERSCRIPTS)} {md_text(h)}, every model: {md_text(' '.join(notes))}"
-        for m, h, notes in zip(note_marks(table), table.headers, table.notes)
-        if m is not None
+        f"{str(m).translate(SUPERSCRIPTS)} {md_text(h)} (whole column): {md_text(text)}"
+        for m, h, text in column_note_lines(table)
     ]
     cells = sorted(
         {

@@ -22,7 +22,16 @@ from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
 from harness.leaderboard.overview import FamilyOverview, overview
 from harness.leaderboard.sections import Section
-from harness.leaderboard.tables import MISSING, UNDEFINED, Cell, FamilyTable, long_rows, note_marks, sentence
+from harness.leaderboard.tables import (
+    MISSING,
+    UNDEFINED,
+    Cell,
+    FamilyTable,
+    column_note_lines,
+    long_rows,
+    note_marks,
+    sentence,
+)
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; padding: 0 1em; max-width: 1240px; color: #222; line-height: 1.4; }
@@ -288,9 +297,7 @@ def _board(table: FamilyTable, number: int) -> list[str]:
     inner.append("</table>")
     lines = [f"<div {attrs}>", f"<h3>{esc(table.title)}</h3>", *scrolling(inner)]
     column_notes = [
-        f"<li><sup>{m}</sup> {esc(h)}, every model: {esc(' '.join(n))}</li>"
-        for m, h, n in zip(marks, table.headers, table.notes)
-        if m is not None
+        f"<li><sup>{m}</sup> {esc(h)} (whole column): {esc(text)}</li>" for m, h, text in column_note_lines(table)
     ]
     cell_notes = [
         f'<li id="{notes.prefix}-{letter}"><sup>{letter}</sup> {esc(text)}</li>' for text, letter in notes.texts.items()

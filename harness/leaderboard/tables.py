@@ -251,11 +251,21 @@ def family_tables(board: Board) -> list[FamilyTable]:
 
 
 def note_marks(table: FamilyTable) -> list[int | None]:
-    """Per column, the number of its note (1, 2, ... in column order), None for a column without notes."""
-    marks: list[int | None] = []
-    for notes in table.notes or [() for _ in table.columns]:
-        marks.append(sum(m is not None for m in marks) + 1 if notes else None)
-    return marks
+    """Per column, the number of its note (1, 2, ... in column order; columns with the same notes share one
+    number), None for a column without notes."""
+    numbers: dict[tuple[str, ...], int] = {}
+    return [numbers.setdefault(notes, len(numbers) + 1) if notes else None for notes in table.notes] or [
+        None for _ in table.columns
+    ]
+
+
+def column_note_lines(table: FamilyTable) -> list[tuple[int, str, str]]:
+    """(number, the columns it holds for, its text) per distinct column note: ``(1, "TC, GTC", "...")``."""
+    found: dict[int, tuple[list[str], str]] = {}
+    for mark, header, notes in zip(note_marks(table), table.headers, table.notes):
+        if mark is not None:
+            found.setdefault(mark, ([], " ".join(notes)))[0].append(header)
+    return [(mark, ", ".join(headers), text) for mark, (headers, text) in found.items()]
 
 
 LONG_FIELDS = (

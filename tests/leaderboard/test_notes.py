@@ -47,11 +47,11 @@ def test_a_warning_every_result_of_a_column_carries_is_a_column_note_not_a_cell_
     assert rows["b"].warnings == ("--limit 10: 10 items evaluated (not comparable with a run on the full data).",)
     text = readme(board, [table], [], "c")
     assert "| model | R@10 ¹ |" in text and "| a | 0.5000 |" in text and "| b | 0.4000 ⚠ |" in text
-    assert f"¹ R@10, every model: {COMPLETE}" in text
+    assert f"¹ R@10 (whole column): {COMPLETE}" in text
     assert "⚠ b, R@10: --limit 10: 10 items evaluated (not comparable with a run on the full data)." in text
     html = page(board, [table], [])
     assert '<th data-type="number" data-higher="1" title="xlr|' in html and "R@10<sup>1</sup></th>" in html
-    assert f"<li><sup>1</sup> R@10, every model: {COMPLETE}</li>" in html
+    assert f"<li><sup>1</sup> R@10 (whole column): {COMPLETE}</li>" in html
     body = html.split("<tbody>")[2].split("</tbody>")[0]  # the table after the overview's
     row_a, row_b = body.split("</tr>")[:2]
     assert "⚠" not in row_a and 'href="#t1-a"' in row_b and ">⚠<sup>a</sup></a>" in row_b
@@ -73,3 +73,15 @@ def test_messages_are_complete_sentences():
     assert sentence("commute_tc: TC = 0.5 by construction", ("commute_tc",)) == "TC = 0.5 by construction."
     assert sentence("other_task: kept prefix", ("xlr",)) == "Other_task: kept prefix."
     assert sentence("Already a sentence!") == "Already a sentence!" and sentence("  ") == ""
+
+
+def test_columns_with_the_same_note_share_its_number_and_one_line():
+    args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
+    said = "commute_{}: TC = 0.5 and GTC = 0 by construction"
+    tc, gtc = record("commute_tc", "m", 0.5, args=args), record("commute_gtc", "m", 0.0, args=args)
+    tc.warnings, gtc.warnings = [said.format("tc")], [said.format("gtc")]
+    board = board_of(tc, gtc)
+    text = readme(board, family_tables(board), [], "c")
+    assert "| model | tc ¹ | gtc ¹ | average |" in text
+    assert text.count("TC = 0.5 and GTC = 0 by construction.") == 3  # the note, the overview, the folded section
+    assert "¹ tc, gtc (whole column): TC = 0.5 and GTC = 0 by construction." in text

@@ -128,7 +128,7 @@ def test_the_chance_row_the_intervals_and_the_footer(tmp_path):
     assert '<span class="ci">[0.8400, 0.8800]</span>' in text
     assert 'title="undefined: the scorer ignores the image (uses_images=False): IC is undefined"' in text
     # the only TC result warns: a note on the column (numbered in the header), not a ⚠ on the cell
-    assert "<li><sup>1</sup> tc, every model: --limit 10: only 10 tuples were evaluated.</li>" in text
+    assert "<li><sup>1</sup> tc (whole column): --limit 10: only 10 tuples were evaluated.</li>" in text
     assert "⚠" not in text.split("<tbody>", 3)[3].split("</tbody>")[0]
     # the undefined IC's reason is a lettered note under its table, reached by tapping the mark
     assert '<li id="t5-a"><sup>a</sup> The scorer ignores the image (uses_images=False): IC is undefined.</li>' in text
