@@ -158,8 +158,8 @@ def readme(
             if table.averaged:
                 lines += [f"Average: over the {len(table.columns)} columns, only for models that have all of them.", ""]
             lines += [
-                f"- {md_text(h)}: {' = '.join(md_code(t) for t in c.recorded)}"
-                for h, c in zip(table.headers, table.columns)
+                f"- {md_text(h)}: {md_text(d) + ' ' if d else ''}{' = '.join(md_code(t) for t in c.recorded)}"
+                for h, c, d in zip(table.headers, table.columns, table.descriptions or [""] * len(table.columns))
             ]
         for section in (sections or {}).get(family.name, []):
             lines += _section(section)

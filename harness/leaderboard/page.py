@@ -304,10 +304,12 @@ def _board(table: FamilyTable, number: int) -> list[str]:
     ]
     if column_notes or cell_notes:
         lines += ['<ul class="notes">', *column_notes, *cell_notes, "</ul>"]
-    lines += ['<details class="signatures"><summary>Signatures</summary><ol>']
+    lines += ['<details class="signatures"><summary>What the columns measure, and their signatures</summary><ol>']
     lines += [
-        f"<li>{esc(h)}: " + " = ".join(f"<code>{esc(t)}</code>" for t in c.recorded) + "</li>"
-        for h, c in zip(table.headers, table.columns)
+        f"<li>{esc(h)}: {esc(d) + ' ' if d else ''}"
+        + " = ".join(f"<code>{esc(t)}</code>" for t in c.recorded)
+        + "</li>"
+        for h, c, d in zip(table.headers, table.columns, table.descriptions or [""] * len(table.columns))
     ]
     return [*lines, "</ol></details>", "</div>"]
 

@@ -84,6 +84,7 @@ class FamilyTable:
     rows: tuple[Row, ...]
     averaged: bool
     notes: tuple[tuple[str, ...], ...] = ()
+    descriptions: tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -174,6 +175,13 @@ def dataset_of(record: ResultRecord) -> str:
     return " ".join(str(p) for p in parts)
 
 
+def description_of(board: Board, column: Column) -> str:
+    """What a column's metric measures, as its results line describes it (empty when it does not), as a sentence."""
+    info = board.example(column).metric_info.get(column.metric) or {}
+    text = info.get("description")
+    return sentence(text) if isinstance(text, str) and text.strip() else ""
+
+
 def averages_allowed(family: Family, columns: list[Column]) -> bool:
     """An average is shown for families that define one, over two or more roles with one column each."""
     roles = [c.role for c in columns]
@@ -245,6 +253,7 @@ def family_tables(board: Board) -> list[FamilyTable]:
                     ranked,
                     averaged,
                     tuple(tuple(sentence(n, c.tasks) for n in notes) for c, notes in zip(columns, shared)),
+                    tuple(description_of(board, c) for c in columns),
                 )
             )
     return tables

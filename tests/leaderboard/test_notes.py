@@ -85,3 +85,17 @@ def test_columns_with_the_same_note_share_its_number_and_one_line():
     assert "| model | tc ¹ | gtc ¹ | average |" in text
     assert text.count("TC = 0.5 and GTC = 0 by construction.") == 3  # the note, the overview, the folded section
     assert "¹ tc, gtc (whole column): TC = 0.5 and GTC = 0 by construction." in text
+
+
+def test_what_a_column_measures_is_written_under_its_table_without_hover():
+    item = record("xlr", "a", 0.5)
+    item.metric_info = {
+        "recall@k": {"display": "R@10", "description": "share of sources whose target is in the top 10"}
+    }
+    board = board_of(item)
+    tables = family_tables(board)
+    assert tables[0].descriptions == ("Share of sources whose target is in the top 10.",)
+    text = readme(board, tables, [], "c")
+    assert "- R@10: Share of sources whose target is in the top 10. `xlr|dataset:ikea|" in text
+    html = page(board, tables, [])
+    assert "<li>R@10: Share of sources whose target is in the top 10. <code>xlr|dataset:ikea|" in html
