@@ -14,7 +14,15 @@ IKEA, ``harness meta`` per direction into ``<output>/ikea/meta-<src>-<tgt>/``.
 - yisi: yisi2_filter and its baseline bert_sum_filter with e5-small-hf (layer 9) on Multi30K test_2016_flickr,
   en-de, en-fr, en-cs.
 
+Then each family's results go into the committed leaderboard's folder (``--leaderboard``, default
+``leaderboard/results/<family>/``; ``--leaderboard ''`` leaves it alone): ``results.jsonl`` and, for every line's
+per-sample log, its compact compressed form ``<samples_file>.gz`` (only ``id``, ``seed`` and the fields the line's
+statistics read: what ``harness compare --results leaderboard/results`` needs), except CoMMuTE, whose full logs are
+kept because ``harness commute-perplexity`` reads every slot's perplexity from them. Logs of earlier runs that no
+line names any more are removed there.
+
     python benchmarks/offline_models_real_runs.py [--data ../shared/data] [--output ../real-results] [--families ikea,commute,yisi]
+        [--leaderboard leaderboard/results]
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ IKEA_MODELS = [
 ]
 IKEA_DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en")]
 COMMUTE_LANGS = ("fr", "de", "cs")
+FULL_LOGS = ("commute",)  # families whose committed logs stay whole (their analyses read more than the statistics)
 YISI_TARGETS = ("de", "fr", "cs")
 
 
@@ -209,6 +218,15 @@ def yisi(data: Path, out: Path) -> None:
         )
 
 
+def keep(source: Path, destination: Path, compact: bool) -> None:
+    """The family's results and per-sample logs (compact and compressed, or whole) in the leaderboard's folder."""
+    from harness.results.samples import compact_folder
+
+    written = compact_folder(source, destination, compact=compact)
+    size = sum(path.stat().st_size for path in written)
+    print(f"kept {len(written)} per-sample logs ({size / 1e6:.2f} MB) and results.jsonl in {destination}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
@@ -216,6 +234,11 @@ def main() -> int:
     parser.add_argument("--families", default="ikea,commute,yisi")
     parser.add_argument("--seeds", type=int, default=25)
     parser.add_argument("--fresh", action="store_true", help="delete the families' output folders first")
+    parser.add_argument(
+        "--leaderboard",
+        default=str(REPO / "leaderboard" / "results"),
+        help="where each family's results and compact per-sample logs go (empty: nowhere)",
+    )
     args = parser.parse_args()
     data, out = Path(args.data), Path(args.output)
     for family in args.families.split(","):
@@ -227,6 +250,8 @@ def main() -> int:
             "commute": lambda: commute(data, out),
             "yisi": lambda: yisi(data, out),
         }[family]()
+        if args.leaderboard:
+            keep(out / family, Path(args.leaderboard) / family, compact=family not in FULL_LOGS)
     return 0
 
 

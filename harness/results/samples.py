@@ -2,13 +2,22 @@
 
 A sample is keyed by its ``id`` and, for seeded tasks, its ``seed``; the unit of resampling is
 the id, so all samples of an id (one per seed) move together.
+
+A log may also be kept compact (``compact_folder``, for the committed leaderboard): beside the
+results file as ``<samples_file>.gz``, gzip-compressed JSON Lines whose first line is a header
+``{"signature": ..., "compact": [fields]}`` and whose samples keep only ``id``, ``seed`` and the
+fields that the line's ``metric_info`` statistics read, which is all ``harness compare`` needs.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
+import os
+import shutil
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +25,12 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.results.bootstrap import Paired, Statistic, Units
-from harness.results.jsonl import BadLine, iter_json_lines
+from harness.results.jsonl import BadLine, LineError, iter_json_lines, parse_line
 from harness.results.load import Entry
+from harness.results.records import RESULTS_FILE, ResultRecord, read_records
 
 Key = tuple[Any, str]
+COMPACT_SUFFIX = ".gz"
 
 
 def _bad(path: Path, line: int, problem: str) -> HarnessError:
@@ -35,9 +46,32 @@ def samples_path(entry: Entry) -> Path:
             "(run it with --log-samples)"
         )
     path = entry.source.parent / record.samples_file
-    if not path.is_file():
-        raise HarnessError(f"per-sample log {str(path)!r} not found")
-    return path
+    for found in (path, compact_path(path)):
+        if found.is_file():
+            return found
+    raise HarnessError(f"per-sample log {str(path)!r} not found (nor its compact {compact_path(path).name!r})")
+
+
+def compact_path(path: Path) -> Path:
+    """Where the compact, compressed form of the per-sample log ``path`` is kept: beside it, ``.gz`` added."""
+    return path.with_name(path.name + COMPACT_SUFFIX)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, Any] | BadLine]:
+    """The log's lines as ``iter_json_lines`` gives them, from a plain or a gzip-compressed file."""
+    if path.suffix != COMPACT_SUFFIX:
+        yield from iter_json_lines(path)
+        return
+    try:
+        with gzip.open(path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if raw.strip():
+                    try:
+                        yield number, parse_line(raw)
+                    except LineError as exc:
+                        yield BadLine(str(path), number, f"not valid JSON: {exc}")
+    except (OSError, EOFError) as exc:  # not gzip, or cut short
+        raise HarnessError(f"{path}: not a readable gzip file ({exc})") from None
 
 
 def sample_values(
@@ -74,16 +108,25 @@ def read_samples(entry: Entry, fields: tuple[str, ...]) -> dict[Key, tuple[float
     """The values of ``fields`` of every sample, by (seed, id); the file must belong to the result."""
     path = samples_path(entry)
 
+    kept: list[str] | None = None
+
     def rows() -> Iterator[tuple[int, Any]]:
-        for item in iter_json_lines(path):
+        nonlocal kept
+        for item in _lines(path):
             if isinstance(item, BadLine):
                 raise _bad(path, item.line, item.reason)
             line, row = item
             if isinstance(row, dict) and row.get("signature", entry.record.signature) != entry.record.signature:
                 raise _bad(path, line, "the sample belongs to another run (its signature differs from the result's)")
+            if line == 1 and isinstance(row, dict) and "compact" in row and "id" not in row:
+                kept = [str(name) for name in row["compact"]]  # the header of a compact log
+                continue
             yield line, row
 
-    values = sample_values(rows(), fields, f"{path}, line", " (choose what to compute with --statistic)")
+    hint = " (choose what to compute with --statistic)"
+    if path.suffix == COMPACT_SUFFIX:
+        hint = " (a compact log keeps only the fields of the results line's statistics; choose among them)"
+    values = sample_values(rows(), fields, f"{path}, line", hint)
     if not values:
         raise HarnessError(f"per-sample log {str(path)!r} has no samples")
     return values
@@ -135,3 +178,76 @@ def align(
             f"the reference field {statistic.fields[1]!r} differs between the two logs: not the same samples"
         )
     return Paired(statistic.kind, a.values, b.values, a.reference), len(first)
+
+
+def statistic_fields(record: ResultRecord) -> list[str]:
+    """The per-sample fields that the line's ``metric_info`` statistics read, in order of first use."""
+    fields: list[str] = []
+    for info in record.metric_info.values():
+        text = (info or {}).get("statistic")
+        if text:
+            fields += [name for name in Statistic.parse(text).fields if name not in fields]
+    return fields
+
+
+def compact_rows(rows: Iterable[Any], fields: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """Each sample with only its ``id``, its ``seed`` (when it has one) and ``fields``."""
+    keep = ("id", "seed", *fields)
+    for row in rows:
+        if isinstance(row, dict):
+            yield {name: row[name] for name in keep if name in row}
+
+
+def write_compact(entry: Entry, destination: Path) -> Path:
+    """The compact, compressed form of ``entry``'s per-sample log, written into the folder ``destination``.
+
+    The bytes depend only on the samples (no time or file name in the gzip header), so a rerun that
+    gives the same samples rewrites the same file. Written to a temporary file and renamed.
+    """
+    source = samples_path(entry)
+    fields = statistic_fields(entry.record)
+    header = {"signature": entry.record.signature, "compact": fields}
+    rows = []
+    for item in _lines(source):
+        if isinstance(item, BadLine):
+            raise _bad(source, item.line, item.reason)
+        if not (isinstance(item[1], dict) and "compact" in item[1] and "id" not in item[1]):
+            rows.append(item[1])
+    target = compact_path(destination / str(entry.record.samples_file))
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
+            for row in (header, *compact_rows(rows, fields)):
+                handle.write((json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+        os.replace(temporary, target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise HarnessError(f"cannot write {target}: {exc.strerror or exc}") from None
+    return target
+
+
+def compact_folder(source: Path, destination: Path, *, compact: bool = True) -> list[Path]:
+    """Copy ``source``'s results file into ``destination`` with each line's per-sample log: compact and compressed
+    (``write_compact``), or whole with ``compact=False``; other logs there (of runs no line names) are removed.
+
+    This is the form the committed leaderboard keeps (``harness compare --results`` reads it as it
+    reads full logs); an unreadable results line is an error, not a line left behind. Returns the logs written.
+    """
+    results = source / RESULTS_FILE
+    records, problems = read_records(results)
+    if problems:
+        raise HarnessError(f"{problems[0]}: fix or remove the line before keeping the results")
+    destination.mkdir(parents=True, exist_ok=True)
+    written = []
+    for record in records:
+        if record.samples_file:
+            entry = Entry(record, results)
+            if compact:
+                written.append(write_compact(entry, destination))
+            else:
+                written.append(destination / record.samples_file)
+                shutil.copyfile(samples_path(entry), written[-1])
+    shutil.copyfile(results, destination / RESULTS_FILE)
+    for stale in {*destination.glob("samples_*.jsonl"), *destination.glob("samples_*.jsonl.gz")} - set(written):
+        stale.unlink()
+    return written

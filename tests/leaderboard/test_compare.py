@@ -334,3 +334,76 @@ def test_a_metric_without_a_statistic_asks_for_one(tmp_path, capsys):
     (tmp_path / "results.jsonl").write_text(lines)
     assert main(["compare", "a", "b", "--task", "fake_task", "--results", str(tmp_path)]) == 2
     assert "fake_task's score is not a statistic of per-sample values" in capsys.readouterr().err
+
+
+def test_compare_runs_on_compact_compressed_samples_alone(tmp_path, capsys):
+    # the committed leaderboard's form: results.jsonl and <samples_file>.gz, no full per-sample log
+    import gzip
+
+    from harness.results.samples import compact_folder
+
+    full, kept = tmp_path / "full", tmp_path / "kept"
+    write_results(full, [xlr_with_samples(full, "labse"), xlr_with_samples(full, "mbert")])
+    with_text = {name: (full / name).read_text() for name in ("samples_xlr_labse.jsonl", "samples_xlr_mbert.jsonl")}
+    for name, text in with_text.items():  # the full logs also hold what compare does not read
+        (full / name).write_text(text.replace('"hit"', '"source": "a long product text", "hit"'))
+    written = compact_folder(full, kept)
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "results.jsonl",
+        "samples_xlr_labse.jsonl.gz",
+        "samples_xlr_mbert.jsonl.gz",
+    ] and written == [kept / "samples_xlr_labse.jsonl.gz", kept / "samples_xlr_mbert.jsonl.gz"]
+    lines = gzip.decompress((kept / "samples_xlr_labse.jsonl.gz").read_bytes()).decode().splitlines()
+    assert json.loads(lines[0])["compact"] == ["hit"] and json.loads(lines[1]) == {"seed": 0, "id": "a", "hit": 1.0}
+    assert len(lines) == 11  # the header and 2 seeds x 5 ids
+    first = (kept / "samples_xlr_labse.jsonl.gz").read_bytes()
+    compact_folder(full, kept)
+    assert (kept / "samples_xlr_labse.jsonl.gz").read_bytes() == first  # no time stamp: the same bytes again
+    outputs = []
+    for folder in (full, kept):
+        command = [
+            "compare",
+            "labse",
+            "mbert",
+            "--task",
+            "xlr",
+            "--results",
+            str(folder),
+            "--json",
+            "--resamples",
+            "300",
+        ]
+        assert main(command) == 0
+        out, err = capsys.readouterr()
+        assert err == ""
+        outputs.append(json.loads(out))
+    assert outputs[0] == outputs[1] and outputs[1]["bootstrap"]["difference"] == pytest.approx(0.4)
+    # a field the compact log does not keep is named with what it keeps
+    command = ["compare", "labse", "mbert", "--task", "xlr", "--results", str(kept), "--statistic", "mean:rank"]
+    assert main(command) == 2
+    assert "a compact log keeps only the fields of the results line's statistics" in capsys.readouterr().err
+
+
+def test_a_missing_log_names_the_full_and_the_compact_file(tmp_path, capsys):
+    write_results(tmp_path, [xlr_with_samples(tmp_path, "labse"), xlr_with_samples(tmp_path, "mbert")])
+    (tmp_path / "samples_xlr_mbert.jsonl").unlink()
+    assert main(["compare", "labse", "mbert", "--task", "xlr", "--results", str(tmp_path)]) == 2
+    assert "nor its compact 'samples_xlr_mbert.jsonl.gz'" in capsys.readouterr().err
+
+
+def test_whole_logs_can_be_kept_and_logs_no_line_names_are_removed(tmp_path):
+    from harness.results.samples import compact_folder
+
+    full, kept = tmp_path / "full", tmp_path / "kept"
+    write_results(full, [xlr_with_samples(full, "labse"), xlr_with_samples(full, "mbert")])
+    kept.mkdir()
+    (kept / "samples_xlr_old.jsonl.gz").write_bytes(b"")  # a log of an earlier run
+    (kept / "notes.md").write_text("kept")
+    written = compact_folder(full, kept, compact=False)
+    assert sorted(p.name for p in kept.iterdir()) == [
+        "notes.md",
+        "results.jsonl",
+        "samples_xlr_labse.jsonl",
+        "samples_xlr_mbert.jsonl",
+    ]
+    assert written[0].read_text() == (full / "samples_xlr_labse.jsonl").read_text()
