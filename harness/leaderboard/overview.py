@@ -69,9 +69,9 @@ def _result(board: Board, column: Column, label: str) -> Result | None:
     return board.cells.get((key, column)) if key is not None else None
 
 
-def paired_test(first: Result, second: Result) -> Bootstrap | None:
-    """``harness compare``'s paired bootstrap of first - second on their main metric, or None when the
-    per-item samples are missing or cannot be paired."""
+def paired_test(first: Result, second: Result) -> tuple[Bootstrap, int] | None:
+    """``harness compare``'s paired bootstrap of first - second on their main metric, with the number of items
+    (ids) it resampled; None when the per-item samples are missing or cannot be paired."""
     from harness.leaderboard.compare import statistic_of
     from harness.results.bootstrap import paired_bootstrap
     from harness.results.samples import align, read_samples
@@ -86,7 +86,7 @@ def paired_test(first: Result, second: Result) -> Bootstrap | None:
         paired, _ = align(
             read_samples(first.entry, statistic.fields), read_samples(second.entry, statistic.fields), statistic
         )
-        return paired_bootstrap(paired, RESAMPLES, 0, CONFIDENCE)
+        return paired_bootstrap(paired, RESAMPLES, 0, CONFIDENCE), len(paired.a)
     except (HarnessError, OSError, ValueError):
         return None
 
@@ -119,10 +119,9 @@ def _overlap(best: Cell, second: Cell) -> str:
 def _gap(board: Board, table: FamilyTable, index: int, best: Row, second: Row) -> str:
     column, info = table.columns[index], table.infos[index]
     first_result, second_result = _result(board, column, best.label), _result(board, column, second.label)
-    boot = paired_test(first_result, second_result) if first_result and second_result else None
-    if boot is not None:
-        units = first_result.record.intervals.get(column.metric, {}).get("units") if first_result else None
-        return _tested(boot, best.label, second.label, info, f"{units} items" if units else "items")
+    tested = paired_test(first_result, second_result) if first_result and second_result else None
+    if tested is not None:
+        return _tested(tested[0], best.label, second.label, info, f"{tested[1]} items")
     cells = best.cells[index], second.cells[index]
     assert cells[0] is not None and cells[1] is not None
     if cells[0].number == cells[1].number:

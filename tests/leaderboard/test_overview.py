@@ -69,7 +69,7 @@ def test_the_paired_bootstrap_over_the_logged_samples_decides_the_gap(tmp_path):
     board = merge(entries)
     (line,) = overview(board, family_tables(board))[0].lines
     assert line.gap.startswith("a − b: +0.5000, 95% interval [+0.")
-    assert "(paired bootstrap over 100 items, p < 0.001); a is better at 95%." in line.gap
+    assert "(paired bootstrap over 40 items, p < 0.001); a is better at 95%." in line.gap
 
 
 def commute_lines(model: str):
@@ -113,3 +113,17 @@ def test_a_family_with_one_informative_model_is_not_collapsed():
     lines[0].warnings = []  # this TC is the model's own number
     _, found = lines_of(*lines)
     assert found[0].collapsed is None and found[0].lines[0].best[0] == "gemma"
+
+
+def test_a_paired_difference_whose_interval_holds_zero_is_not_called_significant(tmp_path):
+    folder = tmp_path / "results"
+    ids = [f"s{i}" for i in range(40)]
+    # a hits items 0-20, b items 1-21: one item each way, a - b = 0 exactly
+    first, second = xlr("a", 21 / 40), xlr("b", 21 / 40)  # equal: the table puts a first by its label
+    with_samples(folder, first, [{"id": i, "hit": float(n <= 20)} for n, i in enumerate(ids)], "samples_a.jsonl")
+    with_samples(folder, second, [{"id": i, "hit": float(1 <= n <= 21)} for n, i in enumerate(ids)], "samples_b.jsonl")
+    write_results(folder, [first, second])
+    board = merge(load_entries([str(folder)])[0])
+    (line,) = overview(board, family_tables(board))[0].lines
+    assert line.gap.startswith("a − b: +0.0000, 95% interval [-0.")
+    assert line.gap.endswith("(paired bootstrap over 40 items, p = 1.000); the difference is not significant at 95%.")
