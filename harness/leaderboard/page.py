@@ -48,7 +48,7 @@ h3 { margin: 1.2em 0 0.3em; font-size: 1.05em; }
   background: linear-gradient(to right, rgba(0,0,0,0), rgba(0,0,0,0.16)); }
 .scroll-hint { display: none; font-size: 0.8em; color: #666; margin: 0.1em 0 0; }
 .scroll-wrap.more + .scroll-hint { display: block; }
-th:first-child, td:first-child { position: sticky; left: 0; z-index: 1; background: #fff; }
+th:first-child, td:first-child { position: sticky; left: 0; z-index: 1; background: #fff; background-clip: padding-box; }
 th:first-child { background: #f3f3f3; }
 tfoot td:first-child { background: #fafafa; }
 .overview td { vertical-align: top; }
