@@ -29,7 +29,8 @@ from harness.results.records import ResultRecord, role_of
 from harness.results.signature import Signature, SignatureError
 
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
-_LOCAL = ("/", "./", "../", "~")  # a model given as a local folder is labelled by the folder's name
+_LOCAL = ("/", "./", "../", "~")
+BY_CONSTRUCTION = "by construction"  # the phrase of a warning that a value is fixed whatever the model does  # a model given as a local folder is labelled by the folder's name
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,12 @@ class Result:
         """The record."""
         return self.entry.record
 
+    @property
+    def fixed(self) -> bool:
+        """Whether its main value says nothing about the model: undefined, or so by construction (its line says)."""
+        record = self.entry.record
+        return record.metrics.get(record.main_metric) is None or any(BY_CONSTRUCTION in w for w in record.warnings)
+
 
 @dataclass
 class Board:
@@ -93,17 +100,20 @@ class Board:
 
     def families(self) -> list[tuple[Family, list[Column]]]:
         """The families present, each with its columns, informative first: those that declare an ``order`` (by
-        it), then by how many models each compares (most first), then in registration order; ``Other tasks`` last."""
+        it), then those with a result that is not fixed (see ``Result.fixed``) before those without, then by how
+        many models each compares (most first), then in registration order; ``Other tasks`` last."""
         grouped: dict[Family, list[Column]] = {}
         for column in self.columns:
             grouped.setdefault(column.family, []).append(column)
         registered = self.index.families
 
-        def informative(item: tuple[Family, list[Column]]) -> tuple[int, int, int, int, int, str]:
+        def informative(item: tuple[Family, list[Column]]) -> tuple[int, int, int, int, int, int, str]:
             family, columns = item
-            models = len({key for key in self.labels for column in columns if (key, column) in self.cells})
+            results = [self.cells[key, c] for c in columns for key in self.labels if (key, c) in self.cells]
+            models = len({r.model_key for r in results})
+            fixed = all(r.fixed for r in results)
             place = registered.index(family) if family in registered else len(registered)
-            return (family is OTHER, family.order is None, family.order or 0, -models, place, family.name)
+            return (family is OTHER, family.order is None, family.order or 0, fixed, -models, place, family.name)
 
         return sorted(grouped.items(), key=informative)
 

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 
 from harness.errors import HarnessError
 from harness.leaderboard.families import Family
-from harness.leaderboard.merge import Board, Column, Result
+from harness.leaderboard.merge import BY_CONSTRUCTION, Board, Column, Result
 from harness.leaderboard.tables import Cell, FamilyTable, Row, sentence
 from harness.results.bootstrap import Bootstrap
 from harness.results.metrics import MetricInfo
 
-BY_CONSTRUCTION = "by construction"  # the phrase of a warning that a value is fixed whatever the model does
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 
@@ -129,16 +128,10 @@ def _gap(board: Board, table: FamilyTable, index: int, best: Row, second: Row) -
     return _overlap(cells[0], cells[1])
 
 
-def fixed(result: Result) -> bool:
-    """Whether a result's main value says nothing about the model: undefined, or so by construction."""
-    record = result.record
-    return record.metrics.get(record.main_metric) is None or any(BY_CONSTRUCTION in w for w in record.warnings)
-
-
 def _collapsed(board: Board, family: Family, columns: Sequence[Column], models: int) -> str | None:
-    """One sentence when every result of the family is fixed (see ``fixed``), else None."""
+    """One sentence when every result of the family is fixed (``Result.fixed``), else None."""
     results = [board.cells[key, c] for c in columns for key in board.labels if (key, c) in board.cells]
-    if not results or not all(fixed(r) for r in results):
+    if not results or not all(r.fixed for r in results):
         return None
     reasons = sorted(
         {sentence(w, (r.record.task,)) for r in results for w in r.record.warnings if BY_CONSTRUCTION in w}

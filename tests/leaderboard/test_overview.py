@@ -127,3 +127,8 @@ def test_a_paired_difference_whose_interval_holds_zero_is_not_called_significant
     (line,) = overview(board, family_tables(board))[0].lines
     assert line.gap.startswith("a − b: +0.0000, 95% interval [-0.")
     assert line.gap.endswith("(paired bootstrap over 40 items, p = 1.000); the difference is not significant at 95%.")
+
+
+def test_a_collapsed_family_comes_after_an_informative_one_with_as_many_models():
+    _, found = lines_of(*commute_lines("gemma"), record("yisi2_sts", "e5", 0.7, args={"src": "en", "tgt": "de"}))
+    assert [(f.family.name, f.collapsed is None) for f in found] == [("yisi", True), ("commute", False)]
