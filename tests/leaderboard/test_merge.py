@@ -283,3 +283,21 @@ def test_columns_carry_their_parsed_signature_and_give_back_the_stored_text():
     assert sorted(c.task_signature for c in board.columns) == sorted([first.task_signature, second.task_signature])
     assert {c.signature.items for c in board.columns} == {50, 100}
     assert [r.signature for r in board.results] == [Signature.parse(r.record.task_signature) for r in board.results]
+
+
+def test_a_registered_familys_typed_spec_gives_its_roles_title_and_order():
+    from harness.plugins.registry import Registration, Registry
+
+    registry = Registry()
+    registry.entries["family"]["mine"] = Registration(
+        "family", "mine", "pkg.plots:PLOTS", "My family", "pkg", {"roles": ("a_role", "b_role"), "order": 0}
+    )
+    (family,) = registered_families(registry).families
+    assert (family.name, family.title, family.tasks, family.order, family.plots, family.plugin) == (
+        "mine",
+        "My family",
+        ("a_role", "b_role"),
+        0,
+        "pkg.plots:PLOTS",
+        "pkg",
+    )
