@@ -9,7 +9,9 @@ with one check shared by all. Image features that are all zero warn that g is co
 from __future__ import annotations
 
 import io
+import struct
 import warnings
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +35,14 @@ def _jpeg(size: tuple[int, int] = (64, 48)) -> bytes:
 
 
 def _bomb(path: Path) -> None:
-    """A 20000 x 20000 PNG (a few hundred KiB on disk, 1.2 GB decoded)."""
-    Image.new("L", (20000, 20000)).save(path, format="PNG")
+    """A PNG whose header says 20000 x 20000 (400 million pixels): Pillow refuses it on opening."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 20000, 20000, 8, 0, 0, 0, 0)  # 8-bit greyscale
+    rows = zlib.compress(b"\0" * 20001 * 4)  # a few rows are enough: it is never decoded
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b""))
 
 
 NAMES = [f"img{i}.png" for i in range(6)]
