@@ -124,3 +124,36 @@ def test_a_tiny_sweep_end_to_end(tmp_path, capsys):
     assert table.splitlines()[1].startswith("clean") and np.load(
         data / "en.de" / "test.image_features.npy"
     ) == pytest.approx(features)
+
+
+def _sweep(args, out):
+    common = ["--model", "random-encoder", "--model", "tfidf-char", "--model", "random-encoder:seed=1"]
+    levels = ["--noise", "1", "--truncate", "1", "--seeds", "2", "--k", "1", "--output", str(out)]
+    assert main(["g-sweep", *args, *common, *levels]) == 0
+    return json.loads((out / "sweep.json").read_text())["levels"]
+
+
+def test_a_user_s_preset_sweeps_as_its_data_folder_does(tmp_path, monkeypatch):
+    """Issue 22: a retrieval preset in the user's folder, with a relative source, run from another directory."""
+    features = np.array(
+        [[1, 0, 0, 0], [1, 0.2, 0, 0], [0, 1, 0, 0], [0, 1, 0.2, 0], [0, 0, 1, 0], [0, 0, 1, 0.2]], dtype=np.float32
+    )
+    presets = tmp_path / "mine"
+    data = write_ikea(presets / "data", features=features)
+    (presets / "p.yaml").write_text(
+        "name: my_en_de_corr\nbase: corr\ndataset:\n  loader: ikea\n  source: data\n  split: test\n"
+        "args: {src: en, tgt: de}\n",
+        encoding="utf-8",
+    )
+    direct = _sweep(["--data-dir", str(data)], tmp_path / "direct")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    through_preset = _sweep(["--preset", "my_en_de_corr", "--include-path", str(presets)], tmp_path / "preset")
+    assert [row["condition"] for row in through_preset] == ["clean", "noise-1", "truncate-1"]
+    assert [row["correlations"] for row in through_preset] == [row["correlations"] for row in direct]
+    assert [row["agreement"] for row in through_preset] == [row["agreement"] for row in direct]
+
+
+def test_a_preset_of_another_family_is_refused(tmp_path, capsys):
+    assert main(["g-sweep", "--preset", "commute_en_fr_tc", "--model", "a", "--model", "b", "--model", "c"]) == 2
+    assert "g-sweep needs an xlr-, backretrieval- or corr-like task" in capsys.readouterr().err

@@ -325,12 +325,44 @@ def _floats(text: str) -> list[float]:
         raise HarnessError(f"expected comma-separated numbers, got {text!r}") from None
 
 
+def preset_data(name: str, include_path: str | None) -> tuple[str, dict[str, Any]]:
+    """The data folder and the ``src``/``tgt``/``split`` a retrieval preset sets (``--preset``)."""
+    from harness.plugins.membership import task_membership
+    from harness.plugins.registry import get_registry
+    from harness.run.presets import include_presets
+
+    registry = get_registry()
+    if include_path is not None:
+        include_presets(registry, include_path)
+    membership = task_membership(registry, name)
+    if membership.family != "retrieval" or membership.role not in TASKS:
+        raise HarnessError(
+            f"--preset {name!r} is a {membership.role!r} task of family {membership.family!r}; g-sweep needs an "
+            f"xlr-, backretrieval- or corr-like task (family 'retrieval')"
+        )
+    task = registry.load("task", name)
+    source = task.data_source() if hasattr(task, "data_source") else None
+    if not source:
+        raise HarnessError(f"--preset {name!r} names no data folder (dataset.source): g-sweep degrades its features")
+    values = {key: task.params[key].default for key in ("src", "tgt", "split") if key in task.params}
+    return str(source), values
+
+
 class GSweepCommand:
     """How good must g be: degrade the image features, measure g's quality, and meta-evaluate BkR at each level."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         """The command's arguments."""
         parser.add_argument("--data-dir", help="the IKEA folder (with en.de/, en.fr/) or a pair folder")
+        parser.add_argument(
+            "--preset",
+            default=None,
+            help="instead of --data-dir and --task-args: a retrieval preset (an xlr-, backretrieval- or corr-like task) "
+            "whose data source, languages and split the sweep uses",
+        )
+        parser.add_argument(
+            "--include-path", default=None, metavar="DIR", help="also know the YAML task presets of DIR"
+        )
         parser.add_argument(
             "--image-models",
             default=None,
@@ -364,14 +396,19 @@ class GSweepCommand:
         from harness_tasks.retrieval.ikea import pair_folder, read_features
 
         given = parse_kv(args.task_args, "--task-args")
+        if args.preset is not None:
+            if args.data_dir is not None or args.image_models is not None:
+                raise HarnessError("--preset names the data itself: give it without --data-dir and --image-models")
+            args.data_dir, preset_args = preset_data(args.preset, args.include_path)
+            given = {**given, **preset_args}
         src, tgt, split = str(given.get("src", "en")), str(given.get("tgt", "de")), str(given.get("split", "test"))
         models = [ModelSpec.parse(m) for m in args.model]
         if len(models) < 3:
             raise HarnessError(f"the meta-correlation needs at least 3 models, got {len(models)}")
         if (args.data_dir is None) == (args.image_models is None):
             raise HarnessError(
-                "give --data-dir (degrade that data's image features) or --image-models (image encoders as g on "
-                "xling-shapes), one of the two"
+                "give --data-dir or --preset (degrade that data's image features) or --image-models (image encoders "
+                "as g on xling-shapes), one of them"
             )
         warn_few_models(len(models))
         if args.image_models is not None:
