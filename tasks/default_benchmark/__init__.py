@@ -14,3 +14,12 @@ def register_datasets(register):
         "harness_tasks.default_benchmark.loader:XlingShapesLoader",
         "Built-in default benchmark: generated shape scenes, captions in en/de/fr/es/cs, any size, seeded.",
     )
+
+
+@hookimpl
+def register_commands(register):
+    register(
+        "xling-shapes-commute",
+        "harness_tasks.default_benchmark.contrastive:COMMAND",
+        "Write xling-shapes' CoMMuTE-format contrastive set (pronoun gender only the image decides) into a folder.",
+    )
