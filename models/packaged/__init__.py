@@ -54,6 +54,11 @@ def register_models(register):
         "Gemma 3 270M with the image's top efficientnet-lite0 ImageNet labels in the prompt (zero-shot multimodal).",
     )
     register(
+        "xling-shapes-mmt",
+        f"{PACKAGE}.xling_mmt:XlingShapesMMT",
+        "Gated Fusion trained here on xling-shapes captions (first use: a few CPU minutes); blank_images=true blanks images.",
+    )
+    register(
         "random-encoder",
         f"{PACKAGE}.baselines:RandomEncoder",
         "A fixed random unit vector per text (seeded): a chance-level text encoder for meta-evaluation.",
