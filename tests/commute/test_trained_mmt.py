@@ -84,3 +84,9 @@ def test_the_preset_trains_once_then_runs_offline_and_the_blanked_one_has_ic_und
     assert "ic" in by_task["commute_ic"].undefined
     assert by_task["commute_tc"].metrics["tc"] == 0.5
     assert by_task["commute_tc"].model["args"]["blank_images"] is True
+
+
+def test_training_is_deterministic(tiny_folder, tmp_path):
+    build(tmp_path, TINY)
+    for name in ("fusion.safetensors", "text/model.safetensors", "resnet/model.safetensors", "text/vocab.json"):
+        assert (tmp_path / name).read_bytes() == (tiny_folder / name).read_bytes(), name
