@@ -96,7 +96,9 @@ class E5SmallHF(FolderModel):
 
         source = model_file(self.name)
         return ensure_converted(
-            converted_folder("e5-small-hf", self.revision()), lambda folder: convert(source, folder)
+            converted_folder("e5-small-hf", self.revision()),
+            lambda folder: convert(source, folder),
+            "dequantising multilingual-e5-small's 4-bit weights into a transformers folder (seconds)",
         )
 
     def text_prefix(self) -> str:

@@ -151,7 +151,7 @@ def onnx_features(net: Any, model: str, revision: str, onnx_file: str, resolutio
                 dynamic_axes={"pixels": {0: "images"}, "features": {0: "images"}},
             )
 
-    folder = ensure_converted(converted_folder(f"{model}-onnx", revision), export)
+    folder = ensure_converted(converted_folder(f"{model}-onnx", revision), export, f"exporting {model} to ONNX")
     options = runtime.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
     session = runtime.InferenceSession(str(folder / onnx_file), options, providers=["CPUExecutionProvider"])
