@@ -25,21 +25,29 @@ DEFAULT_CORPUS = [
 
 
 def train_wordpiece(texts: Iterable[str], vocab_size: int = 400):
-    """A BERT-style fast tokenizer (WordPiece) trained on ``texts``."""
-    from tokenizers import BertWordPieceTokenizer
+    """A BERT-style fast tokenizer (WordPiece) whose vocabulary is built from ``texts``, the same in every process.
+
+    The special tokens, every character alone and as a continuation (``##c``), then whole words by
+    frequency (ties by spelling) up to ``vocab_size``. (The tokenizers library's trainer breaks
+    frequency ties by hash order, which differs between processes: every session drew a new model.)
+    """
+    from collections import Counter
+
+    from tokenizers.pre_tokenizers import BertPreTokenizer
     from transformers import BertTokenizerFast
 
-    raw = BertWordPieceTokenizer(lowercase=False, strip_accents=False)
-    raw.train_from_iterator(list(texts), vocab_size=vocab_size, min_frequency=1, show_progress=False)
+    words = Counter(word for text in texts for word, _ in BertPreTokenizer().pre_tokenize_str(text))
+    characters = sorted({character for word in words for character in word})
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *characters, *(f"##{c}" for c in characters)]
+    known = set(vocab)
+    for word, _ in sorted(words.items(), key=lambda item: (-item[1], item[0])):
+        if len(vocab) >= vocab_size:
+            break
+        if word not in known:
+            vocab.append(word)
+            known.add(word)
     return BertTokenizerFast(
-        tokenizer_object=raw._tokenizer,
-        do_lower_case=False,
-        strip_accents=False,
-        unk_token="[UNK]",
-        sep_token="[SEP]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        mask_token="[MASK]",
+        vocab={token: i for i, token in enumerate(vocab)}, do_lower_case=False, strip_accents=False
     )
 
 

@@ -53,7 +53,9 @@ def reference(folder, text, pooling, max_length=512):
 
 def test_batches_are_longest_first_and_results_come_back_in_input_order():
     batches = length_sorted_batches([3, 9, 1, 9, 5], 2)
-    assert [b.tolist() for b in batches] == [[1, 3], [4, 0], [2]]
+    assert [b.tolist() for b in batches] == [[1, 3], [4], [0], [2]]  # one length per batch: nothing padded
+    assert [b.tolist() for b in length_sorted_batches([2, 2, 2, 7, 2], 2)] == [[3], [0, 1], [2, 4]]
+    assert length_sorted_batches([], 4) == []
     out = run_batches(5, batches, lambda idx: np.stack([idx * 10.0, idx + 0.5], axis=1))
     assert out[:, 0].tolist() == [0, 10, 20, 30, 40] and out.dtype == np.float32
     with pytest.raises(ValueError):
