@@ -18,8 +18,9 @@ Then each family's results go into the committed leaderboard's folder (``--leade
 ``leaderboard/results/<family>/``; ``--leaderboard ''`` leaves it alone): ``results.jsonl`` and, for every line's
 per-sample log, its compact compressed form ``<samples_file>.gz`` (only ``id``, ``seed`` and the fields the line's
 statistics read: what ``harness compare --results leaderboard/results`` needs), except CoMMuTE, whose full logs are
-kept because ``harness commute-perplexity`` reads every slot's perplexity from them. Logs of earlier runs that no
-line names any more are removed there.
+kept because ``harness commute-perplexity`` reads every slot's perplexity from them, and CORR, whose logs are not
+kept (``--leaderboard-without``: they would be most of the size). Logs of earlier runs that no line names any more
+are removed there.
 
     python benchmarks/offline_models_real_runs.py [--data ../shared/data] [--output ../real-results] [--families ikea,commute,yisi]
         [--leaderboard leaderboard/results]
@@ -54,6 +55,9 @@ IKEA_MODELS = [
 IKEA_DIRECTIONS = [("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en")]
 COMMUTE_LANGS = ("fr", "de", "cs")
 FULL_LOGS = ("commute",)  # families whose committed logs stay whole (their analyses read more than the statistics)
+# CORR's compact log holds six full-precision moments per item and seed: about 200 kB compressed per IKEA line,
+# 8 MB for the 40 lines (xlr and backretrieval together: under 1 MB), so it is not kept unless asked
+WITHOUT_LOGS = "corr"
 YISI_TARGETS = ("de", "fr", "cs")
 
 
@@ -218,11 +222,11 @@ def yisi(data: Path, out: Path) -> None:
         )
 
 
-def keep(source: Path, destination: Path, compact: bool) -> None:
+def keep(source: Path, destination: Path, compact: bool, without: list[str]) -> None:
     """The family's results and per-sample logs (compact and compressed, or whole) in the leaderboard's folder."""
     from harness.results.samples import compact_folder
 
-    written = compact_folder(source, destination, compact=compact)
+    written = compact_folder(source, destination, compact=compact, without=without)
     size = sum(path.stat().st_size for path in written)
     print(f"kept {len(written)} per-sample logs ({size / 1e6:.2f} MB) and results.jsonl in {destination}", flush=True)
 
@@ -239,6 +243,11 @@ def main() -> int:
         default=str(REPO / "leaderboard" / "results"),
         help="where each family's results and compact per-sample logs go (empty: nowhere)",
     )
+    parser.add_argument(
+        "--leaderboard-without",
+        default=WITHOUT_LOGS,
+        help=f"roles whose per-sample logs the leaderboard does not keep (default {WITHOUT_LOGS}; empty: keep all)",
+    )
     args = parser.parse_args()
     data, out = Path(args.data), Path(args.output)
     for family in args.families.split(","):
@@ -251,7 +260,8 @@ def main() -> int:
             "yisi": lambda: yisi(data, out),
         }[family]()
         if args.leaderboard:
-            keep(out / family, Path(args.leaderboard) / family, compact=family not in FULL_LOGS)
+            without = [role for role in args.leaderboard_without.split(",") if role]
+            keep(out / family, Path(args.leaderboard) / family, family not in FULL_LOGS, without)
     return 0
 
 

@@ -17,7 +17,7 @@ import math
 import os
 import shutil
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from harness.errors import HarnessError
 from harness.results.bootstrap import Paired, Statistic, Units
 from harness.results.jsonl import BadLine, LineError, iter_json_lines, parse_line
 from harness.results.load import Entry
-from harness.results.records import RESULTS_FILE, ResultRecord, read_records
+from harness.results.records import RESULTS_FILE, ResultRecord, read_records, role_of
 
 Key = tuple[Any, str]
 COMPACT_SUFFIX = ".gz"
@@ -226,9 +226,12 @@ def write_compact(entry: Entry, destination: Path) -> Path:
     return target
 
 
-def compact_folder(source: Path, destination: Path, *, compact: bool = True) -> list[Path]:
+def compact_folder(
+    source: Path, destination: Path, *, compact: bool = True, without: Collection[str] = ()
+) -> list[Path]:
     """Copy ``source``'s results file into ``destination`` with each line's per-sample log: compact and compressed
-    (``write_compact``), or whole with ``compact=False``; other logs there (of runs no line names) are removed.
+    (``write_compact``), or whole with ``compact=False``; none for a line whose task plays a role in ``without``
+    (``role_of``); other logs there (of runs no line names) are removed.
 
     This is the form the committed leaderboard keeps (``harness compare --results`` reads it as it
     reads full logs); an unreadable results line is an error, not a line left behind. Returns the logs written.
@@ -240,7 +243,7 @@ def compact_folder(source: Path, destination: Path, *, compact: bool = True) -> 
     destination.mkdir(parents=True, exist_ok=True)
     written = []
     for record in records:
-        if record.samples_file:
+        if record.samples_file and role_of(record) not in without:
             entry = Entry(record, results)
             if compact:
                 written.append(write_compact(entry, destination))

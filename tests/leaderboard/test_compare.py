@@ -407,3 +407,6 @@ def test_whole_logs_can_be_kept_and_logs_no_line_names_are_removed(tmp_path):
         "samples_xlr_mbert.jsonl",
     ]
     assert written[0].read_text() == (full / "samples_xlr_labse.jsonl").read_text()
+    # a role left out keeps no log (its line stays, naming the log it had)
+    assert compact_folder(full, kept, without=["xlr"]) == []
+    assert sorted(p.name for p in kept.iterdir()) == ["notes.md", "results.jsonl"]
