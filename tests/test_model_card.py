@@ -123,3 +123,19 @@ def test_declared_counts_of_packaged_models_match_their_weight_files():
     state = torch.load(weights_file(0, "efficientnet-lite0"), map_location="cpu", weights_only=True)
     weights = sum(v.numel() for k, v in state.items() if v.is_floating_point() and "running_" not in k)
     assert EfficientNetLite0("efficientnet-lite0").card()["parameters"] == weights
+
+
+def test_meta_groups_a_model_whose_lines_differ_only_in_their_cards():
+    from retrieval.test_retrieval_meta import hand_records
+
+    from harness_tasks.retrieval.analysis.meta import group_models, meta_evaluate
+
+    plain = hand_records()
+    carded = hand_records()
+    for index, item in enumerate(carded):  # the same models, some lines written after cards existed
+        if index % 2:
+            item.model = {**item.model, CARD_KEY: dict.fromkeys(CARD_FIELDS) | {"parameters": index}}
+    assert len(group_models(carded)) == len(group_models(plain)) == 5
+    first = meta_evaluate(group_models(plain), resamples=100, bootstrap_seed=1)["significance"]
+    second = meta_evaluate(group_models(carded), resamples=100, bootstrap_seed=1)["significance"]
+    assert first["models"] == second["models"] and first["pearson"]["bootstrap"] == second["pearson"]["bootstrap"]

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.adapters.card import without_card
 from harness.errors import HarnessError
 from harness.leaderboard.figures import save
 from harness.leaderboard.merge import model_labels
@@ -92,7 +93,7 @@ def select(records: Sequence[ResultRecord], where: dict[str, Any]) -> list[Resul
 
 
 def _model_key(record: ResultRecord) -> str:
-    return json.dumps(record.model, sort_keys=True, default=str)
+    return json.dumps(without_card(record.model), sort_keys=True, default=str)  # the card describes, it names nothing
 
 
 def group_models(records: Sequence[ResultRecord]) -> list[ModelRow]:
@@ -185,7 +186,7 @@ def _significance(rows: Sequence[ModelRow], seeds: list[int], resamples: int, se
     # whatever order the results came in (harness meta and the leaderboard read the same lines differently)
     members = sorted(
         (r for r in rows if all(task in r.records for task in TASKS)),
-        key=lambda r: json.dumps(r.identity, sort_keys=True, default=str),
+        key=lambda r: json.dumps(without_card(r.identity), sort_keys=True, default=str),
     )
     if len(members) < MIN_MODELS:
         return {"skipped": f"needs xlr, backretrieval and corr for at least {MIN_MODELS} models, found {len(members)}"}
