@@ -12,13 +12,15 @@ order. Pooling of the last hidden states:
 A sentence-transformers folder or Hub repository is read through its ``modules.json``:
 its pooling (unless ``pooling=`` is given), Dense layers, normalisation, maximum sequence length
 and lower-casing are applied as sentence-transformers would. ``normalize`` (default true)
-L2-normalises the vectors.
+L2-normalises the vectors. ``backend`` runs the encoder in ONNX Runtime (the default where it is
+installed, on a CPU in float32) or PyTorch; pooling stays in PyTorch (see ``onnx_encoder``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,14 @@ from harness.adapters.model import ModelAdapter, ModelIdentity, source_revision
 from harness.errors import HarnessError
 from harness.params import Param
 from harness_models.encoders.batching import length_sorted_batches, run_batches
+from harness_models.encoders.onnx_encoder import (
+    BACKEND_PARAM,
+    backend_identity,
+    check_backend,
+    export_key,
+    onnx_hidden_states,
+    resolve_backend,
+)
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
 from harness_models.encoders.sentence_transformers_config import load_dense, read_config
 from harness_models.loading import STRICT_PARAM, from_pretrained, identity_args, pooler_key
@@ -60,12 +70,13 @@ def hf_identity(adapter: ModelAdapter) -> ModelIdentity:
     """Identity of a Hugging Face model adapter: source, resolved revision (or content hash) and arguments."""
     source = pretrained_source(adapter.name, adapter.args)
     dtype = checked_dtype(adapter.name, adapter.args.get("dtype", "float32"), adapter.device)
+    check_backend(adapter.name, adapter.args, adapter.device)
     return ModelIdentity(
         adapter.name,
         adapter.adapter_name,
         source,
         source_revision(source, adapter.args.get("revision")),
-        identity_args(adapter),
+        backend_identity(identity_args(adapter)),
         dtype,
     )
 
@@ -93,7 +104,13 @@ class HFTextEncoder(ModelAdapter):
         ),
         "strict": STRICT_PARAM,
         "dtype": DTYPE_PARAM,
+        "backend": BACKEND_PARAM,
     }
+
+    def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
+        super().__init__(name, args, **kwargs)
+        self.args["backend"] = resolve_backend(self.args, self.device)  # the identity names the one that runs
+        self.hidden_states: Any = None
 
     def identity(self) -> ModelIdentity:
         """Source, revision and arguments (no weights are loaded)."""
@@ -132,6 +149,10 @@ class HFTextEncoder(ModelAdapter):
         self.max_length = min(requested, self._model_limit())
         if self.pooling == "pooler" and getattr(self.model, "pooler", None) is None:
             raise HarnessError(f"model {self.name!r} has no pooler layer: use --model-args pooling=cls or pooling=mean")
+        check_backend(self.name, {**self.args, "pooling": self.pooling}, self.device)
+        if self.args["backend"] == "onnxruntime":
+            key = export_key(source, source_revision(source, revision), self.model.config.num_hidden_layers)
+            self.hidden_states = onnx_hidden_states(self.model, "text-encoder", key)
 
     def _model_limit(self) -> int:
         limits = []
@@ -162,8 +183,12 @@ class HFTextEncoder(ModelAdapter):
         for row, ids in enumerate(token_ids):
             input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
             mask[row, : len(ids)] = 1
-        output = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
-        vectors = pool(output, mask.to(self.device), self.pooling).float()
+        if self.hidden_states is not None:
+            hidden = torch.from_numpy(self.hidden_states(input_ids.numpy(), mask.numpy()))
+            vectors = pool(SimpleNamespace(last_hidden_state=hidden), mask, self.pooling)
+        else:
+            output = self.model(input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device))
+            vectors = pool(output, mask.to(self.device), self.pooling).float()
         for layer in self.dense:
             vectors = layer(vectors)
         if self.args["normalize"]:

@@ -7,6 +7,8 @@ exactly the code a Hub model is. Subclasses say where the folder is and what it 
 ``strict`` means what it means for those adapters (models/loading.py) and is handed to both. It
 enters the identity only when false, with the key mismatches of both capabilities (both are then
 loaded for the identity); a default run's identity is the one it had before the argument existed.
+``backend`` (ONNX Runtime where installed, else PyTorch) is handed to both as well and is resolved
+when the model is built, so the identity names the backend that runs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 from harness.adapters.capabilities import Capability, TokenEmbeddings
 from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.params import Param
+from harness_models.encoders.onnx_encoder import BACKEND_PARAM, backend_identity, resolve_backend
 from harness_models.encoders.text import POOLINGS
 from harness_models.loading import STRICT_PARAM, mismatch
 
@@ -40,8 +43,9 @@ FOLDER_PARAMS: dict[str, Param] = {
     "normalize": Param(True, "text encoder: L2-normalise the vectors"),
     "max_length": Param(None, "text encoder: longest input in tokens (default: the folder's setting)", int, min=1),
     "strict": STRICT_PARAM,
+    "backend": BACKEND_PARAM,
 }
-TEXT_ENCODER_ARGS = ("pooling", "normalize", "max_length", "strict")
+TEXT_ENCODER_ARGS = ("pooling", "normalize", "max_length", "strict", "backend")
 
 
 class FolderModel(ModelAdapter):
@@ -55,6 +59,7 @@ class FolderModel(ModelAdapter):
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
         super().__init__(name, args, **kwargs)
+        self.args["backend"] = resolve_backend(self.args, self.device)
         self._text: HFTextEncoder | None = None
         self._tokens: HFTokenEmbedder | None = None
 
@@ -81,9 +86,9 @@ class FolderModel(ModelAdapter):
         )
 
     def identity_args(self) -> dict[str, Any]:
-        """The arguments, ``strict`` only when false, and then ``key_mismatch`` when either capability's load
+        """The arguments (``backend`` unless torch), ``strict`` only when false, and then ``key_mismatch`` when either capability's load
         found one (both are loaded: the keys are known only once the weights are read)."""
-        args = {key: value for key, value in self.args.items() if key != "strict" or not value}
+        args = {key: value for key, value in backend_identity(self.args).items() if key != "strict" or not value}
         if self.args["strict"]:
             return args
         text, tokens = self.text_encoder().key_mismatch, self.token_embedder().key_mismatch
@@ -118,7 +123,7 @@ class FolderModel(ModelAdapter):
         if self._tokens is None:
             from harness_models.token_embedders.hf import HFTokenEmbedder
 
-            self._tokens = self._inner(HFTokenEmbedder, {"layer": self.args["layer"], "strict": self.args["strict"]})
+            self._tokens = self._inner(HFTokenEmbedder, {key: self.args[key] for key in ("layer", "strict", "backend")})
         return self._tokens
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:

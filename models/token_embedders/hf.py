@@ -8,7 +8,8 @@ computed, and layer L is the truncated model's ``last_hidden_state`` (the same t
 ``hidden_states[L]`` for encoders without a final norm after the last layer: BERT, XLM-R,
 DistilBERT, ...; keeping every layer's states would cost memory for nothing). Texts are tokenized as the tokenizer does (subword units), truncated at the
 model's maximum length, length-sorted and batched; the units the tokenizer marks as special
-([CLS], [SEP], <s>, </s>, ...) are dropped.
+([CLS], [SEP], <s>, </s>, ...) are dropped. ``backend`` runs the truncated encoder in ONNX Runtime (the
+default where it is installed, on a CPU in float32) or PyTorch (``all_layers`` always runs PyTorch).
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ from harness.adapters.capabilities import Capability, TokenEmbeddings
 from harness.adapters.model import ModelAdapter, ModelIdentity, source_revision
 from harness.errors import HarnessError
 from harness.params import Param
+from harness_models.encoders.onnx_encoder import (
+    BACKEND_PARAM,
+    backend_identity,
+    check_backend,
+    export_key,
+    onnx_hidden_states,
+    resolve_backend,
+)
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
 from harness_models.loading import STRICT_PARAM, beyond_layer, from_pretrained, identity_args
 
@@ -53,6 +62,7 @@ class HFTokenEmbedder(ModelAdapter):
         "layer": Param(9, "hidden_states index: 0 is the embedding output, L the L-th layer's output", min=0),
         "strict": STRICT_PARAM,
         "dtype": DTYPE_PARAM,
+        "backend": BACKEND_PARAM,
     }
 
     def __init__(self, name: str, args: dict[str, Any] | None = None, **kwargs: Any):
@@ -60,15 +70,18 @@ class HFTokenEmbedder(ModelAdapter):
         if not self.args["pretrained"]:
             raise HarnessError(f"model {name!r}: give a Hub id or folder (pretrained=...)")
         self._revision = source_revision(self.args["pretrained"], self.args["revision"])
+        self.args["backend"] = resolve_backend(self.args, self.device)  # the identity names the one that runs
+        self.hidden_states: Any = None
 
     def identity(self) -> ModelIdentity:
         """Source, resolved revision and layer (in the arguments)."""
+        check_backend(self.name, self.args, self.device)
         return ModelIdentity(
             self.name,
             self.adapter_name,
             self.args["pretrained"],
             self._revision,
-            identity_args(self),
+            backend_identity(identity_args(self)),
             checked_dtype(self.name, self.args["dtype"], self.device),
         )
 
@@ -102,6 +115,11 @@ class HFTokenEmbedder(ModelAdapter):
         self.model.to(self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))).eval()
         limits = [self.tokenizer.model_max_length, getattr(config, "max_position_embeddings", None)]
         self.max_length = min(int(v) for v in limits if v is not None)
+        check_backend(self.name, self.args, self.device)
+        if self.args["backend"] == "onnxruntime":
+            self.hidden_states = onnx_hidden_states(
+                self.model, "token-embedder", export_key(source, self._revision, layer)
+            )
 
     def embed_tokens(
         self, texts: Sequence[str], lang: str | None = None, all_layers: bool = False
@@ -123,10 +141,14 @@ class HFTokenEmbedder(ModelAdapter):
                 batch = order[start : start + self.batch_size]
                 features = [{k: encoded[k][i] for k in encoded if k != "special_tokens_mask"} for i in batch]
                 inputs = self.tokenizer.pad(features, return_tensors="pt").to(self.device)
-                output = self.model(**inputs, output_hidden_states=all_layers)
-                # the top layer is layer L; all layers: (L + 1, batch, length, dim)
-                states = torch.stack(output.hidden_states) if all_layers else output.last_hidden_state
-                states, mask = states.float().cpu().numpy(), inputs["attention_mask"].cpu().numpy()
+                mask = inputs["attention_mask"].cpu().numpy()
+                if self.hidden_states is not None and not all_layers:
+                    states = self.hidden_states(inputs["input_ids"].numpy(), mask)
+                else:
+                    output = self.model(**inputs, output_hidden_states=all_layers)
+                    # the top layer is layer L; all layers: (L + 1, batch, length, dim)
+                    states = torch.stack(output.hidden_states) if all_layers else output.last_hidden_state
+                    states = states.float().cpu().numpy()
                 for row, i in enumerate(batch):
                     keep = [p for p, special in enumerate(encoded["special_tokens_mask"][i]) if not special]
                     positions = np.flatnonzero(mask[row])[keep]  # either padding side

@@ -23,7 +23,7 @@ from harness_models.packaged.hf_folder import FolderModel
 TEXTS = ["a man rides a bike", "two dogs play in the snow"]
 MISSING = "encoder.layer.0.output.dense.bias"  # both capabilities read layer 0
 UNEXPECTED = "encoder.layer.7.output.dense.bias"  # above the token embedder's layer: only the text encoder sees it
-DEFAULT_ARGS = {"pooling": None, "normalize": True, "max_length": None, "layer": 2}
+DEFAULT_ARGS = {"pooling": None, "normalize": True, "max_length": None, "layer": 2, "backend": "onnxruntime"}
 
 
 @pytest.fixture(scope="module")
@@ -57,11 +57,14 @@ def folder_model(folder: Path, args: dict[str, object] | None = None) -> FolderM
 
 
 def test_a_default_identity_has_no_strict_and_loads_nothing(folders):
+    pytest.importorskip("onnxruntime")
     model = folder_model(folders["broken"])
     identity = model.identity()
     assert identity.args == DEFAULT_ARGS and not model._loaded
-    before = ModelIdentity("tiny", model.adapter_name, "test:tiny-bert", "sha256:0", dict(DEFAULT_ARGS), "float32")
-    assert identity.digest() == before.digest()  # the identity a default run had before `strict` existed
+    torch_args = {key: value for key, value in DEFAULT_ARGS.items() if key != "backend"}
+    before = ModelIdentity("tiny", model.adapter_name, "test:tiny-bert", "sha256:0", torch_args, "float32")
+    # backend=torch: the identity a default run had before `strict` and `backend` existed
+    assert folder_model(folders["broken"], {"backend": "torch"}).identity().digest() == before.digest()
 
 
 def test_a_mismatch_fails_with_the_suggestion_which_then_loads(folders, capsys):
@@ -100,10 +103,10 @@ def test_the_packaged_folders_accept_strict_from_the_command_line(name, module, 
     need(module)
     build = dict(needs={"xlr": [Capability.TEXT_ENCODER]}, device="cpu", batch_size=8)
     default = build_adapter(get_registry(), name, {}, **build)
-    expected = {"pooling": None, "normalize": True, "max_length": None, "layer": layer}
+    expected = {"pooling": None, "normalize": True, "max_length": None, "layer": layer, "backend": "onnxruntime"}
     if name == "e5-small-hf":
         expected["prefix"] = "query"
-    assert default.identity().args == expected  # as before the argument existed: the digest is unchanged
+    assert default.identity().args == expected  # backend=torch gives the identity from before both arguments
     if name == "minilm":  # e5-small-hf would load its 470 MB twice for the same answer
         loose = build_adapter(get_registry(), name, parse_kv("strict=false", "--model-args"), **build)
         assert loose.identity().args == {**expected, "strict": False}  # the package's weights match

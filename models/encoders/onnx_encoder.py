@@ -1,0 +1,128 @@
+"""ONNX Runtime as the backend of the Hugging Face text encoders and token embedders (``backend`` argument).
+
+The loaded transformers encoder (truncated to its layer for a token embedder) is exported to ONNX
+once, with dynamic batch and sequence axes, inputs ``input_ids`` and ``attention_mask`` and output
+the last hidden states; the file is kept with the converted models (``HARNESS_MODELS_DIR``), named
+by a hash of the source, its content revision, the number of layers and the exporter's version,
+so a changed model is exported again. Pooling, Dense layers and normalisation stay in PyTorch.
+On a CPU ONNX Runtime's fused kernels run these encoders 2x or more the PyTorch eager forward
+(benchmarks/offline-models.md), with hidden states equal within 1e-5 (float32 both). ``auto``
+(the default) takes ONNX Runtime where ``onnxruntime`` and ``onnx`` are installed and it can serve
+(float32 on a CPU), else PyTorch; the backend is resolved when the adapter is built, so the
+model identity names the one that runs: ``backend=onnxruntime`` enters it, ``torch`` does not (a PyTorch
+run keeps the identity, cache key and signature it had before the argument existed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness.params import Param
+
+EXPORT_VERSION = 1  # bump when the exported graph changes
+BACKENDS = ("auto", "torch", "onnxruntime")
+BACKEND_PARAM = Param(
+    "auto",
+    "torch, onnxruntime (pip install onnxruntime onnx), or auto: onnxruntime where it is installed "
+    "and can serve (float32 on a CPU)",
+    str,
+    choices=BACKENDS,
+)
+ONNX_FILE = "encoder.onnx"
+
+
+def resolve_backend(args: Mapping[str, Any], device: str) -> str:
+    """The backend that runs: ``args["backend"]`` unless it is ``auto``, then onnxruntime where it can serve."""
+    backend = str(args.get("backend", "auto"))
+    if backend != "auto":
+        return backend
+    serves = (
+        args.get("dtype", "float32") == "float32" and str(device).startswith("cpu") and args.get("pooling") != "pooler"
+    )
+    installed = all(importlib.util.find_spec(module) is not None for module in ("onnxruntime", "onnx"))
+    return "onnxruntime" if serves and installed else "torch"
+
+
+def backend_identity(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` as the identity keeps them: ``backend`` only when it is not ``torch``."""
+    return {key: value for key, value in args.items() if key != "backend" or value != "torch"}
+
+
+def check_backend(model: str, args: Mapping[str, Any], device: str) -> None:
+    """A ``HarnessError`` when ``backend=onnxruntime`` is asked for what it does not run."""
+    if args.get("backend") != "onnxruntime":
+        return
+    if args.get("dtype", "float32") != "float32" or not str(device).startswith("cpu"):
+        raise HarnessError(
+            f"model {model!r}: backend=onnxruntime runs float32 on a CPU only; use backend=torch for "
+            f"dtype={args.get('dtype')} on {device}"
+        )
+    if args.get("pooling") == "pooler":
+        raise HarnessError(f"model {model!r}: backend=onnxruntime does not run the pooler; use backend=torch")
+
+
+def export_key(source: str, revision: str, layers: int) -> str:
+    """What names an export: the source, its content revision, the layers kept and the exporter's version."""
+    text = f"{source}\0{revision}\0{layers}\0{EXPORT_VERSION}"
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def onnx_hidden_states(model: Any, name: str, key: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``f(input_ids, attention_mask) -> last hidden states`` (int64 arrays in, float32 (N, T, D) out) of
+    ``model`` exported to ONNX once (kept under ``<models dir>/<name>-onnx-<key>``) and run in ONNX Runtime."""
+    import torch
+
+    from harness_models.packaged.converted import converted_folder, ensure_converted
+
+    try:
+        import onnx  # noqa: F401 (the exporter needs it)
+        import onnxruntime as runtime
+    except ImportError:
+        raise HarnessError(
+            f"model {name!r} with backend=onnxruntime needs onnxruntime and onnx: pip install onnxruntime onnx"
+        ) from None
+
+    class Hidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any) -> Any:
+            return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    def export(folder: Path) -> None:
+        example = torch.ones(2, 8, dtype=torch.long)
+        axes = {0: "texts", 1: "tokens"}
+        with warnings.catch_warnings():  # the exporter's notes on tracing and constant folding
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Hidden().eval(),
+                (example, example),
+                str(folder / ONNX_FILE),
+                dynamo=False,
+                input_names=["input_ids", "attention_mask"],
+                output_names=["hidden"],
+                opset_version=17,
+                dynamic_axes={"input_ids": axes, "attention_mask": axes, "hidden": axes},
+            )
+
+    folder = ensure_converted(converted_folder(f"{name}-onnx", key), export, f"exporting {name} to ONNX ({key})")
+    options = runtime.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
+    options.graph_optimization_level = runtime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = runtime.InferenceSession(str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+    inputs = {node.name for node in session.get_inputs()}  # layer 0 (the embeddings) does not read the mask
+
+    def hidden_states(input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": input_ids.astype(np.int64), "attention_mask": attention_mask.astype(np.int64)}
+        return np.asarray(session.run(None, {k: v for k, v in feeds.items() if k in inputs})[0], dtype=np.float32)
+
+    return hidden_states
