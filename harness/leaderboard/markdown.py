@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
+from harness.leaderboard.models import HEADERS as MODEL_HEADERS
+from harness.leaderboard.models import ModelRow, model_rows
 from harness.leaderboard.overview import FamilyOverview, overview
 from harness.leaderboard.sections import Section
 from harness.leaderboard.tables import (
@@ -94,6 +96,17 @@ def _notes(table: FamilyTable) -> list[str]:
     return [line + "  " for line in lines[:-1]] + lines[-1:]  # two spaces: a line break in Markdown
 
 
+def _models(rows: Sequence[ModelRow]) -> list[str]:
+    """The model table: each model's card (—: not recorded) and the families it has results in."""
+    if not rows:
+        return []
+    lines = ["", "## Models", "", "| " + " | ".join(MODEL_HEADERS) + " |", "|---" * len(MODEL_HEADERS) + "|"]
+    for row in rows:
+        cells = [row.label, *row.fields, ", ".join(f.title for f in row.families)]
+        lines.append("| " + " | ".join(md_text(c) for c in cells) + " |")
+    return lines
+
+
 def _overview(found: Sequence[FamilyOverview]) -> list[str]:
     lines = ["", "## Overview", ""]
     lines += [
@@ -171,4 +184,5 @@ def readme(
             lines += [f"- [{md_text(p.title)}](plots/{p.file})" for p in family_plots]
         if family.name in collapsed:
             lines += ["", "</details>"]
+    lines += _models(model_rows(board))
     return "\n".join(lines) + "\n"

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 
 from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
+from harness.leaderboard.models import HEADERS as MODEL_HEADERS
+from harness.leaderboard.models import ModelRow, model_rows
 from harness.leaderboard.overview import FamilyOverview, overview
 from harness.leaderboard.sections import Section
 from harness.leaderboard.tables import (
@@ -259,7 +261,44 @@ def scrolling(table: list[str]) -> list[str]:
     ]
 
 
-def _board(table: FamilyTable, number: int) -> list[str]:
+def _model_td(label: str, anchors: dict[str, str]) -> str:
+    """A model's cell: its name, a link to its row in the model table."""
+    anchor = anchors.get(label)
+    if anchor is None:
+        return _td(label, label, css="model")
+    return f'<td class="model" data-sort="{esc(label)}"><a href="#{anchor}">{esc(label)}</a></td>'
+
+
+def _models(rows: Sequence[ModelRow], anchors: dict[str, str]) -> list[str]:
+    """The model table: each model's card and the families it has results in (links to their sections)."""
+    body = []
+    for row in rows:
+        families = ", ".join(f'<a href="#family-{esc(f.name)}">{esc(f.title)}</a>' for f in row.families)
+        body.append(
+            f'<tr id="{anchors[row.label]}">{_td(row.label, row.label, css="model")}'
+            + "".join(_td(v, v) for v in row.fields)
+            + f'<td data-sort="{esc(", ".join(f.title for f in row.families))}">{families}</td></tr>'
+        )
+    table = [
+        '<table class="models">',
+        "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in MODEL_HEADERS) + "</tr></thead>",
+        "<tbody>",
+        *body,
+        "</tbody>",
+        "</table>",
+    ]
+    return [
+        '<section id="models">',
+        "<h2>Models</h2>",
+        '<p class="intro">What each model is, from its results lines\' model card (—: not recorded; lines written '
+        "before cards existed have none), and the families it has results in. A model's name in any table links "
+        "here.</p>",
+        *scrolling(table),
+        "</section>",
+    ]
+
+
+def _board(table: FamilyTable, number: int, anchors: dict[str, str]) -> list[str]:
     tasks = " ".join(sorted({c.role for c in table.columns}))
     attrs = f'class="board" data-board="" data-tasks="{esc(tasks)}" data-dataset="{esc(table.dataset)}" data-pair="{esc(table.pair or "")}"'
     marks = note_marks(table)
@@ -272,7 +311,7 @@ def _board(table: FamilyTable, number: int) -> list[str]:
     notes = Notes(f"t{number}")
     body = []
     for row in table.rows:
-        cells = [_td(row.label, row.label, css="model")] + [_cell(c, notes) for c in row.cells]
+        cells = [_model_td(row.label, anchors)] + [_cell(c, notes) for c in row.cells]
         if table.averaged:
             cells.append(
                 _td(MISSING if row.average is None else f"{row.average:.4f}", _number(row.average), numeric=True)
@@ -455,6 +494,8 @@ def page(
     superseded = sum(r.superseded for r in board.results)
     answers = overview(board, tables)
     collapsed = {f.family.name: f.collapsed for f in answers if f.collapsed is not None}
+    models = model_rows(board)
+    anchors = {row.label: f"model-{index + 1}" for index, row in enumerate(models)}
     lines = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -481,18 +522,22 @@ def page(
     ]
     number = 0
     for family, group in itertools.groupby(tables, key=lambda t: t.family):
-        lines += [f'<section class="family" data-family="{esc(family.name)}">', f"<h2>{esc(family.title)}</h2>"]
+        lines += [
+            f'<section class="family" id="family-{esc(family.name)}" data-family="{esc(family.name)}">',
+            f"<h2>{esc(family.title)}</h2>",
+        ]
         if family.name in collapsed:
             lines.append(f'<details class="collapsed"><summary>{esc(collapsed[family.name])}</summary>')
         lines.append('<div class="boards">')
         for table in group:
             number += 1
-            lines += _board(table, number)
+            lines += _board(table, number, anchors)
         lines.append("</div>")
         lines += _family_end(family.name, (sections or {}).get(family.name, []), plots)
         if family.name in collapsed:
             lines.append("</details>")
         lines.append("</section>")
+    lines += _models(models, anchors)
     lines += _long_table(board)
     lines += _footer(board)
     lines += [f"<script>{SCRIPT}</script>", "</body>", "</html>"]
