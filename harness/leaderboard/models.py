@@ -93,7 +93,7 @@ def model_rows(board: Board) -> list[ModelRow]:
             _plain(card.get("max_length")),
             _languages(card.get("languages")),
             str(card["license"]) if isinstance(card.get("license"), str) and card["license"] else UNKNOWN,
-            _weights(card, record) if card else UNKNOWN,
+            _weights(card, record) if card else str(record.model.get("source") or UNKNOWN),
         )
         present = families.get(key, {})
         rows.append(ModelRow(label, fields, tuple(f for f in order if f.name in present)))
