@@ -5,6 +5,7 @@ imported until a model is used, and a missing package is reported then, with tha
 """
 
 from harness.plugins.hookspecs import hookimpl
+from harness_models.packaged.zoo import register_zoo
 
 PACKAGE = "harness_models.packaged"
 DEGRADED_DIMENSIONS = (48, 12)
@@ -82,3 +83,4 @@ def register_models(register):
             f"e5-small with seeded Gaussian noise (std {sigma} per dimension) added (a degraded encoder).",
             preset={"base": "e5-small", "noise": sigma},
         )
+    register_zoo(register)
