@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -365,3 +366,57 @@ def test_the_gguf_conversion_bar_is_silenced_and_restored():
         assert gguf_utils.tqdm is not bar
         assert list(gguf_utils.tqdm([1, 2], desc="Converting and de-quantizing GGUF tensors...")) == [1, 2]
     assert gguf_utils.tqdm is bar
+
+
+# --- the README's CoMMuTE example: text-only gemma-270m beside gemma-270m+caption on stand-in images --------------
+
+
+@pytest.mark.real
+@pytest.mark.slow
+def test_the_readme_commute_comparison(tmp_path):
+    """The README's commands (with --limit 3): the caption model's IC is measured, the text-only one's is n/a; the
+    one-time conversion is one harness line, with no third-party progress bar."""
+    from conftest import shared_data
+
+    commute = shared_data("commute")
+    env = {**os.environ, "HARNESS_LOAD_PLUGINS": PROJECT_PLUGINS, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+
+    def harness_run(*argv):
+        return subprocess.run(
+            [sys.executable, "-m", "harness", *argv],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=1800,
+        )
+
+    made = harness_run(
+        "commute-stand-in-images", "--data-dir", str(commute), "--lang", "fr", "--output", "stand-in-images/"
+    )
+    assert made.returncode == 0, made.stderr
+    tasks = "commute_tc,commute_ic,commute_gtc,commute_gic"
+    common = ["--data-dir", str(commute), "--task-args", "lang=fr", "--images", "stand-in-images/", "--limit", "3"]
+    text = harness_run("run", "--tasks", tasks, "--model", "gemma-270m", *common)
+    assert text.returncode == 0, text.stderr
+    conversions = [line for line in text.stderr.splitlines() if "converting Gemma 3 270M" in line]
+    assert len(conversions) == 1 and f"kept in {tmp_path / 'cache' / 'models'}" in conversions[0]
+    assert "de-quantizing" not in text.stderr and "Loading weights" not in text.stderr
+    ic = next(line.split("\t") for line in text.stdout.splitlines() if line.startswith("commute_ic\tIC"))
+    assert ic[2] == "n/a"  # a scorer that ignores the image cannot compare two images
+    caption = harness_run("run", "--tasks", tasks, "--model", "gemma-270m+caption", *common)
+    assert caption.returncode == 0, caption.stderr
+    assert "converting Gemma" not in caption.stderr  # converted once, kept
+    ic = next(line.split("\t") for line in caption.stdout.splitlines() if line.startswith("commute_ic\tIC"))
+    assert ic[2] != "n/a" and 0.0 <= float(ic[2]) <= 1.0
+
+
+def test_the_readme_examples_are_the_ones_measured():
+    """benchmarks/quick-start.md times every example of the README's examples block, as written."""
+    readme = (Path(ROOT) / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Examples that run here", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line.startswith("harness ")]
+    measured = (Path(ROOT) / "benchmarks" / "quick-start.md").read_text(encoding="utf-8")
+    assert len(commands) == 5
+    for command in commands:
+        assert command in measured, command
