@@ -156,9 +156,16 @@ def test_describe_says_what_data_a_task_needs_and_how_to_run_it():
 
 
 def test_every_task_has_data_needs_and_an_example():
-    info = [json.loads(_run("describe", name, "--json").stdout) for name in ("yisi2_sts", "commute_oracle", "xlr")]
-    for task in info:
-        assert task["data"] and task["example"].startswith("harness run --tasks " + task["name"])
+    from harness.cli.describe import describe
+
+    wanted = PROJECT_PLUGINS.split(",")
+    registry = build_registry([ep for ep in metadata.entry_points(group="harness") if ep.name in wanted])
+    for name in registry.names("task"):
+        info = describe(registry, name)
+        assert info["data"] and info["example"].split(" --model ")[0].endswith(f"harness run --tasks {name}"), name
+        assert "MODEL" not in info["example"].split(), name  # an offline model that serves it is named
+        if info["data"].startswith("needs"):
+            assert "--data-dir DATA_DIR" in info["example"], name
 
 
 def test_describe_a_preset_shows_the_values_it_sets():
