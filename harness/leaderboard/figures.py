@@ -18,6 +18,7 @@ from harness.results.metrics import info_of, interval_of
 from harness.results.records import ResultRecord
 
 MAX_INCHES = 30.0  # at 100 dpi; many models make wide figures, capped here
+LEGEND_MODELS = 20  # a legend names each model up to this many (as many as the palette tells apart); beyond, none
 
 
 @dataclass(frozen=True)
