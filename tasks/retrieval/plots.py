@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.leaderboard.figures import (
+    LEGEND_MODELS,
     Plot,
     chance_line,
     colours,
@@ -149,24 +150,29 @@ def scatter_plots(board: Board, folder: Path) -> list[Plot]:
         description = describe(xlr, board)
         with figure(9, 5.5) as fig:
             axes = fig.subplots()
-            for key, rx, ry in zip(keys, xs, ys):
-                axes.errorbar(
-                    rx.metrics[xlr.metric],
-                    ry.metrics[bkr.metric],
-                    xerr=[[v] for v in error_of(rx, xlr.metric)],
-                    yerr=[[v] for v in error_of(ry, bkr.metric)],
-                    fmt=shapes[key],
-                    color=palette[key],
-                    elinewidth=1,
-                    capsize=2,
-                    markersize=7,
-                    label=board.labels[key],
-                    zorder=3,
-                )
+            if len(keys) <= LEGEND_MODELS:
+                for key, rx, ry in zip(keys, xs, ys):
+                    axes.errorbar(
+                        rx.metrics[xlr.metric],
+                        ry.metrics[bkr.metric],
+                        xerr=[[v] for v in error_of(rx, xlr.metric)],
+                        yerr=[[v] for v in error_of(ry, bkr.metric)],
+                        fmt=shapes[key],
+                        color=palette[key],
+                        elinewidth=1,
+                        capsize=2,
+                        markersize=7,
+                        label=board.labels[key],
+                        zorder=3,
+                    )
+            else:
+                _many_points(axes, keys, xs, ys, (xlr.metric, bkr.metric), (palette, shapes))
             chance_line(axes, board.example(xlr), xlr.metric, vertical=True, name="XLR")
             chance_line(axes, board.example(bkr), bkr.metric, name="BkR")
+            unnamed = "" if len(keys) <= LEGEND_MODELS else " (not named: colours and markers as in every plot)"
             fig.suptitle(
-                f"BackRetrieval vs XLR: {description}, {len(keys)} models\n{_meta_title(board, triple)}", fontsize=9
+                f"BackRetrieval vs XLR: {description}, {len(keys)} models{unnamed}\n{_meta_title(board, triple)}",
+                fontsize=9,
             )
             axes.set_xlabel(
                 f"XLR {info_of(xs[0], xlr.metric).display if xs else xlr.metric} ({error_label(xs, xlr.metric)})"
@@ -182,6 +188,33 @@ def scatter_plots(board: Board, folder: Path) -> list[Plot]:
     return plots
 
 
+def _many_points(
+    axes: Any,
+    keys: list[str],
+    xs: list[ResultRecord],
+    ys: list[ResultRecord],
+    metrics: tuple[str, str],
+    styles: tuple[dict[str, str], dict[str, str]],
+) -> None:
+    """The scatter's points and error bars of more models than a legend names: one collection per marker
+    (each model keeps its colour and marker) and one for the bars, instead of three artists per model."""
+    import numpy as np
+
+    palette, shapes = styles
+    x = np.array([r.metrics[metrics[0]] for r in xs], dtype=float)
+    y = np.array([r.metrics[metrics[1]] for r in ys], dtype=float)
+    xerr = np.array([error_of(r, metrics[0]) for r in xs], dtype=float).T
+    yerr = np.array([error_of(r, metrics[1]) for r in ys], dtype=float).T
+    colour = np.array([palette[k] for k in keys])
+    axes.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="none", ecolor=colour, elinewidth=1, zorder=2)
+    for cap, cx, cy in (("|", x - xerr[0], y), ("|", x + xerr[1], y), ("_", x, y - yerr[0]), ("_", x, y + yerr[1])):
+        axes.scatter(cx, cy, marker=cap, s=16, c=colour, linewidths=1, zorder=2)  # errorbar's capsize=2
+    shape = np.array([shapes[k] for k in keys])
+    for marker in dict.fromkeys(shape):
+        drawn = shape == marker
+        axes.scatter(x[drawn], y[drawn], marker=marker, s=49, c=colour[drawn], zorder=3)
+
+
 def _per_seed(record: ResultRecord, metric: str) -> list[float]:
     return [v for v in record.per_seed.get(metric, []) if v is not None and math.isfinite(v)]
 
@@ -191,6 +224,43 @@ def best_first(values: dict[str, list[float]], labels: dict[str, str]) -> list[s
     import numpy as np
 
     return sorted((k for k in values if values[k]), key=lambda k: (-float(np.median(values[k])), labels[k]))
+
+
+def draw_boxes(axes: Any, data: list[list[float]], width: float = 0.5) -> None:
+    """A box per list at x = 1, 2, ...: what ``axes.boxplot`` draws (its statistics, ``cbook.boxplot_stats``:
+    quartiles, whiskers at 1.5 IQR, fliers; black lines, hollow circles), as three collections instead of six
+    artists per box, which is what makes hundreds of boxes slow."""
+    from matplotlib.cbook import boxplot_stats
+    from matplotlib.collections import LineCollection
+
+    lines: list[list[tuple[float, float]]] = []
+    medians: list[list[tuple[float, float]]] = []
+    fliers: list[tuple[float, float]] = []
+    for x, stats in enumerate(boxplot_stats(data), start=1):
+        left, right, low, high = x - width / 2, x + width / 2, stats["q1"], stats["q3"]
+        lines.append([(left, low), (right, low), (right, high), (left, high), (left, low)])
+        for end, start in ((stats["whislo"], low), (stats["whishi"], high)):
+            lines += [[(x, start), (x, end)], [(x - width / 4, end), (x + width / 4, end)]]
+        medians.append([(left, stats["med"]), (right, stats["med"])])
+        fliers += [(x, value) for value in stats["fliers"]]
+    axes.add_collection(LineCollection(lines, colors="black", linewidths=1.0))
+    axes.add_collection(LineCollection(medians, colors="black", linewidths=1.0, zorder=2.1))
+    if fliers:
+        axes.scatter(*zip(*fliers), marker="o", s=36, facecolors="none", edgecolors="black", linewidths=1.0)
+    axes.set_xlim(0.5, len(data) + 0.5)
+    axes.autoscale_view(scalex=False)
+
+
+def model_ticks(axes: Any, labels: list[str]) -> None:
+    """Model names under x = 1, 2, ...: slanted, or upright and smaller when there are too many to slant."""
+    crowded = len(labels) > LEGEND_MODELS
+    axes.set_xticks(
+        range(1, len(labels) + 1),
+        labels,
+        rotation=90 if crowded else 25,
+        ha="center" if crowded else "right",
+        fontsize=7 if crowded else 8,
+    )
 
 
 def box_plots(board: Board, folder: Path) -> list[Plot]:
@@ -203,10 +273,8 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
         for axes, column in zip(fig.subplots(len(columns), 1, squeeze=False)[:, 0], columns):
             data = {k: _per_seed(board.cells[k, column].record, column.metric) for k in models_with(board, column)}
             keys = best_first(data, board.labels)
-            axes.boxplot([data[k] for k in keys], widths=0.5, medianprops={"color": "black"})
-            axes.set_xticks(
-                range(1, len(keys) + 1), [board.labels[k] for k in keys], rotation=25, ha="right", fontsize=8
-            )
+            draw_boxes(axes, [data[k] for k in keys])
+            model_ticks(axes, [board.labels[k] for k in keys])
             chance_line(axes, board.example(column), column.metric)
             record = board.example(column)
             axes.set_title(

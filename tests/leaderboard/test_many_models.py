@@ -1,0 +1,75 @@
+"""Plots of boards with more models than a legend names (issue 24.7): drawn as collections, each model in its
+own colour and marker, no legend entry per model, boxes with ``boxplot``'s statistics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from leaderboard.builders import record
+from matplotlib.colors import to_hex
+
+from harness.leaderboard.figures import LEGEND_MODELS, colours, figure, markers
+from harness.leaderboard.merge import merge
+from harness.results.load import Entry
+
+MODELS = 25
+
+
+def many():
+    args = {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}
+    lines = []
+    for index in range(MODELS):
+        value = 0.02 + 0.03 * index
+        lines += [
+            record("xlr", f"m{index:02d}", [value, value + 0.02], args=args),
+            record("backretrieval", f"m{index:02d}", [value / 2, value / 2 + 0.02], args=args),
+        ]
+    return merge([Entry(r, Path("results.jsonl")) for r in lines])
+
+
+def drawn(function, board, folder, monkeypatch):
+    from harness_tasks.retrieval import plots
+
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig))
+    function(board, folder)
+    return figures
+
+
+def test_a_scatter_of_many_models_keeps_each_models_colour_and_marker_without_a_legend(tmp_path, monkeypatch):
+    from harness_tasks.retrieval.plots import scatter_plots
+
+    board = many()
+    assert MODELS > LEGEND_MODELS
+    (fig,) = drawn(scatter_plots, board, tmp_path, monkeypatch)
+    (axes,) = fig.axes
+    assert fig.legends == [] and "25 models (not named" in fig._suptitle.get_text()
+    palette, shapes = colours(board), markers(board)
+    points = {}  # (x, y) -> colour of the marker drawn there, per marker shape
+    for collection in axes.collections[-len(set(shapes.values())) :]:  # the point collections come last
+        for (x, y), colour in zip(collection.get_offsets(), collection.get_facecolors()):
+            points[round(float(x), 6), round(float(y), 6)] = to_hex(colour)
+    assert len(points) == MODELS
+    for index, key in enumerate(board.labels):
+        x, y = 0.03 + 0.03 * index, (0.02 + 0.03 * index) / 2 + 0.01  # the means of the two seeds
+        assert points[round(x, 6), round(y, 6)] == to_hex(palette[key])
+
+
+def test_boxes_have_boxplots_statistics():
+    from harness_tasks.retrieval.plots import draw_boxes
+
+    data = [[0.1, 0.2, 0.3, 0.4, 0.5], [0.5, 0.5, 0.5, 0.5, 2.0]]
+    with figure(4, 3) as fig:
+        axes = fig.subplots()
+        draw_boxes(axes, data)
+        lines, medians = axes.collections[0], axes.collections[1]
+        fliers = axes.collections[2].get_offsets()
+    box = lines.get_segments()[0]  # the first box: quartiles 0.2 and 0.4 (numpy's linear percentiles), width 0.5
+    assert box[:, 0].tolist() == [0.75, 1.25, 1.25, 0.75, 0.75]
+    assert box[:, 1].tolist() == pytest.approx([0.2, 0.2, 0.4, 0.4, 0.2])
+    whiskers = [s for s in lines.get_segments()[:5] if len(s) == 2 and s[0, 0] == s[1, 0] == 1.0]
+    assert [v for w in whiskers for v in w[:, 1]] == pytest.approx([0.2, 0.1, 0.4, 0.5])
+    assert [s[0, 1] for s in medians.get_segments()] == pytest.approx([0.3, 0.5])
+    assert np.asarray(fliers).tolist() == [[2.0, 2.0]]  # the second box's 2.0 lies beyond 1.5 IQR (IQR 0)
