@@ -146,7 +146,9 @@ def models_with(board: Board, *columns: Column) -> list[str]:
 def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence[Column], names: Sequence[str]) -> None:
     """A group of bars per model, one bar per column, each labelled with its value (a value of 0 is a
     visible line at the baseline), ``n/a`` where the metric is undefined, error bars from the
-    intervals, and a dashed line per chance level."""
+    intervals, and a dashed line per chance level. Past ``LEGEND_MODELS`` models the values are not
+    written (they would overlap; the tables hold them) and the names stand upright."""
+    crowded = len(keys) > LEGEND_MODELS
     from matplotlib.patches import Rectangle
 
     width = 0.8 / max(len(columns), 1)
@@ -168,7 +170,8 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
             xs.append(x)
             values.append(value)
             errors.append((low, high))
-            axes.text(x, value + high + 0.015, f"{value:.2f}", ha="center", va="bottom", fontsize=7, rotation=90)
+            if not crowded:
+                axes.text(x, value + high + 0.015, f"{value:.2f}", ha="center", va="bottom", fontsize=7, rotation=90)
         axes.bar(
             xs,
             values,
@@ -191,7 +194,13 @@ def grouped_bars(axes: Any, board: Board, keys: Sequence[str], columns: Sequence
     for level, named in sorted(levels.items()):
         whose = "" if len(levels) == 1 else " " + ", ".join(named)  # one level: it is every column's
         axes.axhline(level, color="grey", linestyle="--", linewidth=0.9, zorder=0, label=f"chance{whose} ({level:.3g})")
-    axes.set_xticks(range(len(keys)), [board.labels[k] for k in keys], rotation=20, ha="right", fontsize=8)
+    axes.set_xticks(
+        range(len(keys)),
+        [board.labels[k] for k in keys],
+        rotation=90 if crowded else 20,
+        ha="center" if crowded else "right",
+        fontsize=7 if crowded else 8,
+    )
     axes.set_xlim(-0.6, len(keys) - 0.4)
     axes.grid(axis="y", alpha=0.3)
 
@@ -212,7 +221,7 @@ def bar_figure(
         axes = fig.subplots()
         grouped_bars(axes, board, keys, columns, names)
         axes.set_ylim(min(0.0, axes.get_ylim()[0]), 1.12)
-        axes.set_ylabel(f"{ylabel} (value above each bar)")
+        axes.set_ylabel(ylabel if len(keys) > LEGEND_MODELS else f"{ylabel} (value above each bar)")
         fig.suptitle(title, fontsize=9)
         legend_outside(fig, axes, title=legend)
         save(fig, path)

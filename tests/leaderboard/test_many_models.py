@@ -73,3 +73,18 @@ def test_boxes_have_boxplots_statistics():
     assert [v for w in whiskers for v in w[:, 1]] == pytest.approx([0.2, 0.1, 0.4, 0.5])
     assert [s[0, 1] for s in medians.get_segments()] == pytest.approx([0.3, 0.5])
     assert np.asarray(fliers).tolist() == [[2.0, 2.0]]  # the second box's 2.0 lies beyond 1.5 IQR (IQR 0)
+
+
+def test_bars_of_many_models_leave_the_values_to_the_tables_but_still_mark_na():
+    from harness.leaderboard.figures import grouped_bars
+
+    args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
+    lines = [record("commute_tc", f"m{i:02d}", 0.5, args=args) for i in range(MODELS)]
+    lines.append(record("commute_ic", "m00", [None], args=args))
+    board = merge([Entry(r, Path("results.jsonl")) for r in lines])
+    columns = sorted(board.columns, key=lambda c: c.role, reverse=True)  # tc, ic
+    with figure(8, 3) as fig:
+        axes = fig.subplots()
+        grouped_bars(axes, board, list(board.labels), columns, ["TC", "IC"])
+        assert [t.get_text() for t in axes.texts] == ["n/a"]
+        assert {t.get_rotation() for t in axes.get_xticklabels()} == {90.0}
