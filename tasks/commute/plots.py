@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError
-from harness.leaderboard.figures import Plot, bar_figure, colours, figure, file_names, save
+from harness.leaderboard.figures import LEGEND_MODELS, Plot, bar_figure, colours, figure, file_names, save
 from harness.leaderboard.merge import Board, Column, column_labels
 from harness.results.load import Entry
 from harness.results.metrics import info_of
@@ -108,11 +108,13 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
         labels = column_labels(swept)
         tasks = [t for t in CONTRASTS if any(key[0] == t for key in swept)]
         legend: dict[str, Any] = {}
+        crowded = len(board.labels) > LEGEND_MODELS  # no legend: the models keep their colours from the other plots
         with figure(3.6 * len(tasks) + 2.5, 4.0) as fig:
             for axes, task in zip(fig.subplots(1, len(tasks), squeeze=False)[0], tasks):
                 lines = sorted(((k, v) for k, v in swept.items() if k[0] == task), key=lambda kv: _series_order(kv[0]))
                 for style, (key, cols) in zip(itertools.cycle(LINE_STYLES), lines):
                     suffix = labels[key][len(f"{task} {key[1]}") :]
+                    drawn = {}
                     for model in board.labels:
                         points = sorted(
                             (_temperature(c, board), board.cells[model, c].record.metrics.get(c.metric))
@@ -121,16 +123,34 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
                         )
                         points = [(t, v) for t, v in points if v is not None]
                         if points:
-                            (line,) = axes.plot(*zip(*points), style, marker="o", color=palette[model])
-                            legend.setdefault(board.labels[model] + suffix, line)
+                            drawn[model] = points
+                    if crowded:
+                        _many_lines(axes, drawn, style, palette)
+                        continue
+                    for model, points in drawn.items():
+                        (line,) = axes.plot(*zip(*points), style, marker="o", color=palette[model])
+                        legend.setdefault(board.labels[model] + suffix, line)
                 axes.set_title(task, fontsize=9)
                 axes.set_xlabel("temperature T")
                 axes.grid(alpha=0.3)
-            fig.legend(list(legend.values()), list(legend), loc="outside right upper", fontsize=7)
-            fig.suptitle(f"CoMMuTE under temperature scaling ({_settings_title(settings)})", fontsize=10)
+            if legend:
+                fig.legend(list(legend.values()), list(legend), loc="outside right upper", fontsize=7)
+            unnamed = f", {len(board.labels)} models not named" if crowded else ""
+            fig.suptitle(f"CoMMuTE under temperature scaling ({_settings_title(settings)}{unnamed})", fontsize=10)
             save(fig, folder / name)
         plots.append(Plot(FAMILY, f"CoMMuTE metrics against the temperature ({_settings_title(settings)})", name))
     return plots
+
+
+def _many_lines(axes: Any, drawn: dict[str, list[tuple[float, float]]], style: str, palette: dict[str, str]) -> None:
+    """Each model's line and points (``axes.plot(..., style, marker="o")`` per model) as two collections."""
+    from matplotlib.collections import LineCollection
+
+    colour = [palette[model] for model in drawn]
+    axes.add_collection(LineCollection(list(drawn.values()), colors=colour, linestyles=style, linewidths=1.5))
+    xs, ys, cs = zip(*((t, v, palette[m]) for m, points in drawn.items() for t, v in points)) if drawn else ((), (), ())
+    axes.scatter(xs, ys, marker="o", s=36, c=list(cs), zorder=2.1)
+    axes.autoscale_view()
 
 
 def _log_tables(entry: Entry) -> Tables:

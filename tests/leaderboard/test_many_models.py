@@ -88,3 +88,27 @@ def test_bars_of_many_models_leave_the_values_to_the_tables_but_still_mark_na():
         grouped_bars(axes, board, list(board.labels), columns, ["TC", "IC"])
         assert [t.get_text() for t in axes.texts] == ["n/a"]
         assert {t.get_rotation() for t in axes.get_xticklabels()} == {90.0}
+
+
+def test_a_temperature_sweep_of_many_models_draws_each_models_line_in_its_colour_without_a_legend(
+    tmp_path, monkeypatch
+):
+    from harness_tasks.commute import plots
+
+    lines = []
+    for index in range(MODELS):
+        for temperature in (0.5, 1.0):
+            args = {"lang": "de", "ties": "wrong", "temperature": temperature}
+            lines.append(record("commute_tc", f"m{index:02d}", 0.01 * index + temperature / 10, args=args))
+    board = merge([Entry(r, Path("results.jsonl")) for r in lines])
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig))
+    plots.sweep_plots(board, tmp_path)
+    (fig,) = figures
+    (axes,) = fig.axes
+    assert fig.legends == [] and "25 models not named" in fig._suptitle.get_text()
+    segments, palette = axes.collections[0], colours(board)
+    assert [s.tolist() for s in segments.get_segments()] == [
+        [[0.5, 0.01 * i + 0.05], [1.0, 0.01 * i + 0.1]] for i in range(MODELS)
+    ]
+    assert [to_hex(c) for c in segments.get_colors()] == [to_hex(palette[k]) for k in board.labels]
