@@ -114,14 +114,14 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
                 lines = sorted(((k, v) for k, v in swept.items() if k[0] == task), key=lambda kv: _series_order(kv[0]))
                 for style, (key, cols) in zip(itertools.cycle(LINE_STYLES), lines):
                     suffix = labels[key][len(f"{task} {key[1]}") :]
-                    drawn = {}
+                    drawn: dict[str, list[tuple[float, float]]] = {}
                     for model in board.labels:
-                        points = sorted(
+                        found = sorted(
                             (_temperature(c, board), board.cells[model, c].record.metrics.get(c.metric))
                             for c in cols
                             if (model, c) in board.cells
                         )
-                        points = [(t, v) for t, v in points if v is not None]
+                        points = [(t, v) for t, v in found if v is not None]
                         if points:
                             drawn[model] = points
                     if crowded:
