@@ -184,6 +184,48 @@ class RetrievalTask(Task[Dataset]):
     def ids(data: Dataset) -> list[str]:
         return [str(i) for i in data["id"]]
 
+    def joint_key(self) -> tuple[Any, ...] | None:
+        """xlr and backretrieval with the same languages and ranking arguments share their text pass
+        (``harness.run.joint``); ``n`` may differ, each keeps its own samples."""
+        if not isinstance(self, (Xlr, BackRetrieval)):
+            return None
+        shared = ("dataset", "src", "tgt", *RANKING_PARAMS)
+        return ("xlr+backretrieval", *(repr(self.args[key]) for key in shared))
+
+    @classmethod
+    def evaluate_together(
+        cls, members: Sequence[tuple[RetrievalTask, RunContext]], data: Dataset, model: CachedModel
+    ) -> list[TaskOutput]:
+        """The outputs of ``members`` in their order: one xlr and one backretrieval from one text pass
+        (``metrics.xlr_and_backretrieval``, the same numbers as apart), any other member alone."""
+        outputs: list[TaskOutput | None] = [None] * len(members)
+        xlrs = [i for i, (task, _) in enumerate(members) if isinstance(task, Xlr)]
+        bkrs = [i for i, (task, _) in enumerate(members) if isinstance(task, BackRetrieval)]
+        if len(xlrs) == 1 and len(bkrs) == 1:
+            (xlr, xlr_ctx), (bkr, bkr_ctx) = members[xlrs[0]], members[bkrs[0]]
+            assert isinstance(xlr, Xlr) and isinstance(bkr, BackRetrieval)  # as selected above
+            samples = xlr.samples(len(data), xlr_ctx)
+            _, sources, targets = disjoint_samples(len(data), bkr.args["n"], bkr_ctx.seeds)
+            subset = _Subset(samples, sources, targets)
+            images, g = bkr.images(data, subset.items, bkr_ctx)
+            xlr_result, bkr_result = metrics.xlr_and_backretrieval(
+                bkr.texts(model, data, subset.items, bkr.args["src"]),
+                bkr.texts(model, data, subset.items, bkr.args["tgt"]),
+                images,
+                subset.local(samples),
+                subset.local(sources),
+                subset.local(targets),
+                bkr.args["k"],
+                bkr.args["ties"],
+                **bkr.retrieval(),
+            )
+            outputs[xlrs[0]] = xlr.output(data, xlr_ctx, samples, xlr_result)
+            outputs[bkrs[0]] = bkr.output(data, bkr_ctx, sources, subset.items, bkr_result, g)
+        return [
+            output if output is not None else task.evaluate(data, model, ctx)
+            for output, (task, ctx) in zip(outputs, members)
+        ]
+
 
 class Xlr(RetrievalTask):
     """Cross-lingual retrieval (ground truth): each source against the targets of the same sample."""
@@ -222,11 +264,8 @@ class Xlr(RetrievalTask):
 
     def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Recall@k, MRR and median rank per seed."""
-        src, tgt, size = self.args["src"], self.args["tgt"], len(data)
-        used = min(self.args["n"], size)
-        if used < 1:
-            raise HarnessError(f"task {self.name!r}: the dataset is empty")
-        samples = [p[:used] for p in permutations(size, ctx.seeds)]
+        src, tgt = self.args["src"], self.args["tgt"]
+        samples = self.samples(len(data), ctx)
         subset = _Subset(samples)
         result = metrics.xlr(
             self.texts(model, data, subset.items, src),
@@ -236,13 +275,24 @@ class Xlr(RetrievalTask):
             self.args["ties"],
             **self.retrieval(),
         )
+        return self.output(data, ctx, samples, result)
+
+    def samples(self, size: int, ctx: RunContext) -> list[np.ndarray]:
+        """The items of each seed: the first min(n, size) of its permutation."""
+        used = min(self.args["n"], size)
+        if used < 1:
+            raise HarnessError(f"task {self.name!r}: the dataset is empty")
+        return [p[:used] for p in permutations(size, ctx.seeds)]
+
+    def output(self, data: Dataset, ctx: RunContext, samples: list[np.ndarray], result: Any) -> TaskOutput:
+        """The task's output from the metrics' results on ``samples``."""
         ids = self.ids(data)
         records = [
             {"seed": seed, "id": ids[item], "hit": float(hit), "rank": float(rank), "rr": float(rr)}
             for seed, sample, query in zip(ctx.seeds, samples, result.queries)
             for item, hit, rank, rr in zip(sample, query.hit, filled(query.rank), filled(query.reciprocal))
         ]
-        return TaskOutput(result.metrics, records, {"n_used": used, "items": size})
+        return TaskOutput(result.metrics, records, {"n_used": len(samples[0]), "items": len(data)})
 
 
 class BackRetrieval(RetrievalTask):
@@ -262,7 +312,7 @@ class BackRetrieval(RetrievalTask):
     def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Recall@k per seed."""
         src, tgt = self.args["src"], self.args["tgt"]
-        used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
+        _, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
         subset = _Subset(sources, targets)
         images, g = self.images(data, subset.items, ctx)
         result = metrics.backretrieval(
@@ -275,13 +325,25 @@ class BackRetrieval(RetrievalTask):
             self.args["ties"],
             **self.retrieval(),
         )
+        return self.output(data, ctx, sources, subset.items, result, g)
+
+    def output(
+        self,
+        data: Dataset,
+        ctx: RunContext,
+        sources: list[np.ndarray],
+        items: np.ndarray,
+        result: Any,
+        g: dict[str, Any],
+    ) -> TaskOutput:
+        """The task's output from the metrics' results (``items``: the items behind the local indices)."""
         ids = self.ids(data)
         records = [
-            {"seed": seed, "id": ids[item], "retrieved": ids[subset.items[match]], "hit": float(hit)}
+            {"seed": seed, "id": ids[item], "retrieved": ids[items[match]], "hit": float(hit)}
             for seed, sample, query in zip(ctx.seeds, sources, result.queries)
             for item, hit, match in zip(sample, query.hit, filled(query.match))
         ]
-        return TaskOutput(result.metrics, records, {"n_used": used, "items": len(data), "g": g})
+        return TaskOutput(result.metrics, records, {"n_used": len(sources[0]), "items": len(data), "g": g})
 
 
 class Corr(RetrievalTask):
