@@ -64,7 +64,7 @@ def declared_capabilities(ref: str, depth: int = 0) -> tuple[str, ...] | None:
     """The capability names the class behind ``ref`` ("module:Class") declares or inherits; None if unreadable."""
     module_name, _, attr = ref.partition(":")
     module = _module(module_name)
-    if module is None or depth > 8 or not attr or "." in attr:
+    if module is None or depth > 40 or not attr or "." in attr:  # depth: a guard against import cycles
         return None
     classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
     node = classes.get(attr)
