@@ -8,6 +8,7 @@ import json
 
 from harness.leaderboard.merge import Board
 from harness.leaderboard.tables import LONG_FIELDS, long_rows
+from harness.results.load import gc_paused
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
 
@@ -36,7 +37,7 @@ def to_csv(board: Board) -> str:
 
 def to_json(board: Board) -> str:
     """Every result read, newest and superseded: a JSON array, one object per metric and line."""
-    rows = [
-        json.dumps(row, sort_keys=True, ensure_ascii=False, allow_nan=False) for row in long_rows(board, detailed=True)
-    ]
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode  # one encoder, not one a row
+    with gc_paused():
+        rows = [encode(row) for row in long_rows(board, detailed=True)]
     return "[\n" + ",\n".join(rows) + "\n]\n"

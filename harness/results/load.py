@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,12 +40,27 @@ def results_files(locations: Sequence[str]) -> list[Path]:
     return list(dict.fromkeys(files))
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off inside (back as it was after): building many small acyclic objects
+    (parsed lines, records, rows) otherwise runs it over every object built so far, again and again
+    (half the time of reading 100,000 lines). Reference counting still frees everything."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load_entries(locations: Sequence[str]) -> tuple[list[Entry], list[BadLine]]:
     """Every valid record of the given files and folders, and the lines that were skipped."""
     entries: list[Entry] = []
     problems: list[BadLine] = []
-    for path in results_files(locations):
-        records, bad = read_records(path)
-        entries.extend(Entry(record, path) for record in records)
-        problems.extend(bad)
+    with gc_paused():
+        for path in results_files(locations):
+            records, bad = read_records(path)
+            entries.extend(Entry(record, path) for record in records)
+            problems.extend(bad)
     return entries, problems
