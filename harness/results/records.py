@@ -88,22 +88,23 @@ def family_of(record: ResultRecord) -> str | None:
 
 Checker = Callable[[Any, str], None]
 _FIELDS: list[tuple[str, Checker, bool]] | None = None
+_NAMES: frozenset[str] = frozenset()
 
 
 def validate(data: Any) -> None:
     """Check a dict against ``ResultRecord``; raise ``SchemaError`` naming the first bad field."""
-    global _FIELDS
+    global _FIELDS, _NAMES
     if _FIELDS is None:
         hints = typing.get_type_hints(ResultRecord)
         _FIELDS = [
             (f.name, _checker(hints[f.name]), f.default is MISSING and f.default_factory is MISSING)
             for f in fields(ResultRecord)
         ]
+        _NAMES = frozenset(name for name, _, _ in _FIELDS)
     if not isinstance(data, dict):
         raise SchemaError(f"expected a JSON object, got {type(data).__name__}")
-    unknown = sorted(set(data) - {name for name, _, _ in _FIELDS})
-    if unknown:
-        raise SchemaError(f"unknown field {unknown[0]!r}")
+    if not _NAMES.issuperset(data):
+        raise SchemaError(f"unknown field {sorted(set(data) - _NAMES)[0]!r}")
     for name, check, required in _FIELDS:
         if name in data:
             check(data[name], name)
@@ -185,7 +186,7 @@ def _checker(hint: Any) -> Checker:
     if hint is Any:
         return _check_any
     if origin is dict:
-        return _dict_checker(_checker(args[1]))
+        return _dict_checker(_checker(args[1]), _whole_list_check(args[1]))
     if origin is list:
         return _list_checker(_checker(args[0]), _whole_list_check(args[0]))
     if hint is float:
@@ -219,10 +220,15 @@ def _union_checker(options: tuple[Checker, ...], nullable: bool) -> Checker:
     return check
 
 
-def _dict_checker(item: Checker) -> Checker:
+def _dict_checker(item: Checker, whole: Callable[[list[Any]], bool] | None) -> Checker:
+    """Checks an object's keys and values; like lists, values of ``Any`` or of numbers are tested as a whole first."""
+    anything = item is _check_any
+
     def check(value: Any, where: str) -> None:
         if not isinstance(value, dict):
             raise SchemaError(f"field {where!r}: expected an object, got {type(value).__name__}")
+        if set(map(type, value)) <= {str} and (anything or (whole is not None and whole(list(value.values())))):
+            return
         for key, element in value.items():
             if not isinstance(key, str):
                 raise SchemaError(f"field {where!r}: keys must be strings")

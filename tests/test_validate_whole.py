@@ -1,0 +1,28 @@
+"""Objects of numbers or of anything are checked as a whole first (issue 24.7, speed); what fails that test is
+checked key by key, so the error names the same field as before."""
+
+from __future__ import annotations
+
+import pytest
+from test_results import record_dict
+
+from harness.results.records import SchemaError, validate
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"model": {"name": "m", 3: "x"}}, "field 'model': keys must be strings"),
+        ({"metrics": {"m": 0.5, "a": True}}, "field 'metrics.a': expected a finite number, got True"),
+        ({"metrics_std": {"m": None, "a": float("nan")}}, "field 'metrics_std.a': expected a finite number"),
+        ({"metrics": {"m": 0.5, 2: 0.1}}, "field 'metrics': keys must be strings"),
+    ],
+)
+def test_a_bad_value_or_key_is_named_as_before(overrides, message):
+    with pytest.raises(SchemaError, match=message.replace("(", r"\(")):
+        validate(record_dict(**overrides))
+
+
+def test_numbers_none_and_integers_pass_whole():
+    validate(record_dict(metrics={"m": 1, "b": None, "c": 0.25}, metrics_std={"m": None}))
+    validate(record_dict(model={"name": "m", "args": {"x": [1, {"y": None}]}}))
