@@ -58,6 +58,13 @@ def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+def run_counting(capsys, data_dir: str, output: Path, *extra: str, seed: str | None = "0") -> tuple[int, str, str]:
+    """``harness run`` of the fixture task ``mean_similarity`` with ``counting-encoder`` (``seed=None``: its default)."""
+    seeds = ("--seed", seed) if seed is not None else ()
+    command = ["run", "--tasks", "mean_similarity", "--model", "counting-encoder", "--data-dir", data_dir]
+    return run_cli(capsys, *command, *seeds, "--output", str(output), *extra)
+
+
 def results_lines(folder: Path) -> list[dict]:
     """The parsed lines of ``folder/results.jsonl`` (every line must be whole JSON)."""
     path = Path(folder) / "results.jsonl"

@@ -10,28 +10,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from faults.conftest import results_lines, run_cli
+from faults.conftest import results_lines, run_counting
 from faults.test_full_disk import _fill, tiny_disk  # noqa: F401  (the fixture)
 from fixtures.plugins.fake import CountingEncoder
 
 import harness.adapters.cache
 
 
-def _run(capsys, data_dir: str, output: Path) -> tuple[int, str, str]:
-    return run_cli(
-        capsys,
-        "run",
-        "--tasks",
-        "mean_similarity",
-        "--model",
-        "counting-encoder",
-        "--data-dir",
-        data_dir,
-        "--seed",
-        "0",
-        "--output",
-        str(output),
-    )
+def _run(capsys, data_dir: str, output: Path, *extra: str) -> tuple[int, str, str]:
+    return run_counting(capsys, data_dir, output, *extra)
 
 
 def _warnings(err: str) -> list[str]:

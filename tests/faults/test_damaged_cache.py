@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from faults.conftest import results_lines, run_cli
+from faults.conftest import results_lines, run_cli, run_counting
 from fixtures.plugins.fake import CountingEncoder
 
 from harness.adapters.cache import TABLE, checksum
@@ -14,21 +14,7 @@ PAGE = 4096
 
 
 def _run(capsys, data_dir: str, output: Path, *extra: str) -> tuple[int, str, str]:
-    return run_cli(
-        capsys,
-        "run",
-        "--tasks",
-        "mean_similarity",
-        "--model",
-        "counting-encoder",
-        "--data-dir",
-        data_dir,
-        "--seed",
-        "0",
-        "--output",
-        str(output),
-        *extra,
-    )
+    return run_counting(capsys, data_dir, output, *extra)
 
 
 def _settle(path: Path) -> None:

@@ -8,28 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from faults.conftest import A, B, run_cli
+from faults.conftest import A, B, run_counting
 from fixtures.plugins.fake import fake_data
 
 HERE = Path(__file__).resolve().parent
 
 
 def _run(capsys, data_dir: str, output: Path, *extra: str) -> tuple[int, str, str]:
-    return run_cli(
-        capsys,
-        "run",
-        "--tasks",
-        "mean_similarity",
-        "--model",
-        "counting-encoder",
-        "--data-dir",
-        data_dir,
-        "--seed",
-        "0",
-        "--output",
-        str(output),
-        *extra,
-    )
+    return run_counting(capsys, data_dir, output, *extra)
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "0", "-5"])

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from faults.conftest import results_lines, run_cli
+from faults.conftest import results_lines, run_cli, run_counting
 
 import harness.results.jsonl
 from harness.results.jsonl import write_json_lines_atomic
@@ -28,19 +28,7 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def _run(capsys, data_dir: str, output: Path, *extra: str) -> tuple[int, str, str]:
-    return run_cli(
-        capsys,
-        "run",
-        "--tasks",
-        "mean_similarity",
-        "--model",
-        "counting-encoder",
-        "--data-dir",
-        data_dir,
-        "--output",
-        str(output),
-        *extra,
-    )
+    return run_counting(capsys, data_dir, output, *extra, seed=None)
 
 
 @pytest.fixture
