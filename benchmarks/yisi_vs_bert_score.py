@@ -5,7 +5,7 @@ Both score the same sentence pairs with the same model folder, layer and batch s
 measurement runs in a fresh subprocess, so peak RSS is that implementation's alone and nothing
 is shared through caches; the harness's embedding cache is off. Every measurement includes
 loading the model, not importing the libraries. One untimed warm-up per implementation first (file system cache, the
-harness's memo of the weights' hash) on 10 pairs, then ``--repeats`` timed runs, alternating.
+harness's memo of the weights' hash, the ONNX export of the truncated encoder) on 10 pairs, then ``--repeats`` timed runs, alternating.
 
 The model is a BERT-base-shaped encoder (12 layers, hidden 768, mBERT's vocabulary size of
 119,547) with random weights and a WordPiece tokenizer trained on the pairs, built once in a
@@ -169,9 +169,11 @@ def main() -> None:
         runs: dict[str, list[dict]] = {name: [] for name in RUNNERS}
         for name in RUNNERS:
             measure(name, args, model, 10)  # warm-up
-        for _ in range(args.repeats):
+        for repeat in range(args.repeats):
             for name in RUNNERS:
                 runs[name].append(measure(name, args, model, args.pairs))
+            seconds = ", ".join(f"{name} {runs[name][-1]['seconds']:.2f} s" for name in RUNNERS)
+            print(f"  run {repeat + 1}: {seconds}; load average {os.getloadavg()[0]:.1f}", flush=True)
     print(
         f"{len(en)} Multi30K en-de pairs, layer {args.layer}, batch size {args.batch_size}, "
         f"CPU ({os.cpu_count()} cores, {runs['bert_score.score'][0]['threads']} torch threads), "
