@@ -68,6 +68,13 @@ def table(found: dict[Any, ResultRecord], models: list[str]) -> str:
     return "\n".join(lines)
 
 
+def legend_handles(models: list[str]) -> list[Any]:
+    """One colour patch per model (a model whose metrics are all undefined draws no bar to label)."""
+    from matplotlib.patches import Patch
+
+    return [Patch(color=f"C{m}", label=model) for m, model in enumerate(models)]
+
+
 def metrics_figure(found: dict[Any, ResultRecord], models: list[str], path: Path) -> None:
     """Four panels, bars per language and model with 95 % intervals."""
     import matplotlib
@@ -88,13 +95,13 @@ def metrics_figure(found: dict[Any, ResultRecord], models: list[str], path: Path
                     ax.text(x, 0.02, "undef.", rotation=90, ha="center", va="bottom", fontsize=7, color=f"C{m}")
                     continue
                 error = [[got[0] - got[1]], [got[2] - got[0]]] if got[1] is not None else None
-                ax.bar(x, got[0], width, color=f"C{m}", yerr=error, capsize=2, label=model if i == 0 else None)
+                ax.bar(x, got[0], width, color=f"C{m}", yerr=error, capsize=2)
         chance = 0.5 if name in ("TC", "IC") else (0.0 if name == "GTC" else 0.25)
         ax.axhline(chance, color="grey", linestyle="--", linewidth=0.8)
         ax.set_xticks(range(len(LANGS)), [f"en-{lang}" for lang in LANGS])
         ax.set_title(f"{name} (dashed: {'chance' if name != 'GTC' else 'image-blind'} {chance})")
         ax.set_ylim(0, 1.05)
-    axes[0].legend(fontsize=7, loc="upper left")
+    axes[0].legend(handles=legend_handles(models), fontsize=7, loc="upper left")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -137,26 +144,28 @@ def analyses_figure(found: dict[Any, ResultRecord], models: list[str], path: Pat
                 if got is None:
                     ax.text(x, 0.02, "undef.", rotation=90, ha="center", va="bottom", fontsize=7, color=f"C{m}")
                 elif got == got:  # not NaN
-                    ax.bar(x, got, width, color=f"C{m}", label=model if i == 0 else None)
+                    ax.bar(x, got, width, color=f"C{m}")
         ax.set_xticks(range(len(metrics)), [metric.upper().replace("_", " ") for metric in metrics])
         ax.set_title(title + " (mean of 4 languages)", fontsize=9)
         ax.set_ylim(0, 1.05)
-    axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].legend(handles=legend_handles(models), fontsize=7, loc="upper right")
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
 
 def examples_figure(root: Path, path: Path) -> None:
-    """The first tuple of each language: its two images and their correct translations."""
+    """The first tuple of each language in ``root``: its two images and their correct translations."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    figure, axes = plt.subplots(1, 8, figsize=(16, 2.6))
-    for i, lang in enumerate(LANGS):
+    langs = [lang for lang in LANGS if (root / f"en-{lang}" / "src.en").is_file()]
+    figure, axes = plt.subplots(1, 2 * len(langs), figsize=(4 * len(langs), 2.6), squeeze=False)
+    axes = axes[0]
+    for i, lang in enumerate(langs):
         folder = root / f"en-{lang}"
         source = (folder / "src.en").read_text(encoding="utf-8").splitlines()[0]
         correct = (folder / f"correct.{lang}").read_text(encoding="utf-8").splitlines()[:2]

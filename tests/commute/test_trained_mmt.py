@@ -85,6 +85,18 @@ def test_the_preset_trains_once_then_runs_offline_and_the_blanked_one_has_ic_und
     assert by_task["commute_tc"].metrics["tc"] == 0.5
     assert by_task["commute_tc"].model["args"]["blank_images"] is True
 
+    from harness_tasks.default_benchmark.contrastive_figures import main as figures
+
+    files = [str(tmp_path / run / "results.jsonl") for run in ("plain", "blank")]
+    assert figures([str(tmp_path / "figures"), str(contrastive), *files]) == 0
+    table = capsys.readouterr().out
+    assert "| xling-shapes-mmt (blank images) | fr | 0.500 [0.50, 0.50] | undefined | - | - |" in table
+    assert {p.name for p in (tmp_path / "figures").iterdir()} == {
+        "commute_xling_metrics.png",
+        "commute_xling_analyses.png",
+        "commute_xling_examples.png",
+    }
+
 
 def test_training_is_deterministic(tiny_folder, tmp_path):
     build(tmp_path, TINY)
