@@ -8,7 +8,13 @@ corrupt lines, as if gathered from several machines. Each stage is timed in this
 (median of ``--repeats``; wall-clock and CPU time, since a shared machine inflates
 the former), then the whole command once in a fresh process.
 
-    python benchmarks/leaderboard_merge.py [--lines 100000] [--repeats 3]
+    python benchmarks/leaderboard_merge.py [--lines 100000] [--repeats 3] [--against DIR [--rounds 2]]
+
+``--against DIR`` also runs the command from another source tree (``DIR`` on ``PYTHONPATH`` ahead of this
+one, e.g. a previous commit: ``git archive COMMIT harness tasks models plugins | tar -x -C DIR``, then
+``ln -s tasks DIR/harness_tasks; ln -s models DIR/harness_models``), alternating with this tree ``--rounds``
+times, and prints each run's CPU seconds and their ratio: on a shared machine, runs close in time see
+the same load.
 """
 
 from __future__ import annotations
@@ -146,11 +152,38 @@ def timed(function: Callable[[], Any], repeats: int) -> tuple[float, float, Any]
     return statistics.median(walls), statistics.median(cpus), result
 
 
+def command(results: Path, output: Path, tree: str | None = None) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of ``harness leaderboard`` in a fresh process (from ``tree`` when given)."""
+    environment = dict(os.environ)
+    if tree is not None:
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, environment.get("PYTHONPATH")]))
+    wall, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(
+        [sys.executable, "-m", "harness", "leaderboard", str(results), "-o", str(output)],
+        check=True,
+        capture_output=True,
+        env=environment,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - wall, after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+
+
+def compare(results: Path, output: Path, tree: str, rounds: int) -> None:
+    """This tree's and ``tree``'s command, alternating, and the ratio of their CPU seconds."""
+    print("| round | this tree (CPU s) | other tree (CPU s) | ratio | load average |\n|---|---:|---:|---:|---:|")
+    for round_ in range(1, rounds + 1):
+        ours = command(results, output / f"ours{round_}")[1]
+        theirs = command(results, output / f"theirs{round_}", tree)[1]
+        print(f"| {round_} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} | {os.getloadavg()[0]:.1f} |")
+
+
 def main() -> None:
     """Generate, time each stage, time the command, print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--against", help="another source tree to time the command from, alternating with this one")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary)
@@ -171,25 +204,20 @@ def main() -> None:
         plots = stage("plots", lambda: write_plots(board, root / "plots"))
         stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results"))
         stage("index.html", lambda: page(board, tables, plots))
-        wall, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(
-            [sys.executable, "-m", "harness", "leaderboard", str(root / "results"), "-o", str(root / "out")],
-            check=True,
-            capture_output=True,
+        whole = command(root / "results", root / "out")
+        superseded = sum(r.superseded for r in board.results)
+        print(
+            f"{len(entries)} valid lines ({size / 1e6:.0f} MB in {FILES} files, {len(problems)} corrupt lines reported), "
+            f"{superseded} superseded, {len(board.labels)} models, {len(board.columns)} columns, {len(plots)} plots\n"
         )
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        command = (time.perf_counter() - wall, after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime)
-    superseded = sum(r.superseded for r in board.results)
-    print(
-        f"{len(entries)} valid lines ({size / 1e6:.0f} MB in {FILES} files, {len(problems)} corrupt lines reported), "
-        f"{superseded} superseded, {len(board.labels)} models, {len(board.columns)} columns, {len(plots)} plots\n"
-    )
-    print("| stage | wall seconds | CPU seconds |\n|---|---:|---:|")
-    for name, wall, cpu in rows:
-        print(f"| {name} | {wall:.2f} | {cpu:.2f} |")
-    print(f"| **total of the stages** | **{sum(r[1] for r in rows):.2f}** | **{sum(r[2] for r in rows):.2f}** |")
-    print(f"| `harness leaderboard` end to end, fresh process | {command[0]:.2f} | {command[1]:.2f} |")
-    print(f"\nload average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        print("| stage | wall seconds | CPU seconds |\n|---|---:|---:|")
+        for name, wall, cpu in rows:
+            print(f"| {name} | {wall:.2f} | {cpu:.2f} |")
+        print(f"| **total of the stages** | **{sum(r[1] for r in rows):.2f}** | **{sum(r[2] for r in rows):.2f}** |")
+        print(f"| `harness leaderboard` end to end, fresh process | {whole[0]:.2f} | {whole[1]:.2f} |")
+        print(f"\nload average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
+        if args.against:
+            compare(root / "results", root / "compare", args.against, args.rounds)
 
 
 if __name__ == "__main__":
