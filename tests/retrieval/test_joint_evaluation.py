@@ -46,3 +46,20 @@ def test_tasks_that_disagree_evaluate_alone():
     # xlr's seeds could not differ (n >= items): one seed against backretrieval's three
     plan = planned({"xlr.n": 10_000, "backretrieval.n": 60})
     assert [p.seeds for p in plan.tasks[:2]] == [[0], [0, 1, 2]] and joint_groups(plan.tasks) == []
+
+
+def test_a_run_of_both_writes_the_records_separate_runs_write(tmp_path):
+    import json
+
+    from harness.results.records import read_records
+    from harness.run.runner import evaluate
+
+    options = {"seeds": 3, "task_args": {"n": 60}, "resamples": 200}
+    evaluate(["xlr", "backretrieval"], Encoder(), output=tmp_path / "together", **options)
+    for task in ("xlr", "backretrieval"):
+        evaluate(task, Encoder(), output=tmp_path / "apart", **options)
+    together, apart = (read_records(tmp_path / name / "results.jsonl")[0] for name in ("together", "apart"))
+    assert [r.task for r in together] == [r.task for r in apart] == ["xlr", "backretrieval"]
+    for one, other in zip(together, apart):
+        for field in ("metrics", "metrics_std", "per_seed", "intervals", "signature"):
+            assert json.dumps(getattr(one, field), sort_keys=True) == json.dumps(getattr(other, field), sort_keys=True)
