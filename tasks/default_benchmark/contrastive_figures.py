@@ -82,7 +82,7 @@ def metrics_figure(found: dict[Any, ResultRecord], models: list[str], path: Path
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(1, 4, figsize=(16, 3.8), sharey=True)
+    figure, axes = plt.subplots(1, 4, figsize=(16, 4.2), sharey=True)
     width = 0.8 / len(models)
     for ax, (task, metric, name) in zip(axes, MAIN):
         for m, model in enumerate(models):
@@ -101,8 +101,8 @@ def metrics_figure(found: dict[Any, ResultRecord], models: list[str], path: Path
         ax.set_xticks(range(len(LANGS)), [f"en-{lang}" for lang in LANGS])
         ax.set_title(f"{name} (dashed: {'chance' if name != 'GTC' else 'image-blind'} {chance})")
         ax.set_ylim(0, 1.05)
-    axes[0].legend(handles=legend_handles(models), fontsize=7, loc="upper left")
-    figure.tight_layout()
+    figure.legend(handles=legend_handles(models), loc="upper center", ncol=len(models), fontsize=8)
+    figure.tight_layout(rect=(0, 0, 1, 0.9))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
@@ -130,7 +130,7 @@ def analyses_figure(found: dict[Any, ResultRecord], models: list[str], path: Pat
         ("image oracle (extended candidates)", "commute_oracle", ["max_ic", "min_ic", "max_gic", "min_gic"], False),
         ("prefix removal: TC, IC", None, ["tc", "tc+prefix", "ic", "ic+prefix"], True),
     ]
-    figure, axes = plt.subplots(1, 3, figsize=(16, 3.8), sharey=True)
+    figure, axes = plt.subplots(1, 3, figsize=(16, 4.2), sharey=True)
     width = 0.8 / len(models)
     for ax, (title, task, metrics, prefix_panel) in zip(axes, panels):
         for m, model in enumerate(models):
@@ -148,8 +148,8 @@ def analyses_figure(found: dict[Any, ResultRecord], models: list[str], path: Pat
         ax.set_xticks(range(len(metrics)), [metric.upper().replace("_", " ") for metric in metrics])
         ax.set_title(title + " (mean of 4 languages)", fontsize=9)
         ax.set_ylim(0, 1.05)
-    axes[0].legend(handles=legend_handles(models), fontsize=7, loc="upper right")
-    figure.tight_layout()
+    figure.legend(handles=legend_handles(models), loc="upper center", ncol=len(models), fontsize=8)
+    figure.tight_layout(rect=(0, 0, 1, 0.9))
     figure.savefig(path, dpi=110)
     plt.close(figure)
 
