@@ -393,7 +393,7 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
             loaded = load_task_data(registry, source, data_args, config.images, config.limit)
         except HarnessError as exc:
             raise _at_preset_source(task, source, config.data_dir, exc) from None
-        check_task_ready(task, config.images)
+        check_task_ready(task, config.images or loaded.identity.get("images"))  # a set may carry its own images
         check_task_size(task, loaded, config.limit)
         seed_list = choose_seeds(task, config.seeds, config.seed, len(loaded.data))
         all_args = {

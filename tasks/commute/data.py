@@ -173,7 +173,7 @@ class CommuteLoader(DatasetLoader):
     """CoMMuTE tuples from the original layout, a Hub id or a save_to_disk folder; images from ``--images``."""
 
     params = {"lang": LANG_PARAM}
-    layout = "--data-dir the CoMMuTE folder (holding en-<lang>/) or one en-<lang> folder, with src.en, correct.<lang>, incorrect.<lang> (one text per line, two lines per tuple) and img.order (the image file of each line); the images from --images"
+    layout = "--data-dir the CoMMuTE folder (holding en-<lang>/) or one en-<lang> folder, with src.en, correct.<lang>, incorrect.<lang> (one text per line, two lines per tuple) and img.order (the image file of each line); the images from --images, else from the en-<lang>/images folder when the set has one"
     schema = (
         "id, line_a, line_b, source, target_a, target_b, incorrect_a, incorrect_b, image_a, image_b[, image_*_path]"
     )
@@ -192,6 +192,8 @@ class CommuteLoader(DatasetLoader):
             listed_in = source
         else:
             folder = pair_folder(require_folder(source), lang)
+            if images_dir is None and (folder / "images").is_dir():
+                images_dir = str(folder / "images")  # a set that carries its own images (xling-shapes-commute)
             columns, files = read_raw(folder, lang)
             listed_in = str(folder / "img.order")
             identity = {"source": str(folder), "revision": files_revision(files), "split": folder.name}

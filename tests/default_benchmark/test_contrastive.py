@@ -91,3 +91,13 @@ def test_the_command_writes_the_set_and_refuses_bad_sizes(tmp_path, capsys):
     assert "tuples must be >= 1" in capsys.readouterr().err
     with pytest.raises(HarnessError, match="no contrastive set for ar"):
         write_contrastive(tmp_path, languages=("ar",))
+
+
+def test_a_set_that_carries_its_images_needs_no_images_flag(tmp_path):
+    """Issue 27's done-when command: `harness run --tasks commute_ic --model M --data-dir SET` with no --images."""
+    folder = write_contrastive(tmp_path / "set", tuples=3, candidates=1, seed=0, languages=("de",))
+    own = CommuteLoader("commute").load(str(folder), {"lang": "de"})
+    assert own.identity["images"] == str(folder / "en-de" / "images")
+    assert own.data["image_a_path"][0] == str(folder / "en-de" / "images" / "1-a.png")
+    explicit = CommuteLoader("commute").load(str(folder), {"lang": "de"}, images_dir=str(folder / "en-de" / "images"))
+    assert explicit.identity == own.identity  # the same run, the same signature
