@@ -35,6 +35,7 @@ from harness.run.config import RunConfig, run_config
 from harness.run.context import RunContext, resolve_aux_models
 from harness.run.data import DatasetLoader, LoadedData
 from harness.run.distributed import RankPartition, ShardPartition, init_from_launcher, parse_shard
+from harness.run.joint import JointOutputs
 from harness.run.plan import DataSource, RunPlan, TaskPlan, count_outputs
 from harness.run.presets import Preset, PresetError, include_presets
 from harness.run.task import Task, TaskOutput
@@ -503,6 +504,9 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
     """Run a prepared plan, writing each task's results line as soon as the task finishes."""
     cached_model, folder = plan.model, plan.folder
     outcomes: list[ResultRecord | Skipped | ShardDone] = []
+    # tasks that share work (xlr + backretrieval: one text pass) evaluate together; not under --shard, whose
+    # stand-in values are counted per task
+    joint = JointOutputs(plan.tasks if plan.shard is None else [], cached_model)
     for task_plan in plan.tasks:
         task, ctx = task_plan.task, task_plan.ctx
         if task_plan.done:
@@ -513,7 +517,7 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
         for m in [cached_model, *ctx.loaded_models.values()]:
             m.placeholders = 0
         try:
-            result = task.evaluate(task_plan.loaded.data, cached_model, ctx)
+            result = joint.evaluate(task_plan)
         except Exception:
             if not _blanks(cached_model, ctx):
                 raise

@@ -63,3 +63,20 @@ def test_a_run_of_both_writes_the_records_separate_runs_write(tmp_path):
     for one, other in zip(together, apart):
         for field in ("metrics", "metrics_std", "per_seed", "intervals", "signature"):
             assert json.dumps(getattr(one, field), sort_keys=True) == json.dumps(getattr(other, field), sort_keys=True)
+
+
+def test_the_runner_makes_one_text_pass_for_xlr_and_backretrieval(monkeypatch):
+    from harness.run.runner import evaluate
+    from harness_tasks.retrieval import metrics
+
+    calls = {"joint": 0, "xlr": 0, "backretrieval": 0}
+    for name, key in (("xlr_and_backretrieval", "joint"), ("xlr", "xlr"), ("backretrieval", "backretrieval")):
+        original = getattr(metrics, name)
+
+        def counted(*args, _original=original, _key=key, **kwargs):
+            calls[_key] += 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(metrics, name, counted)
+    evaluate(["xlr", "backretrieval", "corr"], Encoder(), output=None, seeds=3, task_args={"n": 60}, resamples=200)
+    assert calls == {"joint": 1, "xlr": 0, "backretrieval": 0}
