@@ -61,8 +61,17 @@ TEN = (
 )
 
 
-def run_all(names: list[str], data: Path, work: Path, size: int, seeds: int, limit: int | None) -> None:
-    """xlr, backretrieval and corr for every model and direction of both data sets (done ones skipped)."""
+def run_all(
+    names: list[str],
+    data: Path,
+    work: Path,
+    size: int,
+    seeds: int,
+    limit: int | None,
+    datasets: list[str],
+    reverse: bool,
+) -> None:
+    """xlr, backretrieval and corr for every model and direction of the data sets (done ones skipped)."""
     import harness
 
     warnings.simplefilter("ignore", harness.HarnessWarning)
@@ -72,7 +81,8 @@ def run_all(names: list[str], data: Path, work: Path, size: int, seeds: int, lim
     ]
     # a seeded order, so that the models done first, if a run is cut short, are a random subset of the zoo
     order = [names[i] for i in np.random.default_rng(0).permutation(len(names))]
-    for folder, directions, options, extra in plans:
+    order = order[::-1] if reverse else order  # a second process, from the other end: they meet in the middle
+    for folder, directions, options, extra in (plan for plan in plans if plan[0] in datasets):
         for model in order:
             start = time.perf_counter()
             for src, tgt in directions:
@@ -91,19 +101,32 @@ def run_all(names: list[str], data: Path, work: Path, size: int, seeds: int, lim
 
 
 def pack(work: Path, out: Path, folder: str) -> None:
-    """The run's results lines, gzip-compressed (no timestamp in the header), into ``out/results``."""
-    data = (work / folder / "results.jsonl").read_bytes()
+    """The run's results lines, gzip-compressed (no timestamp in the header), into ``out/results``; of a task run
+    twice on one model (two processes, ``--reverse``, meet in the middle), the last line."""
+    last: dict[str, str] = {}
+    for line in (work / folder / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        last.pop(key := json.dumps([record["model"], record["task_signature"]], sort_keys=True), None)
+        last[key] = line
+    data = ("\n".join(last.values()) + "\n").encode()
     (out / "results").mkdir(parents=True, exist_ok=True)
     (out / "results" / f"{folder}.jsonl.gz").write_bytes(gzip.compress(data, mtime=0))
 
 
-def unpack(out: Path, folder: str, into: Path) -> Path:
-    """The committed results of one data set as ``into/<folder>/results.jsonl`` (what ``harness meta`` reads)."""
-    (into / folder).mkdir(parents=True, exist_ok=True)
-    (into / folder / "results.jsonl").write_bytes(
-        gzip.decompress((out / "results" / f"{folder}.jsonl.gz").read_bytes())
+def unpack(out: Path, folder: str, into: Path) -> tuple[Path, list[str]]:
+    """The committed results of one data set as ``into/<folder>/results.jsonl`` (what ``harness meta`` reads),
+    without the models whose xlr, backretrieval or corr is undefined on some seed (a CLS vector of a low layer
+    is nearly the same for every text, so corr's text side is constant within the tie tolerance on some
+    seeds; a correlation across models is undefined on a seed where one model is): those models are returned."""
+    lines = gzip.decompress((out / "results" / f"{folder}.jsonl.gz").read_bytes()).decode().splitlines()
+    records = [json.loads(line) for line in lines]
+    undefined = sorted(
+        {r["model"]["name"] for r in records if any(v is None for v in r["per_seed"].get(r["main_metric"], []))}
     )
-    return into / folder
+    (into / folder).mkdir(parents=True, exist_ok=True)
+    kept = [line for line, r in zip(lines, records) if r["model"]["name"] not in undefined]
+    (into / folder / "results.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    return into / folder, undefined
 
 
 def meta(results: Path, out: Path, folder: str) -> None:
@@ -273,28 +296,44 @@ def main() -> int:
     parser.add_argument("--models", default=None, help="comma-separated subset of the zoo (default: all of it)")
     parser.add_argument("--limit", type=int, default=None, help="first N items only (a timing check)")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples of the models")
+    parser.add_argument("--datasets", default="ikea,shapes", help="which data sets to run (default both)")
+    parser.add_argument("--reverse", action="store_true", help="run the models in the reverse order")
+    parser.add_argument("--pack-only", action="store_true", help="no runs: pack the results under --work, analyse")
     parser.add_argument("--analyse-only", action="store_true", help="no runs: meta and subsamples of the results")
     args = parser.parse_args()
     from harness_models.packaged.zoo import zoo_names
 
     names = args.models.split(",") if args.models else zoo_names()
-    if not args.analyse_only:
-        run_all(names, args.data, args.work, args.shapes_size, args.seeds, args.limit)
-        for folder in ("ikea", "shapes"):
+    if args.pack_only:
+        for folder in args.datasets.split(","):
+            pack(args.work, args.output, folder)
+    elif not args.analyse_only:
+        datasets = args.datasets.split(",")
+        run_all(names, args.data, args.work, args.shapes_size, args.seeds, args.limit, datasets, args.reverse)
+        for folder in datasets:
             pack(args.work, args.output, folder)
     tested: dict[str, dict[str, Any]] = {}
+    excluded: dict[str, list[str]] = {}
+    drawn: dict[str, dict[str, list[str]]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for folder in ("ikea", "shapes"):
             if (args.output / "results" / f"{folder}.jsonl.gz").is_file():
-                results = unpack(args.output, folder, Path(scratch))
+                results, excluded[folder] = unpack(args.output, folder, Path(scratch))
+                print(f"{folder}: left out (a metric undefined on some seed): {', '.join(excluded[folder])}")
                 meta(results, args.output, folder)
-                tested[folder] = subsample(results, folder, names, args.resamples)
-    drawn = {label: members for label, members in subsets(names)}
-    document = {"subsets": drawn, "tests": tested}
+                members = [n for n in names if n not in excluded[folder]]
+                tested[folder] = subsample(results, folder, members, args.resamples)
+                drawn[folder] = dict(subsets(members))
+    document = {"excluded": excluded, "subsets": drawn, "tests": tested}
     (args.output / "subsamples.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    (args.output / "figures").mkdir(parents=True, exist_ok=True)
     power_plot(tested, args.output / "figures" / "power_vs_models.png")
-    (args.output / "summary.md").write_text(summary(tested), encoding="utf-8")
-    print(summary(tested))
+    text = summary(tested) + "".join(
+        f"\n{folder}: left out, a metric undefined on some seed: {', '.join(found) or 'none'}\n"
+        for folder, found in excluded.items()
+    )
+    (args.output / "summary.md").write_text(text, encoding="utf-8")
+    print(text)
     return 0
 
 
