@@ -325,7 +325,7 @@ def main() -> int:
                 tested[folder] = subsample(results, folder, members, args.resamples)
                 drawn[folder] = dict(subsets(members))
     document = {"excluded": excluded, "subsets": drawn, "tests": tested}
-    (args.output / "subsamples.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    (args.output / "subsamples.json").write_text(json.dumps(document) + "\n", encoding="utf-8")
     (args.output / "figures").mkdir(parents=True, exist_ok=True)
     power_plot(tested, args.output / "figures" / "power_vs_models.png")
     text = summary(tested) + "".join(
