@@ -26,7 +26,7 @@ import numpy as np
 
 from harness.adapters.card import without_card
 from harness.errors import HarnessError
-from harness.leaderboard.figures import save
+from harness.leaderboard.figures import LEGEND_MODELS, save
 from harness.leaderboard.merge import model_labels
 from harness.params import parse_kv
 from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records, role_of
@@ -417,7 +417,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
     )
     boot = (result.get("significance") or {}).get("pearson", {}).get("bootstrap", {})
     if boot.get("low") is not None:
-        subtitle += f"\nr(BkR, XLR) - r(CORR, XLR) = {boot['difference']:+.3f}, {boot['confidence']:.0%} interval [{boot['low']:.3f}, {boot['high']:.3f}]"
+        observed = "n/a" if boot.get("difference") is None else f"{boot['difference']:+.3f}"
+        subtitle += f"\nr(BkR, XLR) - r(CORR, XLR) = {observed}, {boot['confidence']:.0%} interval [{boot['low']:.3f}, {boot['high']:.3f}]"
     dataset = result["dataset"]
     axes.set_title(
         f"XLR vs BackRetrieval, {dataset.get('loader')} {dataset.get('split')} {result['direction']}, "
@@ -428,7 +429,12 @@ def plot(result: dict[str, Any], path: Path) -> None:
     axes.set_xlabel(f"XLR Recall@{k} (mean ± std over seeds)")
     axes.set_ylabel(f"BackRetrieval Recall@{k} (mean ± std over seeds)")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    if len(models) <= LEGEND_MODELS:
+        axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    else:  # a legend of every model would not fit: only the chance lines; the numbered points are in meta.json's order
+        chance_lines = [line for line in axes.lines if line.get_label().startswith(("XLR chance", "BkR chance"))]
+        if chance_lines:
+            axes.legend(handles=chance_lines, fontsize=7, loc="upper left")
     figure.tight_layout()
     save(figure, path, dpi=150)
 
