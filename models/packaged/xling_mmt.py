@@ -78,6 +78,27 @@ class XlingShapesMMT(BlankableGatedFusion):
             self.args["dtype"],
         )
 
+    @property
+    def card_facts(self) -> dict[str, Any]:  # type: ignore[override]
+        """Built here, offline, from the recipe: its languages and the project's licence; once trained (a card never
+        trains), the parameters of its three parts and the text model's width and length limit."""
+        from harness.adapters.card import folder_card
+        from harness_models.packaged.converted import converted_folder
+
+        facts: dict[str, Any] = {
+            "source": "packaged",
+            "languages": ["en", "de", "fr", "es", "cs"],
+            "license": "Apache-2.0",
+        }
+        folder = converted_folder("xling-shapes-mmt", recipe_key(self.recipe))
+        if folder.is_dir():
+            text, image, fusion = (folder_card(part) for part in (folder / "text", folder / "resnet", folder))
+            counts = [text["parameters"], image["parameters"], fusion["parameters"]]
+            if all(isinstance(count, int) for count in counts):
+                facts["parameters"] = sum(counts)
+            facts.update(dimension=text["dimension"], max_length=text["max_length"])
+        return facts
+
     def load(self) -> None:
         """Train on first use, then load the folder as ``gated-fusion`` loads any folder."""
         from harness_models.token_embedders.hf import quiet_transformers
