@@ -432,7 +432,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     if len(models) <= LEGEND_MODELS:
         axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     else:  # a legend of every model would not fit: only the chance lines; the numbered points are in meta.json's order
-        chance_lines = [line for line in axes.lines if line.get_label().startswith(("XLR chance", "BkR chance"))]
+        chance_lines = [line for line in axes.lines if str(line.get_label()).startswith(("XLR chance", "BkR chance"))]
         if chance_lines:
             axes.legend(handles=chance_lines, fontsize=7, loc="upper left")
     figure.tight_layout()
