@@ -98,7 +98,9 @@ def test_the_ladder_plot_draws_the_defined_correlations_only(tmp_path):
 def test_the_ladder_and_the_degradations_exclude_each_other(tmp_path, capsys):
     models = ["--model", "a", "--model", "b", "--model", "c"]
     assert main(["g-sweep", *models]) == 2
-    assert "give --data-dir or --preset (degrade that data's image features) or --image-models" in capsys.readouterr().err
+    assert (
+        "give --data-dir or --preset (degrade that data's image features) or --image-models" in capsys.readouterr().err
+    )
     assert main(["g-sweep", *models, "--data-dir", str(tmp_path), "--image-models", "features"]) == 2
 
 
