@@ -334,21 +334,18 @@ PLOTS = (scatter_plots, box_plots, pair_plots)
 
 
 def _significance_rows(tested: dict[str, Any]) -> list[tuple[str, ...]]:
+    from harness_tasks.retrieval.analysis import significance
+
     rows: list[tuple[str, ...]] = []
     for method in ("pearson", "spearman"):
         values = tested.get(method)
         if not values:
             continue
         boot = values["bootstrap"]
-        share = (
-            "n/a"
-            if values["share_significant"] is None
-            else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}"
-        )
+        share = significance.significant_seeds(values)
         combined = "n/a" if values["combined_p"] is None else f"{values['combined_p']:.2g}"
-        interval = (
-            "n/a" if boot["low"] is None else f"{boot['difference']:+.3f} [{boot['low']:+.3f}, {boot['high']:+.3f}]"
-        )
+        observed = "n/a" if boot["difference"] is None else f"{boot['difference']:+.3f}"
+        interval = "n/a" if boot["low"] is None else f"{observed} [{boot['low']:+.3f}, {boot['high']:+.3f}]"
         rows.append((method.capitalize(), share, combined, interval))
     return rows
 

@@ -163,3 +163,16 @@ def test_compare_holds_both_correlations():
     result = compare(XLR, BKR, CORR, resamples=100, seed=0)
     assert set(result) == {"pearson", "spearman"}
     assert result["pearson"]["bootstrap"]["resamples"] == 100 and result["spearman"]["seeds_tested"] == 2
+
+
+def test_significant_seeds_and_an_undefined_observed_difference_read_as_n_a():
+    from harness_tasks.retrieval.analysis.significance import significant_seeds
+    from harness_tasks.retrieval.plots import _significance_rows
+
+    values = {"share_significant": 0.28, "seeds_tested": 25, "combined_p": None, "median_p": 0.2}
+    assert significant_seeds(values) == "7/25" and significant_seeds(values, " of ") == "7 of 25 seeds"
+    assert significant_seeds({**values, "share_significant": None}) == "n/a"
+    # CORR undefined on a seed of some model: the bootstrap has an interval but no observed difference
+    boot = {"difference": None, "low": 0.1, "high": 0.4, "confidence": 0.95}
+    (row,) = _significance_rows({"pearson": {**values, "bootstrap": boot}})
+    assert "n/a [+0.100, +0.400]" in row

@@ -315,11 +315,7 @@ def reading(direction: str, models: int, tested: dict[str, Any]) -> str:
         values = tested[method]
         seeds, over_models = _supports(values)
         boot = values["bootstrap"]
-        share = (
-            "n/a"
-            if values["share_significant"] is None
-            else f"{round(values['share_significant'] * values['seeds_tested'])} of {values['seeds_tested']} seeds"
-        )
+        share = significance.significant_seeds(values, " of ")
         difference = "n/a" if boot["difference"] is None else f"{boot['difference']:+.3f}"
         supported = (
             "not tested"

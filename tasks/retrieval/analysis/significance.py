@@ -199,17 +199,21 @@ def format_rows(result: dict[str, dict[str, Any]]) -> list[str]:
     ]
     for method, values in result.items():
         b = values["bootstrap"]
-        share = (
-            "n/a"
-            if values["share_significant"] is None
-            else f"{round(values['share_significant'] * values['seeds_tested'])}/{values['seeds_tested']}"
-        )
+        share = significant_seeds(values)
         interval = "n/a" if b["low"] is None else f"[{b['low']:.3f}, {b['high']:.3f}]"
         lines.append(
             f"{method:<12}{share:>10}{_p(values['median_p']):>12}{_p(values['combined_p']):>12}"
             f"{_num(b['difference']):>17}{interval:>20}"
         )
     return lines
+
+
+def significant_seeds(values: dict[str, Any], between: str = "/") -> str:
+    """How many tested seeds reached p < 0.05 (``7/25``, or ``7 of 25 seeds`` with ``between=" of "``), or n/a."""
+    if values["share_significant"] is None:
+        return "n/a"
+    count = round(values["share_significant"] * values["seeds_tested"])
+    return f"{count}{between}{values['seeds_tested']}" + (" seeds" if between != "/" else "")
 
 
 def _p(value: float | None) -> str:
