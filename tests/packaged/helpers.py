@@ -29,9 +29,10 @@ def persistent_models_dir() -> Path:
     return Path(os.environ.get("HARNESS_TEST_MODELS_DIR") or Path(tempfile.gettempdir()) / "xling-harness-models")
 
 
-@pytest.fixture(autouse=True, scope="session")
+@pytest.fixture(autouse=True, scope="module")
 def converted_models_folder():
-    """Point HARNESS_MODELS_DIR at the persistent folder for the session (import it into a conftest)."""
+    """Point HARNESS_MODELS_DIR at the persistent folder for each module of the folders that import it (into a
+    conftest), and only there: a session scope left it set for every later test of the session."""
     patch = pytest.MonkeyPatch()
     patch.setenv("HARNESS_MODELS_DIR", str(persistent_models_dir()))
     yield
