@@ -52,6 +52,28 @@ def test_equal_occurrences_leave_the_skew_undefined():
     assert metrics.hubness(np.zeros(0)) == {"hub_skew": None, "antihubs": None}
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 1 / 3, 2.0, 7.5, 40.0]), min_size=2, max_size=300),
+    st.floats(min_value=1e-3, max_value=1e6),
+)
+def test_the_skew_is_scipys_to_the_last_bit(values, scale):
+    """``hubness`` computes the skewness without importing SciPy; it must be SciPy's float, not a close one."""
+    from scipy import stats
+
+    counts = np.array(values) * scale
+    expected = None if np.ptp(counts) <= 1e-12 else float(stats.skew(counts, bias=True))
+    assert metrics.hubness(counts)["hub_skew"] == expected
+
+
+def test_importing_the_metrics_imports_no_scipy():
+    import subprocess
+    import sys
+
+    code = "import sys, harness_tasks.retrieval.metrics; print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
 def test_csls_by_hand_turns_the_hub_away():
     """K = 1. cos(s1, t0) = a = 1/sqrt(1.81), cos(s1, t1) = b = 0.9/sqrt(1.81); r_T(s1) = a, r_S(t0) = 1,
     r_S(t1) = b. CSLS(s1, t0) = 2a - a - 1 = a - 1 < CSLS(s1, t1) = 2b - a - b = b - a; s2 alike; s0 keeps t0."""
