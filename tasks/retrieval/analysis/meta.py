@@ -55,7 +55,7 @@ def load_records(paths: Sequence[str]) -> list[ResultRecord]:
     for given in paths:
         path = Path(given)
         path = path / RESULTS_FILE if path.is_dir() else path
-        if not path.is_file():
+        if not path.exists():  # anything else that is not a regular file (a FIFO) is refused by read_records
             raise HarnessError(f"results file {str(path)!r} not found")
         found, problems = read_records(path)
         for problem in problems:
