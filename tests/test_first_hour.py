@@ -429,3 +429,18 @@ def test_the_readme_examples_are_the_ones_measured():
     assert len(commands) == 5
     for command in commands:
         assert command in measured, command
+
+
+def test_a_hub_image_model_missing_offline_fails_the_preflight_and_names_its_option(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "empty-hub-cache")}
+    env["HARNESS_LOAD_PLUGINS"] = PROJECT_PLUGINS
+    argv = ["run", "--tasks", "backretrieval", "--model", "minilm", "--image-model", "resnet50", "--dry-run"]
+    result = subprocess.run(
+        [sys.executable, "-m", "harness", *argv], cwd=ROOT, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        "harness: error: model 'resnet50' is not available offline: HF_HUB_OFFLINE=1 and 'microsoft/resnet-50' "
+        f"is not in the local Hugging Face cache ({tmp_path / 'empty-hub-cache'}); run once with network to download "
+        "it, or give a local folder as --image-model"
+    )

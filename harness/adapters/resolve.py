@@ -118,11 +118,12 @@ def build_adapter(
     return adapter_class(name, adapter_args, device=device, batch_size=batch_size)
 
 
-def check_available_offline(identity: ModelIdentity) -> None:
+def check_available_offline(identity: ModelIdentity, option: str = "--model") -> None:
     """With ``HF_HUB_OFFLINE=1``, a Hub model that is not in the local cache fails the preflight, not the run.
 
     ``hub_revision`` marks such a model's revision "unresolved" (the Hub could not be asked and the
     local cache had no snapshot of it); loading it would fail after the data and the other models.
+    ``option`` is the command-line option that named the model (``--image-model`` for the image role).
     """
     if "unresolved" not in (identity.revision or "") or not identity.source:
         return
@@ -132,5 +133,5 @@ def check_available_offline(identity: ModelIdentity) -> None:
         raise HarnessError(
             f"model {identity.name!r} is not available offline: HF_HUB_OFFLINE=1 and {identity.source!r} is not in "
             f"the local Hugging Face cache ({constants.HF_HUB_CACHE}); run once with network to download it, "
-            "or give a local folder as --model"
+            f"or give a local folder as {option}"
         )

@@ -10,7 +10,7 @@ from harness.adapters.cache import Cache
 from harness.adapters.cached_model import CachedModel
 from harness.adapters.capabilities import Capability
 from harness.adapters.inmemory import adapter_is_cacheable
-from harness.adapters.resolve import build_adapter
+from harness.adapters.resolve import build_adapter, check_available_offline
 from harness.errors import HarnessError
 from harness.plugins.registry import Registry, get_registry
 from harness.progress import Progress
@@ -45,6 +45,7 @@ def resolve_aux_models(
             continue  # no task of this run uses it (--image-model with xlr alone)
         adapter = build_adapter(registry, name, args, needs[role], device=device, batch_size=batch_size)
         models[role] = CachedModel(adapter, cache if adapter_is_cacheable(adapter) else None, progress, partition)
+        check_available_offline(models[role].identity, "--image-model" if role == "image" else f"the {role} model")
     return models
 
 
