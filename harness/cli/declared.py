@@ -8,38 +8,8 @@ torch's import; a class whose declaration cannot be read this way gives None (th
 from __future__ import annotations
 
 import ast
-import importlib.util
-from functools import cache
-from pathlib import Path
 
-
-@cache
-def _module(name: str) -> ast.Module | None:
-    try:
-        spec = importlib.util.find_spec(name)  # imports the parent packages only (registrations, cheap)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    try:
-        return ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return None
-
-
-def _imports(module: ast.Module, module_name: str) -> dict[str, tuple[str, str]]:
-    """Local name -> (module, attribute) for the ``from X import Y`` statements of a module."""
-    names: dict[str, tuple[str, str]] = {}
-    package = module_name.rpartition(".")[0]
-    for node in module.body:
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
-            for alias in node.names:
-                names[alias.asname or alias.name] = (base, alias.name)
-    return names
+from harness.plugins.class_source import assigned_in_class
 
 
 def _literal_capabilities(value: ast.expr) -> tuple[str, ...] | None:
@@ -60,31 +30,7 @@ def _literal_capabilities(value: ast.expr) -> tuple[str, ...] | None:
     return tuple(sorted(found))
 
 
-def declared_capabilities(ref: str, depth: int = 0) -> tuple[str, ...] | None:
+def declared_capabilities(ref: str) -> tuple[str, ...] | None:
     """The capability names the class behind ``ref`` ("module:Class") declares or inherits; None if unreadable."""
-    module_name, _, attr = ref.partition(":")
-    module = _module(module_name)
-    if module is None or depth > 40 or not attr or "." in attr:  # depth: a guard against import cycles
-        return None
-    classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
-    node = classes.get(attr)
-    if node is None:
-        imported = _imports(module, module_name).get(attr)
-        return declared_capabilities(f"{imported[0]}:{imported[1]}", depth + 1) if imported else None
-    for statement in node.body:
-        targets = (
-            statement.targets
-            if isinstance(statement, ast.Assign)
-            else [statement.target]
-            if isinstance(statement, ast.AnnAssign) and statement.value is not None
-            else []
-        )
-        if any(isinstance(t, ast.Name) and t.id == "capabilities" for t in targets):
-            assert isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None
-            return _literal_capabilities(statement.value)
-    for base in node.bases:
-        if isinstance(base, ast.Name):
-            found = declared_capabilities(f"{module_name}:{base.id}", depth + 1)
-            if found is not None:
-                return found
-    return None
+    value = assigned_in_class(ref, "capabilities")
+    return _literal_capabilities(value) if isinstance(value, ast.expr) else None
