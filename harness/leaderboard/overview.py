@@ -5,8 +5,12 @@ The main metric of a table is its first column that ranks (its metric has a dire
 family's role order (``xlr`` R@10 for retrieval). The gap is told by the paired bootstrap of
 ``harness compare`` over the two runs' per-item samples when both logs can be read; otherwise
 by whether the two intervals over items overlap (which is weaker: overlapping intervals do not
-show that there is no difference). Families whose every entry is fixed by construction (a line
-that says its value is so by construction, or an undefined value) are collapsed into one sentence.
+show that there is no difference). Models tied with the best are named in the gap, and the
+runner-up is the next model with another value (two forms of the same weights tie; the reader
+wants the next real competitor). Values fixed by construction (a line that says its value is so
+by construction, or an undefined value) never compete: a table holding only such values says so
+and comes after the informative ones; a family holding only such values is collapsed into one
+sentence.
 """
 
 from __future__ import annotations
@@ -142,8 +146,65 @@ def _collapsed(board: Board, family: Family, columns: Sequence[Column], models: 
     )
 
 
+def _fixed_reason(result: Result | None) -> str:
+    """Why a fixed value says nothing about the model: its line's by-construction warning, else undefined."""
+    if result is None:
+        return "Its value is fixed by construction."
+    found = [sentence(w, (result.record.task,)) for w in result.record.warnings if BY_CONSTRUCTION in w]
+    return found[0] if found else "Its value is undefined for this model (n/a)."
+
+
+def _line(board: Board, table: FamilyTable, index: int) -> Line | None:
+    """The table's answer, or None when no row has a value in its main column."""
+    ranked = _ranked(table, index)
+    if not ranked:
+        return None
+    header, column = table.headers[index], table.columns[index]
+    results = {row.label: _result(board, column, row.label) for row in ranked}
+    fixed = [row for row in ranked if (found := results[row.label]) is not None and found.fixed]
+    competing = [row for row in ranked if row not in fixed]
+    best = (competing or ranked)[0]
+    cell = best.cells[index]
+    assert cell is not None
+    if not competing:
+        return Line(
+            table, header, (best.label, cell), None, f"Nothing to compare. {_fixed_reason(results[best.label])}"
+        )
+    tied = [row for row in competing[1:] if _value(row, index) == cell.value]
+    others = [row for row in competing[1:] if row not in tied]
+    if not (others or tied):
+        if not fixed:
+            return Line(table, header, (best.label, cell), None, "The only model with a value here.")
+        names = ", ".join(row.label for row in fixed)
+        return Line(
+            table,
+            header,
+            (best.label, cell),
+            None,
+            f"No other model competes: the values of {names} are fixed by construction.",
+        )
+    second = (others or tied)[0]
+    second_cell = second.cells[index]
+    assert second_cell is not None
+    gap = _gap(board, table, index, best, second)
+    if tied and others:
+        names = ", ".join(row.label for row in tied)
+        gap = f"Tied with {names} at {cell.number}; the runner-up is the next model with another value. {gap}"
+    return Line(table, header, (best.label, cell), (second.label, second_cell), gap)
+
+
+def _value(row: Row, index: int) -> float | None:
+    cell = row.cells[index]
+    return None if cell is None else cell.value
+
+
+def _informative(line: Line) -> bool:
+    return not line.gap.startswith("Nothing to compare.")
+
+
 def overview(board: Board, tables: Sequence[FamilyTable]) -> list[FamilyOverview]:
-    """Per family present (in the board's order: informative families first), its answer lines."""
+    """Per family present (in the board's order: informative families first), its answer lines (tables whose
+    values are all fixed by construction after the others)."""
     found = []
     for family, columns in board.families():
         models = len({key for key in board.labels for c in columns if (key, c) in board.cells})
@@ -151,29 +212,9 @@ def overview(board: Board, tables: Sequence[FamilyTable]) -> list[FamilyOverview
         lines = []
         for table in (t for t in tables if t.family == family):
             index = _main(table)
-            if index is None:
-                continue
-            ranked = _ranked(table, index)
-            if not ranked:
-                continue
-            best = ranked[0]
-            header = table.headers[index]
-            cell = best.cells[index]
-            assert cell is not None
-            if len(ranked) == 1:
-                lines.append(Line(table, header, (best.label, cell), None, "The only model with a value here."))
-                continue
-            second = ranked[1]
-            second_cell = second.cells[index]
-            assert second_cell is not None
-            lines.append(
-                Line(
-                    table,
-                    header,
-                    (best.label, cell),
-                    (second.label, second_cell),
-                    _gap(board, table, index, best, second),
-                )
-            )
+            line = None if index is None else _line(board, table, index)
+            if line is not None:
+                lines.append(line)
+        lines.sort(key=lambda line: not _informative(line))  # stable: the tables' order within each group
         found.append(FamilyOverview(family, models, tuple(lines), collapsed))
     return found

@@ -132,3 +132,32 @@ def test_a_paired_difference_whose_interval_holds_zero_is_not_called_significant
 def test_a_collapsed_family_comes_after_an_informative_one_with_as_many_models():
     _, found = lines_of(*commute_lines("gemma"), record("yisi2_sts", "e5", 0.7, args={"src": "en", "tgt": "de"}))
     assert [(f.family.name, f.collapsed is None) for f in found] == [("yisi", True), ("commute", False)]
+
+
+def test_models_tied_with_the_best_are_named_and_the_runner_up_is_the_next_other_value():
+    _, found = lines_of(xlr("a", 0.9, 0.8, 1.0), xlr("b", 0.9, 0.8, 1.0), xlr("c", 0.5, 0.45, 0.55))
+    (line,) = found[0].lines
+    assert (line.best[0], line.runner_up[0]) == ("a", "c")
+    assert line.gap == (
+        "Tied with b at 0.9000; the runner-up is the next model with another value. "
+        "No per-item samples for a paired test; the two intervals over items do not overlap."
+    )
+
+
+def test_a_table_fixed_by_construction_says_so_and_comes_after_the_informative_ones():
+    fixed = commute_lines("text-only")  # its own data set (commute en→de): TC 0.5 by construction
+    shapes = []
+    for model, value in (("mmt", 0.95), ("text-only", 0.5)):
+        args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
+        item = record("commute_tc", model, [value], args=args, data_revision="sha256:shapes")
+        item.dataset = {**item.dataset, "source": "/sets/xling-shapes-commute"}
+        if model == "text-only":
+            item.warnings = ["commute_tc: TC = 0.5 and GTC = 0, the values a text-only scorer gets by construction"]
+        shapes.append(item)
+    _, found = lines_of(*fixed, *shapes)
+    (family,) = found
+    assert family.collapsed is None
+    first, *rest = family.lines
+    assert first.best[0] == "mmt" and first.runner_up is None  # the text-only model's fixed TC does not compete
+    assert first.gap == "No other model competes: the values of text-only are fixed by construction."
+    assert rest and all(line.gap.startswith("Nothing to compare. TC = 0.5 and GTC = 0") for line in rest)
