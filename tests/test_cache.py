@@ -14,7 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from harness.adapters.cache import TABLE, Cache, array_to_bytes, bytes_to_array, make_key
+from harness.adapters.cache import (
+    TABLE,
+    Cache,
+    array_to_bytes,
+    bytes_to_array,
+    bytes_to_arrays,
+    make_key,
+    make_keys,
+)
 from harness.adapters.cached_model import _decode_tokens, _encode_tokens, image_content_key
 from harness.adapters.capabilities import TokenEmbeddings
 
@@ -48,6 +56,44 @@ def test_keys_separate_parts():
     assert make_key("ab", "c") != make_key("a", "bc")
     assert make_key(b"x", {"lang": "en"}) != make_key(b"x", {"lang": "de"})
     assert make_key({"a": 1, "b": 2}) == make_key({"b": 2, "a": 1})
+
+
+def test_keys_with_a_common_prefix_are_make_keys():
+    prefix = ("digest", "text_encoder", {"lang": "en"})
+    contents = [b"a", b"", "b", b"a"]
+    assert make_keys(prefix, contents) == [make_key(*prefix, content) for content in contents]
+    assert make_keys(prefix, []) == []
+
+
+@given(st.lists(arrays(np.float32, st.tuples(st.integers(0, 3), st.integers(1, 3))), max_size=6))
+def test_arrays_decoded_together_equal_each_decoded_alone(values):
+    stored = {f"k{i}": array_to_bytes(value) for i, value in enumerate(values)}
+    decoded = bytes_to_arrays(stored)
+    assert set(decoded) == set(stored)
+    for key, data in stored.items():
+        alone = bytes_to_array(data)
+        assert decoded[key].dtype == alone.dtype and decoded[key].shape == alone.shape
+        assert np.array_equal(decoded[key], alone, equal_nan=True)
+
+
+def test_arrays_of_mixed_shapes_dtypes_and_damage_decode_as_alone():
+    vectors = [np.arange(3, dtype=np.float32) + i for i in range(4)]
+    stored = {f"v{i}": array_to_bytes(v) for i, v in enumerate(vectors)}
+    stored["f64"] = array_to_bytes(np.ones(3))
+    stored["matrix"] = array_to_bytes(np.eye(2, dtype=np.float32))
+    stored["scalar"] = array_to_bytes(np.float32(7.5))  # stored as shape (1,) (ascontiguousarray)
+    stored["empty"] = array_to_bytes(np.zeros(0, np.float32))
+    stored["truncated"] = array_to_bytes(np.ones(3, np.float32))[:-4]  # the vectors' header, too short
+    stored["garbage"] = b"not an array"
+    decoded = bytes_to_arrays(stored)
+    assert set(decoded) == set(stored) - {"truncated", "garbage"}  # what np.load refuses is left out
+    for i, vector in enumerate(vectors):
+        assert np.array_equal(decoded[f"v{i}"], vector) and decoded[f"v{i}"].dtype == np.float32
+    decoded["v0"][0] = 42.0  # writable, and its own row: the others are unchanged
+    assert decoded["v1"][0] == 1.0
+    assert decoded["f64"].dtype == np.float64 and decoded["matrix"].shape == (2, 2)
+    assert decoded["scalar"].shape == (1,) and decoded["scalar"][0] == np.float32(7.5)
+    assert decoded["empty"].shape == (0,)
 
 
 def test_image_keys_depend_on_pixels_mode_and_size():

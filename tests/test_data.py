@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from harness.errors import DataError, HarnessError
 from harness.run.data import (
+    LazyColumn,
+    Table,
     check_nonempty,
     files_revision,
     is_hub_id,
@@ -91,3 +94,56 @@ def test_save_to_disk_round_trip(tmp_path):
         require_columns("src", loaded.data, ["text_en", "text_de"])
     with pytest.raises(HarnessError, match="neither a raw-layout folder"):
         load_hf_dataset(str(tmp_path), "test")
+
+
+def squares(calls):
+    """A lazy column of squares that records the rows it made."""
+
+    def make(row):
+        calls.append(row)
+        return row * row
+
+    return LazyColumn(make, range(5))
+
+
+def test_a_table_gives_columns_rows_and_selections():
+    calls, made = [], []
+
+    def features():
+        made.append(1)
+        return np.arange(10.0).reshape(5, 2)
+
+    table = Table({"id": list("abcde"), "square": squares(calls), "features": features}, 5)
+    assert table.column_names == ["id", "square", "features"] and len(table) == 5
+    assert calls == [] and made == []  # nothing made before it is read
+    picked = table.select([4, 0, 4])
+    assert len(picked) == 3 and picked["id"] == ["e", "a", "e"]
+    assert list(picked["square"]) == [16, 0, 16] and calls == [4, 0, 4]
+    assert picked["features"].tolist() == [[8.0, 9.0], [0.0, 1.0], [8.0, 9.0]]
+    assert table["features"].shape == (5, 2) and made == [1]  # made once, for the table and its selections
+    row = table[1]
+    assert (row["id"], row["square"], row["features"].tolist()) == ("b", 1, [2.0, 3.0]) and len(row) == 3
+    assert table.select(np.array([2]))[0]["square"] == 4 and picked.select(range(1, 3))["id"] == ["a", "e"]
+    assert table.with_format("numpy") is table
+    assert len(table.select([])) == 0 and table.select([])["id"] == []
+
+
+def test_a_lazy_column_slices_and_takes_without_making():
+    calls = []
+    column = squares(calls)
+    assert len(column[1:4]) == 3 and calls == []
+    assert list(column[1:4]) == [1, 4, 9] and column.take(np.array([3, 3]))[1] == 9
+
+
+def test_a_table_refuses_unequal_columns_missing_names_and_rows_out_of_range():
+    with pytest.raises(HarnessError, match="table column 'b' has 2 values, the table 3 rows"):
+        Table({"a": [1, 2, 3], "b": [1, 2]}, 3)
+    late = Table({"a": [1, 2, 3], "b": lambda: [1]}, 3)
+    with pytest.raises(HarnessError, match="table column 'b' has 1 values"):
+        late["b"]
+    with pytest.raises(KeyError, match=r"no column 'c' \(columns: a, b\)"):
+        late["c"]
+    with pytest.raises(IndexError, match=r"rows 0\.\.3 of a table of 3 rows"):
+        late.select([0, 3])
+    with pytest.raises(IndexError, match="row 3 of a table of 3 rows"):
+        late[3]

@@ -30,7 +30,7 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from pathlib import Path
@@ -336,10 +336,27 @@ def make_key(*parts: Any) -> str:
     """SHA-256 over parts: bytes are taken as they are, anything else as canonical JSON."""
     digest = hashlib.sha256()
     for part in parts:
-        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode()
-        digest.update(len(data).to_bytes(8, "little"))
-        digest.update(data)
+        _add_part(digest, part)
     return digest.hexdigest()
+
+
+def make_keys(prefix: Sequence[Any], lasts: Iterable[Any]) -> list[str]:
+    """``make_key(*prefix, last)`` for each of ``lasts``, the common prefix hashed once."""
+    common = hashlib.sha256()
+    for part in prefix:
+        _add_part(common, part)
+    keys = []
+    for last in lasts:
+        digest = common.copy()
+        _add_part(digest, last)
+        keys.append(digest.hexdigest())
+    return keys
+
+
+def _add_part(digest: Any, part: Any) -> None:
+    data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True, default=str).encode()
+    digest.update(len(data).to_bytes(8, "little"))
+    digest.update(data)
 
 
 def array_to_bytes(array: np.ndarray) -> bytes:
@@ -353,3 +370,47 @@ def bytes_to_array(data: bytes) -> np.ndarray:
     """The inverse of ``array_to_bytes``."""
     array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)
     return array
+
+
+def bytes_to_arrays(values: Mapping[str, bytes]) -> dict[str, np.ndarray]:
+    """``bytes_to_array`` of each value, by key; a value that does not decode is left out.
+
+    Values whose .npy headers are the same bytes (model outputs of one dtype and shape) are decoded
+    together: the header is read once and their data copied into one array, of which each gets a row.
+    """
+    groups: dict[bytes, list[str]] = {}
+    for key, data in values.items():
+        groups.setdefault(_npy_header(data), []).append(key)
+    arrays: dict[str, np.ndarray] = {}
+    for header, keys in groups.items():
+        first = _try_decode(values[keys[0]])
+        if first is None or first.ndim == 0 or len(keys) == 1 or b"'fortran_order': False" not in header:
+            arrays.update((key, array) for key in keys if (array := _try_decode(values[key])) is not None)
+            continue
+        size = len(header) + first.nbytes
+        whole = [key for key in keys if len(values[key]) == size]
+        rows = np.empty((len(whole), first.nbytes), dtype=np.uint8)
+        for row, key in zip(rows, whole):
+            row[:] = np.frombuffer(values[key], dtype=np.uint8, offset=len(header))
+        stacked = rows.view(first.dtype).reshape(len(whole), *first.shape)
+        arrays.update(zip(whole, stacked))
+        arrays.update(
+            (key, array) for key in keys if len(values[key]) != size and (array := _try_decode(values[key])) is not None
+        )
+    return arrays
+
+
+def _npy_header(data: bytes) -> bytes:
+    """The magic string, version and header of .npy bytes (empty when they are not .npy)."""
+    if not data.startswith(b"\x93NUMPY") or len(data) < 10:
+        return b""
+    if data[6] == 1:
+        return data[: 10 + int.from_bytes(data[8:10], "little")]
+    return data[: 12 + int.from_bytes(data[8:12], "little")] if len(data) >= 12 else b""
+
+
+def _try_decode(data: bytes) -> np.ndarray | None:
+    try:
+        return bytes_to_array(data)
+    except Exception:  # any failure on stored bytes means: not a value
+        return None

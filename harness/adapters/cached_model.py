@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.adapters.cache import Cache, make_key
+from harness.adapters.cache import Cache, bytes_to_array, bytes_to_arrays, make_key, make_keys
 from harness.adapters.capabilities import (  # noqa: F401 - re-exported for callers
     Capability,
     Codec,
@@ -76,35 +76,35 @@ class CachedModel:
         contents = list(keys) if keys is not None else [capability.content(item, self.adapter) for item in items]
         self._require(capability)
         method = getattr(self.adapter, capability.method)
-
-        def compute(chunk: list[Any]) -> list[Any]:
-            return list(method(chunk, **options))
-
         codec, description = capability.codec, capability.description(options)
         transductive = self.adapter.transductive
         key_options = {**options, "corpus": make_key(*sorted(set(contents)))} if transductive else options
-        cache_keys = [make_key(self._identity_digest, capability.value, key_options, c) for c in contents]
+        cache_keys = make_keys((self._identity_digest, capability.value, key_options), contents)
         stored = self.cache.get_many(cache_keys) if self.cache is not None else {}
         values = _decoded(stored, codec, capability.value)
-        by_key = dict(zip(cache_keys, items))
-        missing = sorted(key for key in by_key if key not in values)
+        position = {key: i for i, key in enumerate(cache_keys)}  # an item is read only when its output is missing
+
+        def compute(chunk: list[str]) -> list[Any]:
+            return list(method([items[position[key]] for key in chunk], **options))
+
+        missing = sorted(key for key in position if key not in values)
         if self.partition is None:
-            self._compute(missing, by_key, values, compute, codec, transductive, description)
+            self._compute(missing, values, compute, codec, transductive, description)
         else:
-            self._compute_partitioned(missing, by_key, values, compute, codec, transductive, description)
+            self._compute_partitioned(missing, values, compute, codec, transductive, description)
         return [values[key] if key in values else codec.blank(values) for key in cache_keys]
 
     def _compute(
         self,
         todo: list[str],
-        by_key: dict[str, Any],
         values: dict[str, Any],
-        compute: Callable[[list[Any]], list[Any]],
+        compute: Callable[[list[str]], list[Any]],
         codec: Codec,
         transductive: bool,
         description: str,
     ) -> dict[str, bytes]:
-        """Compute ``todo`` in chunks, caching each chunk as soon as it is done; returns the encoded values."""
+        """Compute the outputs of the keys ``todo`` in chunks (``compute`` takes keys), caching each chunk as soon as it
+        is done; returns the encoded values."""
         encoded: dict[str, bytes] = {}
         if not todo:
             return encoded
@@ -113,7 +113,7 @@ class CachedModel:
         with self.progress.task(description, total=len(todo)) as advance:
             for start in range(0, len(todo), chunk_size):
                 chunk = todo[start : start + chunk_size]
-                results = compute([by_key[key] for key in chunk])
+                results = compute(chunk)
                 if len(results) != len(chunk):
                     raise RuntimeError(
                         f"{self.adapter.adapter_name} returned {len(results)} results for {len(chunk)} inputs"
@@ -129,9 +129,8 @@ class CachedModel:
     def _compute_partitioned(
         self,
         missing: list[str],
-        by_key: dict[str, Any],
         values: dict[str, Any],
-        compute: Callable[[list[Any]], list[Any]],
+        compute: Callable[[list[str]], list[Any]],
         codec: Codec,
         transductive: bool,
         description: str,
@@ -141,7 +140,7 @@ class CachedModel:
         union = partition.agree(missing, description)
         mine = (union if partition.mine(union[:1]) else []) if transductive else partition.mine(union)
         encoded = self._compute(
-            [key for key in mine if key not in values], by_key, values, compute, codec, transductive, description
+            [key for key in mine if key not in values], values, compute, codec, transductive, description
         )
         encoded.update({key: codec.encode(values[key]) for key in mine if key not in encoded})
         merged = partition.exchange(encoded, description)
@@ -159,9 +158,12 @@ class CachedModel:
         """Image vectors, shape (len(images), dim); ``keys`` are content hashes if already known.
 
         The adapter receives each image as ``model_view`` gives it (oriented, 8-bit RGB), and its key is that view's.
+        With ``keys``, an image is read (``images[i]``) only when its vector is not cached: ``images`` may be a
+        sequence that makes its images when read.
         """
-        views = [model_view(image) for image in images]
-        return _stack(self.call(Capability.IMAGE_ENCODER, views, keys=keys))
+        if keys is None:
+            return _stack(self.call(Capability.IMAGE_ENCODER, [model_view(image) for image in images]))
+        return _stack(self.call(Capability.IMAGE_ENCODER, _Views(images), keys=keys))
 
     def embed_tokens(self, texts: Sequence[str], lang: str | None = None) -> list[TokenEmbeddings]:
         """Token vectors per text."""
@@ -181,14 +183,30 @@ def _stack(rows: list[np.ndarray]) -> np.ndarray:
     return np.stack(rows).astype(np.float32, copy=False)
 
 
+class _Views(Sequence[Any]):
+    """``model_view`` of each image, made when read."""
+
+    def __init__(self, images: Sequence[Any]):
+        self.images = images
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, index: Any) -> Any:
+        return model_view(self.images[index])
+
+
 def _decoded(stored: dict[str, bytes], codec: Codec, what: str) -> dict[str, Any]:
     """The cached values that decode; one that does not (e.g. written by an older codec) is a miss, said once."""
     values: dict[str, Any] = {}
-    for key, data in stored.items():
-        try:
-            values[key] = codec.decode(data)
-        except Exception:  # any failure of a codec on stored bytes means: compute it again
-            continue
+    if codec.decode is bytes_to_array:  # arrays of one shape are decoded together
+        values.update(bytes_to_arrays(stored))
+    else:
+        for key, data in stored.items():
+            try:
+                values[key] = codec.decode(data)
+            except Exception:  # any failure of a codec on stored bytes means: compute it again
+                continue
     if len(values) < len(stored):
         print(
             f"harness: warning: {len(stored) - len(values)} cached {what} value(s) could not be decoded; they are computed again",

@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, overload
+
+import numpy as np
 
 from harness.adapters.model import file_sha256, require_hub
 from harness.errors import DataError, HarnessError
@@ -21,6 +23,117 @@ class LoadedData:
 
     data: Any
     identity: dict[str, Any] = field(default_factory=dict)
+
+
+T = TypeVar("T")
+
+
+class LazyColumn(Sequence[T]):
+    """A column whose values are made when read (``make(row)``) and never kept, as images drawn from a recipe."""
+
+    def __init__(self, make: Callable[[int], T], rows: Sequence[int]):
+        self.make = make
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> LazyColumn[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | LazyColumn[T]:
+        if isinstance(index, slice):
+            return LazyColumn(self.make, self.rows[index])
+        return self.make(self.rows[index])
+
+    def take(self, indices: np.ndarray) -> LazyColumn[T]:
+        """The values at ``indices``, still made when read."""
+        return LazyColumn(self.make, [self.rows[i] for i in indices.tolist()])
+
+
+class Table:
+    """A data set held as named columns of equal length, for loaders that need no ``datasets.Dataset``
+    (importing ``datasets`` takes about a second).
+
+    It offers the part of the ``datasets.Dataset`` API tasks use: ``column_names``, ``len``, a column by
+    name, a row (dict) by index, ``select`` and ``with_format`` (the columns already are lists, NumPy
+    arrays or ``LazyColumn``: any format returns the table itself). A column may also be given as a
+    function of no arguments, called when the column is first read (a column that costs time to make).
+    """
+
+    def __init__(
+        self, columns: Mapping[str, Sequence[Any] | np.ndarray | Callable[[], Sequence[Any] | np.ndarray]], length: int
+    ):
+        self._columns = dict(columns)
+        self._length = length
+        for name, values in self._columns.items():
+            if not callable(values):
+                self._check(name, values)
+
+    def _check(self, name: str, values: Sequence[Any] | np.ndarray) -> None:
+        if len(values) != self._length:
+            raise HarnessError(f"table column {name!r} has {len(values)} values, the table {self._length} rows")
+
+    @property
+    def column_names(self) -> list[str]:
+        """The columns' names, in order."""
+        return list(self._columns)
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self[row] for row in range(self._length))
+
+    @overload
+    def __getitem__(self, key: str) -> Any: ...
+
+    @overload
+    def __getitem__(self, key: int) -> dict[str, Any]: ...
+
+    def __getitem__(self, key: str | int) -> Any:
+        if isinstance(key, str):
+            return self.column(key)
+        if not -self._length <= key < self._length:
+            raise IndexError(f"row {key} of a table of {self._length} rows")
+        return {name: self.column(name)[key] for name in self._columns}
+
+    def column(self, name: str) -> Sequence[Any] | np.ndarray:
+        """The column ``name`` (made now if it was given as a function)."""
+        if name not in self._columns:
+            raise KeyError(f"no column {name!r} (columns: {', '.join(self._columns)})")
+        values = self._columns[name]
+        if callable(values):
+            values = values()
+            self._check(name, values)
+            self._columns[name] = values
+        return values
+
+    def select(self, indices: Iterable[int]) -> Table:
+        """The rows at ``indices``, in that order (a column given as a function stays one)."""
+        picked = np.asarray(indices if isinstance(indices, np.ndarray) else list(indices), dtype=np.int64).reshape(-1)
+        if picked.size and not (-self._length <= picked.min() and picked.max() < self._length):
+            raise IndexError(f"rows {picked.min()}..{picked.max()} of a table of {self._length} rows")
+        columns: dict[str, Any] = {}
+        for name, values in self._columns.items():
+            if callable(values):  # made once, in this table, when the selection first reads it
+                columns[name] = lambda name=name: _take(self.column(name), picked)
+            else:
+                columns[name] = _take(values, picked)
+        return Table(columns, len(picked))
+
+    def with_format(self, kind: str | None = None) -> Table:
+        """The table itself: its columns are already lists, NumPy arrays or lazy columns."""
+        return self
+
+
+def _take(values: Sequence[Any] | np.ndarray, rows: np.ndarray) -> Sequence[Any] | np.ndarray:
+    if isinstance(values, (np.ndarray, LazyColumn)):
+        return values[rows] if isinstance(values, np.ndarray) else values.take(rows)
+    return [values[i] for i in rows.tolist()]
 
 
 class DatasetLoader:

@@ -1,23 +1,20 @@
-"""The benchmark as data: ``generate(size, seed)`` and its ``datasets.Dataset`` in the retrieval schema."""
+"""The benchmark as data: ``generate(size, seed)``, and ``dataset(size, seed)``, the table in the retrieval schema."""
 
 from __future__ import annotations
 
 import hashlib
-import io
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from harness.errors import HarnessError
-from harness_tasks.default_benchmark.features import pixel_features
-from harness_tasks.default_benchmark.grammar import LANGUAGES, caption
+from harness.run.data import LazyColumn, Table
+from harness_tasks.default_benchmark.drawn import Drawn
+from harness_tasks.default_benchmark.grammar import LANGUAGES, captions_of
 from harness_tasks.default_benchmark.render import render
 from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION, MAX_SIZE, Item, sample_items
-
-if TYPE_CHECKING:
-    import datasets
 
 NAME = "xling-shapes"
 
@@ -37,46 +34,35 @@ def revision(size: int, seed: int) -> str:
     return "gen:" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def generate(size: int, seed: int) -> Benchmark:
-    """``size`` items drawn with ``seed``: the same on every machine."""
+def check_parameters(size: int, seed: int) -> None:
+    """Refuse a size outside 1..MAX_SIZE or a negative seed."""
     if not 1 <= size <= MAX_SIZE:
         raise HarnessError(f"dataset {NAME!r}: size must be between 1 and {MAX_SIZE}, got {size}")
     if seed < 0:
         raise HarnessError(f"dataset {NAME!r}: seed must be a non-negative integer, got {seed}")
+
+
+def generate(size: int, seed: int) -> Benchmark:
+    """``size`` items drawn with ``seed``: the same on every machine."""
+    check_parameters(size, seed)
     items = sample_items(size, seed, tuple(LANGUAGES))
-    captions = {lang: [caption(item.scene, lang, item.templates[lang]) for item in items] for lang in LANGUAGES}
-    return Benchmark(items, captions, [render(item.scene.background, item.objects) for item in items])
-
-
-def png(pixels: np.ndarray) -> bytes:
-    """The image as PNG bytes (fast compression: the pixels, not the bytes, are what is reproducible)."""
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, "PNG", compress_level=1)
-    return buffer.getvalue()
+    return Benchmark(items, captions_of(items), [render(item.scene.background, item.objects) for item in items])
 
 
 @lru_cache(maxsize=4)
-def dataset(size: int, seed: int) -> datasets.Dataset:
-    """The benchmark as a ``datasets.Dataset``: ``id``, ``text_<lang>`` for every language, ``image``, ``image_features``.
+def dataset(size: int, seed: int) -> Table:
+    """The benchmark in the retrieval schema: ``id``, ``text_<lang>`` for every language, ``image`` (PIL images,
+    drawn when read), ``image_key`` (their content keys) and ``image_features``.
 
-    Cached per process, so the tasks of one run share one generation.
+    Cached per process, so the tasks of one run share one; the captions, keys and features are kept across
+    runs in the harness cache (``Drawn``), so a run whose model outputs are all cached draws no image.
     """
-    import datasets
-
-    bench = generate(size, seed)
-    features = np.stack([pixel_features(pixels) for pixels in bench.images])
+    check_parameters(size, seed)
+    drawn = Drawn(size, seed)
+    captions = drawn.captions()
     columns: dict[str, Any] = {"id": [f"{seed}-{i}" for i in range(size)]}
-    columns.update({f"text_{lang}": texts for lang, texts in bench.captions.items()})
-    columns["image"] = [{"bytes": png(pixels), "path": None} for pixels in bench.images]
-    columns["image_features"] = features
-    schema = datasets.Features(
-        {
-            "id": datasets.Value("string"),
-            **{f"text_{lang}": datasets.Value("string") for lang in LANGUAGES},
-            "image": datasets.Image(),
-            "image_features": datasets.List(datasets.Value("float32"), length=features.shape[1]),
-        }
-    )
-    return datasets.Dataset.from_dict(columns, features=schema)
+    columns.update({f"text_{lang}": captions[lang] for lang in LANGUAGES})
+    columns["image"] = LazyColumn(drawn.image, range(size))
+    columns["image_key"] = drawn.image_keys
+    columns["image_features"] = drawn.features
+    return Table(columns, size)

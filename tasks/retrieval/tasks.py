@@ -15,22 +15,27 @@ otherwise the dataset's ``image_features``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-from datasets import Dataset
 
 from harness.adapters.cached_model import CachedModel
 from harness.adapters.capabilities import Capability
 from harness.errors import HarnessError
 from harness.params import Param
 from harness.run.context import RunContext
+from harness.run.data import LazyColumn, Table
 from harness.run.task import Metric, Task, TaskOutput, recall_chance
 from harness_tasks.retrieval import metrics
 from harness_tasks.retrieval.ikea import missing_features
 from harness_tasks.retrieval.schema import image_features
 
+if TYPE_CHECKING:
+    from datasets import Dataset
+
 IMAGE_CHUNK = 256  # images decoded at a time
+# what a loader of the schema returns (``datasets`` is imported only by the loaders that need it)
+Data = Union["Dataset", Table]
 
 COMMON_PARAMS: dict[str, Param] = {
     "dataset": Param("ikea", "dataset loader: ikea, image-text, multi30k, or another loader with the retrieval schema"),
@@ -121,6 +126,14 @@ def filled(values: np.ndarray | None) -> np.ndarray:
     return values
 
 
+def image_vectors(model: CachedModel, data: Data) -> np.ndarray:
+    """The image model's vectors of every image of ``data``; with an ``image_key`` column (content keys known
+    beforehand), images are read only where the cache lacks their vectors."""
+    images = data["image"]
+    keys = list(data["image_key"]) if "image_key" in data.column_names else None
+    return model.encode_images(images if isinstance(images, LazyColumn) else list(images), keys=keys)
+
+
 class _Subset:
     """The items a task needs (the union of its samples) and the samples in positions of that union."""
 
@@ -132,7 +145,7 @@ class _Subset:
         return [np.searchsorted(self.items, s) for s in samples]
 
 
-class RetrievalTask(Task[Dataset]):
+class RetrievalTask(Task[Data]):
     """What the three tasks share: parameters, dataset choice, encoding of the needed items."""
 
     family = "retrieval"  # a preset of any of them is a member too, in the same role (harness.plugins.membership)
@@ -148,12 +161,12 @@ class RetrievalTask(Task[Dataset]):
         # reads it from the instance, which Task's ClassVar declaration of a fixed loader does not foresee
         self.dataset = str(self.args["dataset"])
 
-    def texts(self, model: CachedModel, data: Dataset, items: np.ndarray, lang: str) -> np.ndarray:
+    def texts(self, model: CachedModel, data: Data, items: np.ndarray, lang: str) -> np.ndarray:
         """The text vectors of ``items`` in ``lang``."""
         column = list(data[f"text_{lang}"])
         return model.encode_texts([column[i] for i in items], lang=lang)
 
-    def images(self, data: Dataset, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
+    def images(self, data: Data, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
         """The image vectors of ``items`` (g's inputs) and a description of where they came from."""
         image_model = ctx.load_model("image", self.name)
         if image_model is not None:
@@ -163,7 +176,7 @@ class RetrievalTask(Task[Dataset]):
                     "(give --images DIR for a dataset that lists image files)"
                 )
             parts = [
-                image_model.encode_images(list(data.select(items[i : i + IMAGE_CHUNK])["image"]))
+                image_vectors(image_model, data.select(items[i : i + IMAGE_CHUNK]))
                 for i in range(0, len(items), IMAGE_CHUNK)
             ]
             return np.concatenate(parts), {"source": "image_model", "model": image_model.identity.as_dict()}
@@ -181,7 +194,7 @@ class RetrievalTask(Task[Dataset]):
         return {"retrieval": self.args["retrieval"], "neighbours": self.args["csls_k"]}
 
     @staticmethod
-    def ids(data: Dataset) -> list[str]:
+    def ids(data: Data) -> list[str]:
         return [str(i) for i in data["id"]]
 
     def joint_key(self) -> tuple[Any, ...] | None:
@@ -194,7 +207,7 @@ class RetrievalTask(Task[Dataset]):
 
     @classmethod
     def evaluate_together(
-        cls, members: Sequence[tuple[RetrievalTask, RunContext]], data: Dataset, model: CachedModel
+        cls, members: Sequence[tuple[RetrievalTask, RunContext]], data: Data, model: CachedModel
     ) -> list[TaskOutput]:
         """The outputs of ``members`` in their order: one xlr and one backretrieval from one text pass
         (``metrics.xlr_and_backretrieval``, the same numbers as apart), any other member alone."""
@@ -262,7 +275,7 @@ class Xlr(RetrievalTask):
         """k >= n."""
         return trivial_recall(self.name, output, self.args["k"])
 
-    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Data, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Recall@k, MRR and median rank per seed."""
         src, tgt = self.args["src"], self.args["tgt"]
         samples = self.samples(len(data), ctx)
@@ -284,7 +297,7 @@ class Xlr(RetrievalTask):
             raise HarnessError(f"task {self.name!r}: the dataset is empty")
         return [p[:used] for p in permutations(size, ctx.seeds)]
 
-    def output(self, data: Dataset, ctx: RunContext, samples: list[np.ndarray], result: Any) -> TaskOutput:
+    def output(self, data: Data, ctx: RunContext, samples: list[np.ndarray], result: Any) -> TaskOutput:
         """The task's output from the metrics' results on ``samples``."""
         ids = self.ids(data)
         records = [
@@ -309,7 +322,7 @@ class BackRetrieval(RetrievalTask):
         """k >= n."""
         return trivial_recall(self.name, output, self.args["k"])
 
-    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Data, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Recall@k per seed."""
         src, tgt = self.args["src"], self.args["tgt"]
         _, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
@@ -329,7 +342,7 @@ class BackRetrieval(RetrievalTask):
 
     def output(
         self,
-        data: Dataset,
+        data: Data,
         ctx: RunContext,
         sources: list[np.ndarray],
         items: np.ndarray,
@@ -371,7 +384,7 @@ class Corr(RetrievalTask):
         ),
     )
 
-    def evaluate(self, data: Dataset, model: CachedModel, ctx: RunContext) -> TaskOutput:
+    def evaluate(self, data: Data, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Spearman's rho per seed, on the same samples as backretrieval."""
         src, tgt = self.args["src"], self.args["tgt"]
         used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)

@@ -3,18 +3,19 @@ tasks falling back to it when no --data-dir is given."""
 
 from __future__ import annotations
 
-import datasets
+import numpy as np
 import pytest
 
+from harness.adapters.capabilities import image_content_key
 from harness.errors import HarnessError
 from harness.run.plan import DataSource
 from harness.run.runner import resolve_data_source
-from harness_tasks.default_benchmark.benchmark import revision
-from harness_tasks.default_benchmark.features import FEATURE_SIZE
+from harness_tasks.default_benchmark.benchmark import generate, revision
+from harness_tasks.default_benchmark.features import FEATURE_SIZE, pixel_features
 from harness_tasks.default_benchmark.loader import XlingShapesLoader
 from harness_tasks.default_benchmark.scenes import GENERATOR_VERSION
 from harness_tasks.retrieval.ikea import IkeaLoader
-from harness_tasks.retrieval.schema import image_features, validate
+from harness_tasks.retrieval.schema import image_features
 from harness_tasks.retrieval.tasks import Xlr
 
 LOADER = XlingShapesLoader("xling-shapes")
@@ -22,12 +23,24 @@ LOADER = XlingShapesLoader("xling-shapes")
 
 def test_the_data_has_the_retrieval_schema_in_every_language():
     loaded = LOADER.load(None, {"size": 30, "seed": 2, "src": "cs", "tgt": "es"})
-    data = loaded.data
-    assert data.column_names == ["id", "text_en", "text_de", "text_fr", "text_es", "text_cs", "image", "image_features"]
-    assert isinstance(data.features["image"], datasets.Image)
-    validate("xling-shapes", data, ("cs", "es"))
-    assert image_features("xling-shapes", data).shape == (30, FEATURE_SIZE)
-    assert data[0]["image"].size == (128, 128) and data[0]["image"].mode == "RGB"
+    data, bench = loaded.data, generate(30, 2)
+    assert data.column_names == [
+        "id",
+        *(f"text_{lang}" for lang in ("en", "de", "fr", "es", "cs")),
+        "image",
+        "image_key",
+        "image_features",
+    ]
+    assert list(data["id"]) == [f"2-{i}" for i in range(30)]
+    for lang, texts in bench.captions.items():
+        assert list(data[f"text_{lang}"]) == texts
+    image = data[0]["image"]
+    assert image.size == (128, 128) and image.mode == "RGB"
+    assert all(np.array_equal(np.asarray(image), pixels) for image, pixels in zip(data["image"], bench.images))
+    assert list(data["image_key"]) == [image_content_key(image) for image in data["image"]]
+    features = image_features("xling-shapes", data)
+    assert features.shape == (30, FEATURE_SIZE)
+    assert np.array_equal(features, np.stack([pixel_features(pixels) for pixels in bench.images]))
     assert loaded.identity == {
         "loader": "xling-shapes",
         "source": "xling-shapes:size=30,seed=2",

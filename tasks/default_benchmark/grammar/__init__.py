@@ -13,7 +13,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from harness_tasks.default_benchmark.grammar import cs, de, en, es, fr
-from harness_tasks.default_benchmark.scenes import Scene
+from harness_tasks.default_benchmark.scenes import Item, Scene
 
 LANGUAGES: dict[str, ModuleType] = {"en": en, "de": de, "fr": fr, "es": es, "cs": cs}
 
@@ -24,6 +24,11 @@ def caption(scene: Scene, lang: str, template: int) -> str:
     kind = "single" if len(scene.groups) == 1 else "pair"
     text = grammar.TEMPLATES[kind][template].format(**common_slots(grammar, scene), **grammar.slots(scene))
     return text[0].upper() + text[1:]
+
+
+def captions_of(items: list[Item]) -> dict[str, list[str]]:
+    """Language -> the caption of every item, each with the item's template for that language."""
+    return {lang: [caption(item.scene, lang, item.templates[lang]) for item in items] for lang in LANGUAGES}
 
 
 def common_slots(grammar: ModuleType, scene: Scene) -> dict[str, str]:
