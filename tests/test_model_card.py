@@ -13,6 +13,7 @@ from fixtures.registries import fixture_registry
 from harness.adapters.card import CARD_FIELDS, CARD_KEY, card_of, folder_card, readme_front_matter, without_card
 from harness.adapters.model import ModelIdentity
 from harness.leaderboard.merge import model_key
+from harness.plugins.registry import Registration
 from harness.results.records import read_records
 from harness.results.signature import ModelPart, Signature
 from harness.run.runner import evaluate
@@ -82,6 +83,32 @@ def test_the_card_enters_no_identity_signature_or_model_key(tmp_path, fresh_cach
     assert identity.as_dict() == without_card(record.model)
     task = Signature.parse(record.task_signature)
     assert str(task.with_model(record.model)) == str(task.with_model(identity.as_dict())) == record.signature
+
+
+def test_a_run_reads_the_card_once_and_every_line_carries_its_own_copy(tmp_path, fresh_cache, monkeypatch):
+    import harness.run.runner as runner
+
+    calls = []
+
+    def counted(adapter, identity):
+        calls.append(adapter.name)
+        return card_of(adapter, identity)
+
+    monkeypatch.setattr(runner, "card_of", counted)
+    registry = fixture_registry()
+    task = registry.get("task", "mean_similarity")
+    registry.add(Registration("task", "mean_similarity_again", task.ref, task.description, task.plugin))
+    data = fake_data(tmp_path / "data", ["the cat", "a dog", "a bird"], ["le chat", "un chien", "un oiseau"])
+    first, second = evaluate(
+        "mean_similarity,mean_similarity_again",
+        "counting-encoder",
+        data_dir=str(data),
+        output=tmp_path / "out",
+        registry=registry,
+    )
+    assert calls == ["counting-encoder"]
+    assert first.model == second.model and first.model[CARD_KEY]["source"] == "in-memory"
+    assert first.model is not second.model and first.model[CARD_KEY] is not second.model[CARD_KEY]
 
 
 def test_committed_lines_keep_their_signatures_and_keys_with_a_card():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import os
@@ -507,6 +508,7 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
     # tasks that share work (xlr + backretrieval: one text pass) evaluate together; not under --shard, whose
     # stand-in values are counted per task
     joint = JointOutputs(plan.tasks if plan.shard is None else [], cached_model)
+    described: dict[str, Any] = {}  # the model's identity and card, read once for every line of the run
     for task_plan in plan.tasks:
         task, ctx = task_plan.task, task_plan.ctx
         if task_plan.done:
@@ -534,10 +536,14 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
             )
         signature = str(task_plan.signature)
         samples_file = _write_samples(folder, task.name, signature, result) if plan.log_samples and folder else None
+        described = described or {
+            **cached_model.identity.as_dict(),
+            CARD_KEY: card_of(cached_model.adapter, cached_model.identity),  # the card: no identity
+        }
         record = _record(
             task,
             task_plan.args,
-            cached_model,
+            described,
             task_plan.loaded,
             task_plan.seeds,
             result,
@@ -580,7 +586,7 @@ def served_by(
 def _record(
     task: Task[Any],
     args: dict[str, Any],
-    model: CachedModel,
+    model: dict[str, Any],
     loaded: LoadedData,
     seeds: list[int],
     result: TaskOutput,
@@ -607,7 +613,7 @@ def _record(
         metrics_std=stds,
         per_seed=series,
         seeds=seeds,
-        model={**model.identity.as_dict(), CARD_KEY: card_of(model.adapter, model.identity)},  # the card: no identity
+        model=copy.deepcopy(model),  # each line its own (the identity and card are read once per run)
         dataset=dict(loaded.identity),
         run=run,
         signature=signature,
