@@ -1,10 +1,12 @@
 """ONNX Runtime as the backend of the Hugging Face text encoders and token embedders (``backend`` argument).
 
-The loaded transformers encoder (truncated to its layer for a token embedder) is exported to ONNX
+The transformers encoder (truncated to its layer for a token embedder) is exported to ONNX
 once, with dynamic batch and sequence axes, inputs ``input_ids`` and ``attention_mask`` and output
 the last hidden states; the file is kept with the converted models (``HARNESS_MODELS_DIR``), named
-by a hash of the source, its content revision, the number of layers and the exporter's version,
-so a changed model is exported again. Pooling, Dense layers and normalisation stay in PyTorch.
+by a hash of the source, its content revision, the number of layers, whether the weights were
+loaded with ``strict`` and the exporter's version, so a changed model is exported again. Once the
+file exists the PyTorch model is not loaded at all (``load_model`` is called only to export): a
+strict export exists only if its checkpoint loaded strictly, and the content revision names the weights. Pooling, Dense layers and normalisation stay in PyTorch.
 On a CPU ONNX Runtime's fused kernels run these encoders 2x or more the PyTorch eager forward
 (benchmarks/offline-models.md), with hidden states equal within 1e-5 (float32 both). ``auto``
 (the default) takes ONNX Runtime where ``onnxruntime`` and ``onnx`` are installed and it can serve
@@ -69,15 +71,19 @@ def check_backend(model: str, args: Mapping[str, Any], device: str) -> None:
         raise HarnessError(f"model {model!r}: backend=onnxruntime does not run the pooler; use backend=torch")
 
 
-def export_key(source: str, revision: str, layers: int) -> str:
-    """What names an export: the source, its content revision, the layers kept and the exporter's version."""
-    text = f"{source}\0{revision}\0{layers}\0{EXPORT_VERSION}"
+def export_key(source: str, revision: str, layers: int, strict: bool = True) -> str:
+    """What names an export: the source, its content revision, the layers kept, ``strict`` (when false) and
+    the exporter's version."""
+    text = f"{source}\0{revision}\0{layers}\0{EXPORT_VERSION}" + ("" if strict else "\0lenient")
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def onnx_hidden_states(model: Any, name: str, key: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+def onnx_hidden_states(
+    load_model: Callable[[], Any], name: str, key: str
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``f(input_ids, attention_mask) -> last hidden states`` (int64 arrays in, float32 (N, T, D) out) of
-    ``model`` exported to ONNX once (kept under ``<models dir>/<name>-onnx-<key>``) and run in ONNX Runtime."""
+    the model ``load_model()`` returns, exported to ONNX once (kept under ``<models dir>/<name>-onnx-<key>``;
+    ``load_model`` is called only then) and run in ONNX Runtime."""
     import torch
 
     from harness_models.packaged.converted import converted_folder, ensure_converted
@@ -93,7 +99,7 @@ def onnx_hidden_states(model: Any, name: str, key: str) -> Callable[[np.ndarray,
     class Hidden(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.model = model
+            self.model = load_model()
 
         def forward(self, input_ids: Any, attention_mask: Any) -> Any:
             return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state

@@ -40,7 +40,7 @@ from harness_models.encoders.onnx_encoder import (
 )
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
 from harness_models.encoders.sentence_transformers_config import load_dense, read_config
-from harness_models.loading import STRICT_PARAM, from_pretrained, identity_args, pooler_key
+from harness_models.loading import STRICT_PARAM, KeyMismatch, from_pretrained, identity_args, pooler_key
 
 POOLINGS = ("cls", "mean", "max", "pooler")
 DEFAULT_MAX_LENGTH = 512
@@ -111,56 +111,76 @@ class HFTextEncoder(ModelAdapter):
         super().__init__(name, args, **kwargs)
         self.args["backend"] = resolve_backend(self.args, self.device)  # the identity names the one that runs
         self.hidden_states: Any = None
+        self._model: Any = None
+        self.key_mismatch = KeyMismatch()  # with strict=true a mismatch is an error, never recorded
 
     def identity(self) -> ModelIdentity:
         """Source, revision and arguments (no weights are loaded)."""
         return hf_identity(self)
 
     def load(self) -> None:
-        """Load tokenizer, model and (for sentence-transformers folders) the extra modules."""
-        from transformers import AutoModel, AutoTokenizer
+        """Load the tokenizer, the model unless its ONNX export exists, and (sentence-transformers) the extra modules."""
+        from transformers import AutoConfig, AutoTokenizer
 
         source, revision = pretrained_source(self.name, self.args), self.args["revision"]
         with loading(self.name, source):
             st = read_config(source, revision)
-            subfolder = {"subfolder": st.transformer_path} if st is not None and st.transformer_path else {}
+            self._subfolder = {"subfolder": st.transformer_path} if st is not None and st.transformer_path else {}
             self.pooling = self.args["pooling"] or (st.pooling if st is not None and st.pooling else "mean")
+            self.config = AutoConfig.from_pretrained(
+                source, revision=revision, trust_remote_code=False, **self._subfolder
+            )
             self.tokenizer = AutoTokenizer.from_pretrained(
-                source, revision=revision, trust_remote_code=False, **subfolder
+                source, revision=revision, trust_remote_code=False, **self._subfolder
             )
-            model, self.key_mismatch = from_pretrained(  # a pooler that is not pooled with may be absent
-                AutoModel.from_pretrained,
-                source,
-                source,
-                self.args["strict"],
-                unused=lambda key: self.pooling != "pooler" and pooler_key(key),
-                revision=revision,
-                trust_remote_code=False,
-                **subfolder,
-            )
-            self.model = model.to(
-                self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))
-            ).eval()
             self.dense = [
                 load_dense(source, path, revision).to(self.device).eval() for path in (st.dense_paths if st else [])
             ]
         self.lowercase = bool(st and st.do_lower_case)
         requested = self.args["max_length"] or (st.max_seq_length if st and st.max_seq_length else DEFAULT_MAX_LENGTH)
         self.max_length = min(requested, self._model_limit())
-        if self.pooling == "pooler" and getattr(self.model, "pooler", None) is None:
+        if self.args["backend"] != "onnxruntime" or not self.args["strict"]:
+            self._torch_model()  # PyTorch runs it, or its key mismatches enter the identity
+        if self.pooling == "pooler" and getattr(self._torch_model(), "pooler", None) is None:
             raise HarnessError(f"model {self.name!r} has no pooler layer: use --model-args pooling=cls or pooling=mean")
         check_backend(self.name, {**self.args, "pooling": self.pooling}, self.device)
         if self.args["backend"] == "onnxruntime":
-            key = export_key(source, source_revision(source, revision), self.model.config.num_hidden_layers)
-            self.hidden_states = onnx_hidden_states(self.model, "text-encoder", key)
+            revision_key = source_revision(source, revision)
+            key = export_key(source, revision_key, self.config.num_hidden_layers, self.args["strict"])
+            self.hidden_states = onnx_hidden_states(self._torch_model, "text-encoder", key)
+
+    @property
+    def model(self) -> Any:
+        """The PyTorch encoder, loaded on first use (with ONNX Runtime, only to export it)."""
+        return self._torch_model()
+
+    def _torch_model(self) -> Any:
+        if self._model is None:
+            from transformers import AutoModel
+
+            source = pretrained_source(self.name, self.args)
+            with loading(self.name, source):
+                model, self.key_mismatch = from_pretrained(  # a pooler that is not pooled with may be absent
+                    AutoModel.from_pretrained,
+                    source,
+                    source,
+                    self.args["strict"],
+                    unused=lambda key: self.pooling != "pooler" and pooler_key(key),
+                    revision=self.args["revision"],
+                    trust_remote_code=False,
+                    **self._subfolder,
+                )
+            dtype = torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))
+            self._model = model.to(self.device, dtype).eval()
+        return self._model
 
     def _model_limit(self) -> int:
         limits = []
         if 0 < getattr(self.tokenizer, "model_max_length", 0) < 1_000_000:
             limits.append(int(self.tokenizer.model_max_length))
-        positions = getattr(self.model.config, "max_position_embeddings", None)
+        positions = getattr(self.config, "max_position_embeddings", None)
         if positions:
-            limits.append(int(positions) - _POSITION_OFFSET.get(self.model.config.model_type, 0))
+            limits.append(int(positions) - _POSITION_OFFSET.get(self.config.model_type, 0))
         return min(limits) if limits else DEFAULT_MAX_LENGTH
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:

@@ -7,9 +7,10 @@ The model is built with ``num_hidden_layers=L``, so the layers above L are neith
 computed, and layer L is the truncated model's ``last_hidden_state`` (the same tensor as
 ``hidden_states[L]`` for encoders without a final norm after the last layer: BERT, XLM-R,
 DistilBERT, ...; keeping every layer's states would cost memory for nothing). Texts are tokenized as the tokenizer does (subword units), truncated at the
-model's maximum length, length-sorted and batched; the units the tokenizer marks as special
+model's maximum length and batched by token count (nothing is padded); the units the tokenizer marks as special
 ([CLS], [SEP], <s>, </s>, ...) are dropped. ``backend`` runs the truncated encoder in ONNX Runtime (the
-default where it is installed, on a CPU in float32) or PyTorch (``all_layers`` always runs PyTorch).
+default where it is installed, on a CPU in float32; the PyTorch model is then loaded only to export it)
+or PyTorch (``all_layers`` always runs PyTorch).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from harness.adapters.capabilities import Capability, TokenEmbeddings
 from harness.adapters.model import ModelAdapter, ModelIdentity, source_revision
 from harness.errors import HarnessError
 from harness.params import Param
+from harness_models.encoders.batching import length_sorted_batches
 from harness_models.encoders.onnx_encoder import (
     BACKEND_PARAM,
     backend_identity,
@@ -33,7 +35,7 @@ from harness_models.encoders.onnx_encoder import (
     resolve_backend,
 )
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
-from harness_models.loading import STRICT_PARAM, beyond_layer, from_pretrained, identity_args
+from harness_models.loading import STRICT_PARAM, KeyMismatch, beyond_layer, from_pretrained, identity_args
 
 
 @contextlib.contextmanager
@@ -72,6 +74,8 @@ class HFTokenEmbedder(ModelAdapter):
         self._revision = source_revision(self.args["pretrained"], self.args["revision"])
         self.args["backend"] = resolve_backend(self.args, self.device)  # the identity names the one that runs
         self.hidden_states: Any = None
+        self._model: Any = None
+        self.key_mismatch = KeyMismatch()  # with strict=true a mismatch is an error, never recorded
 
     def identity(self) -> ModelIdentity:
         """Source, resolved revision and layer (in the arguments)."""
@@ -86,40 +90,60 @@ class HFTokenEmbedder(ModelAdapter):
         )
 
     def load(self) -> None:
-        """Load the tokenizer and the encoder truncated to ``layer`` layers."""
-        from transformers import AutoConfig, AutoModel, AutoTokenizer
+        """Load the tokenizer, and the encoder truncated to ``layer`` layers unless its ONNX export exists."""
+        from transformers import AutoConfig, AutoTokenizer
 
         source, revision, layer = self.args["pretrained"], self.args["revision"], self.args["layer"]
+        with self._loading():
+            config = AutoConfig.from_pretrained(source, revision=revision)
+            depth = getattr(config, "num_hidden_layers", None)
+            if depth is None:
+                raise HarnessError(f"model {self.name!r}: {source} has no num_hidden_layers in its config")
+            if layer > depth:
+                raise HarnessError(f"model {self.name!r}: layer {layer} does not exist, {source} has {depth} layers")
+            self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
+        self.dim = int(config.hidden_size)
+        limits = [self.tokenizer.model_max_length, getattr(config, "max_position_embeddings", None)]
+        self.max_length = min(int(v) for v in limits if v is not None)
+        check_backend(self.name, self.args, self.device)
+        if self.args["backend"] != "onnxruntime" or not self.args["strict"]:
+            self._torch_model()  # PyTorch runs it, or its key mismatches enter the identity
+        if self.args["backend"] == "onnxruntime":
+            key = export_key(source, self._revision, layer, self.args["strict"])
+            self.hidden_states = onnx_hidden_states(self._torch_model, "token-embedder", key)
+
+    @contextlib.contextmanager
+    def _loading(self) -> Iterator[None]:
+        """Quiet transformers; a source that cannot be read is a ``HarnessError``."""
         try:
             with quiet_transformers():
-                config = AutoConfig.from_pretrained(source, revision=revision)
-                depth = getattr(config, "num_hidden_layers", None)
-                if depth is None:
-                    raise HarnessError(f"model {self.name!r}: {source} has no num_hidden_layers in its config")
-                if layer > depth:
-                    raise HarnessError(
-                        f"model {self.name!r}: layer {layer} does not exist, {source} has {depth} layers"
-                    )
-                self.tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
-                self.model, self.key_mismatch = from_pretrained(  # the layers above `layer` are dropped on purpose
+                yield
+        except OSError as exc:
+            raise HarnessError(f"model {self.name!r}: cannot load {self.args['pretrained']!r}: {exc}") from None
+
+    @property
+    def model(self) -> Any:
+        """The PyTorch encoder truncated to ``layer`` layers, loaded on first use."""
+        return self._torch_model()
+
+    def _torch_model(self) -> Any:
+        if self._model is None:
+            from transformers import AutoModel
+
+            source, layer = self.args["pretrained"], self.args["layer"]
+            with self._loading():
+                model, self.key_mismatch = from_pretrained(  # the layers above `layer` are dropped on purpose
                     AutoModel.from_pretrained,
                     source,
                     source,
                     self.args["strict"],
                     unused=beyond_layer(layer),
-                    revision=revision,
+                    revision=self.args["revision"],
                     num_hidden_layers=layer,
                 )
-        except OSError as exc:
-            raise HarnessError(f"model {self.name!r}: cannot load {source!r}: {exc}") from None
-        self.model.to(self.device, torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))).eval()
-        limits = [self.tokenizer.model_max_length, getattr(config, "max_position_embeddings", None)]
-        self.max_length = min(int(v) for v in limits if v is not None)
-        check_backend(self.name, self.args, self.device)
-        if self.args["backend"] == "onnxruntime":
-            self.hidden_states = onnx_hidden_states(
-                self.model, "token-embedder", export_key(source, self._revision, layer)
-            )
+            dtype = torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))
+            self._model = model.to(self.device, dtype).eval()
+        return self._model
 
     def embed_tokens(
         self, texts: Sequence[str], lang: str | None = None, all_layers: bool = False
@@ -127,6 +151,8 @@ class HFTokenEmbedder(ModelAdapter):
         """Tokens and layer vectors of each text, in input order (``lang`` is not used).
 
         With ``all_layers`` the vectors of every layer 0..L of one forward pass, shape (L + 1, n_tokens, dim).
+        Batches hold texts of one token count (``length_sorted_batches``): nothing is padded, so a text's
+        vectors do not depend on the batch size or on the texts beside it.
         """
         import torch
 
@@ -134,25 +160,34 @@ class HFTokenEmbedder(ModelAdapter):
         encoded = self.tokenizer(
             list(texts), truncation=True, max_length=self.max_length, return_special_tokens_mask=True
         )
-        order = sorted(range(len(texts)), key=lambda i: len(encoded["input_ids"][i]), reverse=True)
-        results: dict[int, TokenEmbeddings] = {}
+        ids, special = encoded["input_ids"], encoded["special_tokens_mask"]
+        results: list[TokenEmbeddings] = [TokenEmbeddings([], np.zeros((0, self.dim), np.float32))] * len(texts)
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
-                features = [{k: encoded[k][i] for k in encoded if k != "special_tokens_mask"} for i in batch]
-                inputs = self.tokenizer.pad(features, return_tensors="pt").to(self.device)
-                mask = inputs["attention_mask"].cpu().numpy()
-                if self.hidden_states is not None and not all_layers:
-                    states = self.hidden_states(inputs["input_ids"].numpy(), mask)
-                else:
-                    output = self.model(**inputs, output_hidden_states=all_layers)
-                    # the top layer is layer L; all layers: (L + 1, batch, length, dim)
-                    states = torch.stack(output.hidden_states) if all_layers else output.last_hidden_state
-                    states = states.float().cpu().numpy()
+            for batch in length_sorted_batches([len(i) for i in ids], self.batch_size):
+                if not ids[batch[0]]:  # nothing to run (a tokenizer that adds no special tokens, an empty text)
+                    continue
+                states = self._states(np.array([ids[i] for i in batch], dtype=np.int64), all_layers)
                 for row, i in enumerate(batch):
-                    keep = [p for p, special in enumerate(encoded["special_tokens_mask"][i]) if not special]
-                    positions = np.flatnonzero(mask[row])[keep]  # either padding side
-                    ids = [encoded["input_ids"][i][p] for p in keep]
-                    vectors = states[:, row, positions] if all_layers else states[row, positions]
-                    results[i] = TokenEmbeddings(list(self.tokenizer.convert_ids_to_tokens(ids)), vectors)
-        return [results[i] for i in range(len(texts))]
+                    keep = np.flatnonzero(np.logical_not(special[i]))
+                    tokens = self.tokenizer.convert_ids_to_tokens([ids[i][p] for p in keep])
+                    results[i] = TokenEmbeddings(
+                        list(tokens), states[:, row, keep] if all_layers else states[row, keep]
+                    )
+        return results
+
+    def _states(self, input_ids: np.ndarray, all_layers: bool) -> np.ndarray:
+        """Layer L's vectors (batch, length, dim), or every layer's (L + 1, batch, length, dim), float32."""
+        import torch
+
+        mask = np.ones_like(input_ids)
+        if self.hidden_states is not None and not all_layers:
+            return self.hidden_states(input_ids, mask)
+        output = self.model(
+            input_ids=torch.from_numpy(input_ids).to(self.device),
+            attention_mask=torch.from_numpy(mask).to(self.device),
+            output_hidden_states=all_layers,
+        )
+        # a model of 0 layers returns no hidden states: its only layer, the embeddings, is the last hidden state
+        layers = output.hidden_states if all_layers and output.hidden_states else (output.last_hidden_state,)
+        states = torch.stack(layers) if all_layers else output.last_hidden_state
+        return states.float().cpu().numpy()

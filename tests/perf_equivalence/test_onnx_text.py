@@ -76,12 +76,11 @@ def test_token_vectors_equal_the_torch_backend(bert, layer):
     assert ours[4].vectors.shape == (0, 32)  # the empty text: its special tokens are dropped
     for o, t in zip(ours, theirs):
         np.testing.assert_allclose(o.vectors, t.vectors, atol=1e-5, rtol=0)
-    if layer == 0:
-        return
-    # all_layers runs torch's forward: the same arrays as the torch backend's
+    # all_layers runs torch's forward: the same arrays as the torch backend's; its top layer is the single layer's
     layered = onnx.embed_tokens(TEXTS[:2], all_layers=True)
     np.testing.assert_array_equal(layered[0].vectors, torch_.embed_tokens(TEXTS[:2], all_layers=True)[0].vectors)
-    assert layered[0].vectors.shape[0] == layer + 1
+    assert layered[0].vectors.shape == (layer + 1, len(theirs[0].tokens), 32)
+    np.testing.assert_allclose(layered[0].vectors[layer], theirs[0].vectors, atol=1e-5, rtol=0)
 
 
 def test_the_export_is_made_once_and_named_by_source_and_layers(bert, tmp_path, monkeypatch, capsys):
@@ -91,3 +90,40 @@ def test_the_export_is_made_once_and_named_by_source_and_layers(bert, tmp_path, 
     HFTokenEmbedder("m", {"pretrained": bert, "layer": 2, "backend": "onnxruntime"}).embed_tokens(TEXTS[:2])
     assert capsys.readouterr().err.count("exporting") == 2  # the full encoder, then the 2-layer one
     assert len([p for p in tmp_path.iterdir() if not p.name.startswith(".")]) == 2
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "torch"])
+def test_token_vectors_do_not_depend_on_the_batch(bert, backend):
+    args = {"pretrained": bert, "layer": 2, "backend": backend}
+    one = HFTokenEmbedder("m", args, batch_size=1).embed_tokens(TEXTS)
+    many = HFTokenEmbedder("m", args, batch_size=4).embed_tokens(TEXTS)
+    for a, b in zip(one, many):  # nothing is padded: bitwise the same
+        assert a.tokens == b.tokens
+        np.testing.assert_array_equal(a.vectors, b.vectors)
+
+
+def test_an_exported_model_runs_without_loading_pytorch_weights(bert, tmp_path, monkeypatch):
+    import transformers
+
+    monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path))
+    loads: list[str] = []
+    original = transformers.AutoModel.from_pretrained.__func__
+    monkeypatch.setattr(
+        transformers.AutoModel,
+        "from_pretrained",
+        classmethod(lambda cls, *a, **k: loads.append(str(a[0])) or original(cls, *a, **k)),
+    )
+    tokens, text = {"pretrained": bert, "layer": 2, "backend": "onnxruntime"}, {"pretrained": bert}
+    first = HFTokenEmbedder("m", tokens).embed_tokens(TEXTS), HFTextEncoder("m", text).encode_texts(TEXTS)
+    assert len(loads) == 2  # each loaded once, to be exported
+    again = HFTokenEmbedder("m", tokens)
+    second = again.embed_tokens(TEXTS), HFTextEncoder("m", text).encode_texts(TEXTS)
+    assert len(loads) == 2  # both read their exports only
+    for a, b in zip(first[0], second[0]):
+        np.testing.assert_array_equal(a.vectors, b.vectors)
+    np.testing.assert_array_equal(first[1], second[1])
+    again.embed_tokens(TEXTS[:1], all_layers=True)  # runs PyTorch: loaded on demand
+    assert len(loads) == 3
+    # strict=false loads the weights (their key mismatches enter the identity) and has its own export
+    HFTokenEmbedder("m", {**tokens, "strict": False}).embed_tokens(TEXTS[:1])
+    assert len(loads) == 4 and len([p for p in tmp_path.iterdir() if not p.name.startswith(".")]) == 3
