@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,7 +15,7 @@ from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
 from harness.leaderboard.output import previous_files, publish
 from harness.leaderboard.page import page
-from harness.leaderboard.plots import write_plots
+from harness.leaderboard.plots import start_plots
 from harness.leaderboard.sections import family_sections
 from harness.leaderboard.tables import family_tables
 from harness.results.jsonl import BadLine
@@ -30,6 +33,18 @@ class Built:
     files: list[Path]
 
 
+@contextmanager
+def _frozen() -> Iterator[None]:
+    """Everything read so far out of the cyclic garbage collector's sight while the outputs are written: the
+    records are acyclic, and each full collection would walk all of them again (and, in the plot workers, touch
+    every page the fork shares)."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def write_leaderboard(locations: list[str], output: str | Path, command: str, plots: bool = True) -> Built:
     """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, plots/ and the manifest."""
     entries, problems = load_entries(locations)
@@ -37,18 +52,25 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         raise HarnessError(
             f"no valid results in {', '.join(locations)}" + (f" ({len(problems)} lines skipped)" if problems else "")
         )
-    board = merge(entries)
-    folder = Path(output)
-    previous = previous_files(folder)
-    with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn:
-        written = write_plots(board, Path(drawn)) if plots else []
-        tables = family_tables(board)
-        sections = family_sections(board)
-        contents = {
-            "README.md": readme(board, tables, written, command, sections),
-            "leaderboard.csv": to_csv(board),
-            "leaderboard.json": to_json(board),
-            "index.html": page(board, tables, written, sections),
-        }
-        files = publish(folder, previous, contents, {f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written})
+    with _frozen():
+        board = merge(entries)
+        folder = Path(output)
+        previous = previous_files(folder)
+        with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn:
+            drawing = start_plots(board, Path(drawn)) if plots else []  # in other processes where it can; meanwhile:
+            try:
+                tables = family_tables(board)
+                sections = family_sections(board)
+                contents: dict[str, str | bytes] = {
+                    "leaderboard.csv": to_csv(board),
+                    "leaderboard.json": to_json(board),
+                }
+                written = drawing if isinstance(drawing, list) else drawing.result()
+            finally:
+                if not isinstance(drawing, list):
+                    drawing.close()
+            contents["README.md"] = readme(board, tables, written, command, sections)
+            contents["index.html"] = page(board, tables, written, sections)
+            copies = {f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}
+            files = publish(folder, previous, contents, copies)
     return Built(board, problems, files)

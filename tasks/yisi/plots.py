@@ -14,7 +14,6 @@ from typing import Any
 
 from harness.leaderboard.figures import Plot, colours, describe, figure, file_names, save, table_bar_plots
 from harness.leaderboard.merge import Board
-from harness_tasks.yisi.layers import best_layer
 
 SWEEPS = {"yisi2_filter_layers": ("roc_auc", "ROC AUC"), "yisi2_sts_layers": ("pearson", "Pearson r")}
 
@@ -39,6 +38,8 @@ def layer_axes(
 ) -> None:
     """One line per label of ``metric`` against the layer, its best layer circled and named in the legend;
     a dotted line at ``reference``."""
+    from harness_tasks.yisi.layers import best_layer  # with the task's own imports (datasets, scipy): only when drawn
+
     for index, (label, values) in enumerate(series.items()):
         best = best_layer(values)
         if best is None:  # no layer has a value
