@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+from typing import Any
+
+import orjson
 
 from harness.leaderboard.merge import Board
-from harness.leaderboard.tables import LONG_FIELDS, long_rows
+from harness.leaderboard.tables import LONG_FIELDS, long_rows, result_rows
 from harness.results.load import gc_paused
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
@@ -35,9 +37,23 @@ def to_csv(board: Board) -> str:
     return buffer.getvalue()
 
 
-def to_json(board: Board) -> str:
-    """Every result read, newest and superseded: a JSON array, one object per metric and line."""
-    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False).encode  # one encoder, not one a row
+def to_json(board: Board) -> bytes:
+    """Every result read, newest and superseded, as UTF-8 JSON: ``{"models": {label: identity}, "results": [...]}``,
+    one object per metric and line in ``results``, one per text line.
+
+    A model's identity (its results line's ``model``) is written once, under its label in ``models``, from its
+    first row; a row whose line holds another identity (a later card, say) carries its own ``model_identity``.
+    """
+    models: dict[str, Any] = {}
+    lines = []
     with gc_paused():
-        rows = [encode(row) for row in long_rows(board, detailed=True)]
-    return "[\n" + ",\n".join(rows) + "\n]\n"
+        for result, row in result_rows(board, detailed=True):
+            identity = result.record.model
+            known = models.setdefault(row["model"], identity)
+            if known is not identity and known != identity:
+                row["model_identity"] = identity
+            lines.append(orjson.dumps(row, option=orjson.OPT_SORT_KEYS))
+    head = (
+        b'{"models": ' + orjson.dumps(models, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b',\n"results": [\n'
+    )
+    return head + b",\n".join(lines) + b"\n]}\n"

@@ -175,8 +175,10 @@ def _umask() -> int:
     return mask
 
 
-def publish(folder: Path, previous: set[str], texts: Mapping[str, str], copies: Mapping[str, Path]) -> list[Path]:
-    """Make ``folder`` hold exactly the generated files (``name -> text``, ``name -> file to copy``), the
+def publish(
+    folder: Path, previous: set[str], texts: Mapping[str, str | bytes], copies: Mapping[str, Path]
+) -> list[Path]:
+    """Make ``folder`` hold exactly the generated files (``name -> text or bytes``, ``name -> file to copy``), the
     user's own files, and the manifest; swapped in whole. Returns the paths written, manifest last.
 
     ``previous`` is what ``previous_files(folder)`` returned before the files were generated.
@@ -190,7 +192,7 @@ def publish(folder: Path, previous: set[str], texts: Mapping[str, str], copies: 
             if folder.is_dir():
                 _carry_over(folder, stage, previous)
             for name, text in texts.items():
-                write_file(stage / name, text.encode("utf-8"))
+                write_file(stage / name, text if isinstance(text, bytes) else text.encode("utf-8"))
             for name, source in copies.items():
                 (stage / name).parent.mkdir(parents=True, exist_ok=True)
                 write_file(stage / name, source.read_bytes())

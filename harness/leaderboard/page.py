@@ -109,7 +109,8 @@ SCRIPT = """
   function each(list, f) { Array.prototype.forEach.call(list, f); }
   function sortKey(cell, numeric) {
     var raw = cell.getAttribute("data-sort");
-    if (raw === null || raw === "") { return null; }
+    if (raw === null) { raw = cell.textContent; }
+    if (raw === "") { return null; }
     return numeric ? parseFloat(raw) : raw.toLowerCase();
   }
   function sortBy(table, index, header) {
@@ -188,7 +189,8 @@ def _number(value: float | None) -> str:
 def _td(text: str, sort: str, numeric: bool = False, css: str = "") -> str:
     classes = " ".join(c for c in ("number" if numeric else "", css) if c)
     attribute = f' class="{classes}"' if classes else ""
-    return f'<td{attribute} data-sort="{esc(sort)}">{esc(text)}</td>'
+    key = "" if sort == text else f' data-sort="{esc(sort)}"'  # none where the text sorts as itself (page size)
+    return f"<td{attribute}{key}>{esc(text)}</td>"
 
 
 def _th(text: str, numeric: bool, title: str | None = None, higher: bool | None = True, note: int | None = None) -> str:
@@ -266,7 +268,7 @@ def _model_td(label: str, anchors: dict[str, str]) -> str:
     anchor = anchors.get(label)
     if anchor is None:
         return _td(label, label, css="model")
-    return f'<td class="model" data-sort="{esc(label)}"><a href="#{anchor}">{esc(label)}</a></td>'
+    return f'<td class="model"><a href="#{anchor}">{esc(label)}</a></td>'
 
 
 def _models(rows: Sequence[ModelRow], anchors: dict[str, str]) -> list[str]:
@@ -437,7 +439,7 @@ def _long_table(board: Board) -> list[str]:
                     )
                 )
             elif name == "signature":
-                cells.append(f'<td data-sort="{esc(value)}"><code>{esc(value)}</code></td>')
+                cells.append(f"<td><code>{esc(value)}</code></td>")
             else:
                 cells.append(
                     _td("" if value is None else str(value), "" if value is None else str(value), name in numeric)

@@ -303,46 +303,47 @@ def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
     """One row per (result, metric), in output order.
 
     Detailed rows (for JSON) cover superseded results too and add the main-metric flag, the
-    per-seed values, the seeds, the model's identity, ``superseded``, why a metric is undefined
-    and the line's warnings.
+    per-seed values, the seeds, ``superseded``, why a metric is undefined and the line's warnings.
     """
+    return [row for _, row in result_rows(board, detailed)]
+
+
+def result_rows(board: Board, detailed: bool) -> list[tuple[Result, dict[str, Any]]]:
+    """``long_rows`` with the result of each row."""
     rows = []
     for result in board.results:
         if result.superseded and not detailed:
             continue
         record = result.record
+        shared = {  # what every metric of the line shares, built once
+            "model": result.model_label,
+            "task": record.task,
+            "n": record.dataset.get("size"),
+            "seeds": len(record.seeds),
+            "signature": record.signature,
+            "task_signature": record.task_signature,
+            "harness_version": record.harness.get("version"),
+            "date": record.started,
+            "dataset": dataset_of(record),
+            "pair": pair_of(record),
+            "role": role_of(record),
+            "family": result_family(board, result),
+        }
+        if detailed:
+            shared.update({"seed_list": record.seeds, "superseded": result.superseded, "warnings": record.warnings})
         for metric, value in record.metrics.items():
             interval = interval_of(record, metric)
             row = {
-                "model": result.model_label,
-                "task": record.task,
+                **shared,
                 "metric": metric,
                 "value": value,
                 "std": record.metrics_std.get(metric),
                 "low": interval[0] if interval else None,
                 "high": interval[1] if interval else None,
-                "n": record.dataset.get("size"),
-                "seeds": len(record.seeds),
-                "signature": record.signature,
-                "task_signature": record.task_signature,
-                "harness_version": record.harness.get("version"),
-                "date": record.started,
-                "dataset": dataset_of(record),
-                "pair": pair_of(record),
-                "role": role_of(record),
-                "family": result_family(board, result),
             }
             if detailed:
-                row.update(
-                    {
-                        "main": metric == record.main_metric,
-                        "per_seed": record.per_seed.get(metric, []),
-                        "seed_list": record.seeds,
-                        "model_identity": record.model,
-                        "superseded": result.superseded,
-                        "undefined": undefined_reason(record, metric),
-                        "warnings": record.warnings,
-                    }
-                )
-            rows.append(row)
+                row["main"] = metric == record.main_metric
+                row["per_seed"] = record.per_seed.get(metric, [])
+                row["undefined"] = undefined_reason(record, metric)
+            rows.append((result, row))
     return rows

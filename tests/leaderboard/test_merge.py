@@ -44,7 +44,7 @@ def test_the_newest_entry_wins_and_older_ones_are_kept_as_superseded():
         (0.5, True),
         (0.1, True),
     ]
-    rows = json.loads(to_json(board))
+    rows = json.loads(to_json(board))["results"]
     assert [(row["value"], row["superseded"]) for row in rows] == [(0.9, False), (0.5, True), (0.1, True)]
     assert to_csv(board).count("\n") == 2  # header and the current result only
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,11 @@ def test_csv_holds_current_results_and_json_all_with_superseded_flags(tmp_path):
     ]
     labse = next(r for r in rows if r["model"] == "labse" and r["task"] == "xlr")
     assert abs(float(labse["value"]) - 0.85) < 1e-12 and abs(float(labse["std"]) - 0.05) < 1e-12
-    data = read_json(tmp_path / "board" / "leaderboard.json")
+    board = read_json(tmp_path / "board" / "leaderboard.json")
+    assert sorted(board["models"]) == ["labse", "mbert", "vgamt", "xlmr"]
+    assert board["models"]["vgamt"]["source"] == "vgamt" and board["models"]["vgamt"]["revision"] == "rev1"
+    data = board["results"]
+    assert not any("model_identity" in r for r in data)  # every line of a model has the identity of its entry
     tc_json = [(r["value"], r["superseded"]) for r in data if r["task"] == "commute_tc"]
     assert tc_json == [(0.63, False), (0.61, True)]
     assert next(r for r in data if r["model"] == "mbert" and r["task"] == "backretrieval")["per_seed"] == [
@@ -91,6 +96,21 @@ def test_csv_holds_current_results_and_json_all_with_superseded_flags(tmp_path):
         0.5,
         0.3,
     ]
+
+
+def test_a_line_with_another_identity_of_the_same_model_carries_its_own(tmp_path):
+    old = record("commute_tc", "vgamt", 0.61, args=COMMUTE, started="2026-01-01T00:00:00+00:00")
+    new = record("commute_tc", "vgamt", 0.63, args=COMMUTE, started="2026-02-01T00:00:00+00:00")
+    new.model["card"] = {"parameters": 12}  # outside the identity: still the same model
+    write_results(tmp_path / "r", [old, new])
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
+    text = (tmp_path / "b" / "leaderboard.json").read_text(encoding="utf-8")
+    board = json.loads(text)
+    assert board["models"] == {"vgamt": new.model}  # the first row's (the newest line's)
+    assert [(r["value"], r.get("model_identity")) for r in board["results"]] == [(0.63, None), (0.61, old.model)]
+    lines = text.splitlines()
+    assert lines[-4:-2] == ['"results": [', lines[-3]] and lines[-1] == "]}"
+    assert [json.loads(line.rstrip(",")) for line in lines[-3:-1]] == board["results"]  # a row per line
 
 
 def test_model_names_cannot_break_the_markdown_table(tmp_path):
