@@ -216,7 +216,10 @@ def mean_top_similarity(row_side: _Side, col_side: _Side, block: Block, neighbou
     return out
 
 
-def _candidates(sims: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+Candidates = tuple[np.ndarray, np.ndarray, np.ndarray]  # padded columns, their values, per-row floor
+
+
+def _candidates(sims: np.ndarray, depth: int) -> Candidates:
     """Per row, every column whose value is at least the row's ``depth``-th largest.
 
     Returns padded (column, value) arrays sorted by value, descending (padding: column -1,
@@ -279,7 +282,7 @@ def _padded(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, n_rows: int)
 def _member_lists(
     sims: np.ndarray,
     lines: np.ndarray,
-    cand: tuple[np.ndarray, np.ndarray, np.ndarray],
+    cand: Candidates,
     member: np.ndarray,
     depth: int,
     margin: float,
@@ -389,8 +392,16 @@ class _XlrTally:
         """One seed's top lists of some query rows (``_chunk_lists``)."""
         self.counts[seed] += occurrences(rows, cols, values, self.k, self.rule, self.tol, len(self.counts[seed]))
 
-    def add_chunk(self, block: Block, part: slice, sims: np.ndarray, seeds: list[tuple[int, int]]) -> None:
-        """The own-target counts of a chunk's rows; ``seeds``: (position in ``block.seeds``, own seed)."""
+    def add_chunk(
+        self, block: Block, part: slice, sims: np.ndarray, seeds: list[tuple[int, int]], cand: Candidates
+    ) -> None:
+        """The own-target counts of a chunk's rows; ``seeds``: (position in ``block.seeds``, own seed);
+        ``cand``: the chunk's ``_candidates``.
+
+        A row whose own target is more than ``tol`` above its candidate floor has every column that
+        counts (strictly better, or tied within ``tol``) among its candidates, and is counted there;
+        the other rows compare their whole row.
+        """
         if not seeds:
             return
         positions = [b for b, _ in seeds]
@@ -399,11 +410,19 @@ class _XlrTally:
         if not len(mine):
             return
         items = block.rows[part][mine]
-        own_sims = sims if len(mine) == len(sims) else sims[mine]
-        own = own_sims[np.arange(len(items)), np.searchsorted(block.cols, items)].astype(np.float64)
-        member = block.col_member[:, positions].astype(np.float32)
-        above = (own_sims > (own + self.tol)[:, None]).astype(np.float32) @ member
-        within = (own_sims >= (own - self.tol)[:, None]).astype(np.float32) @ member
+        own = sims[mine, np.searchsorted(block.cols, items)].astype(np.float64)
+        member = block.col_member[:, positions]
+        above, within = np.zeros((len(mine), len(positions))), np.zeros((len(mine), len(positions)))
+        listed = own - self.tol > cand[2][mine]
+        if listed.any():
+            idx, val, own_listed = cand[0][mine[listed]], cand[1][mine[listed]], own[listed]
+            above[listed] = _member_counts(idx, val > (own_listed + self.tol)[:, None], member)
+            within[listed] = _member_counts(idx, val >= (own_listed - self.tol)[:, None], member)
+        rest = np.flatnonzero(~listed)
+        if len(rest):
+            rest_sims, columns = sims[mine[rest]], member.astype(np.float32)
+            above[rest] = (rest_sims > (own[rest] + self.tol)[:, None]).astype(np.float32) @ columns
+            within[rest] = (rest_sims >= (own[rest] - self.tol)[:, None]).astype(np.float32) @ columns
         for j, (_, seed) in enumerate(seeds):
             local = np.flatnonzero(row_member[mine, j])
             where = _positions(self.rows[seed], self.order[seed], items[local])
@@ -464,7 +483,9 @@ class _BkrTally:
         )
         self.match[seed][where] = matches[np.searchsorted(rows, np.arange(len(items)))]
 
-    def add_chunk(self, block: Block, part: slice, sims: np.ndarray, seeds: list[tuple[int, int]]) -> None:
+    def add_chunk(
+        self, block: Block, part: slice, sims: np.ndarray, seeds: list[tuple[int, int]], cand: Candidates
+    ) -> None:
         """Nothing beyond the top lists."""
 
     def results(self) -> SeedResults:
@@ -518,11 +539,12 @@ def _text_pass(
     for block, row_side, col_side in scored:
         seeds = {id(t): [(b, owners[s][1]) for b, s in enumerate(block.seeds) if owners[s][0] is t] for t in tallies}
         for part, sims in _chunks(block, row_side, col_side):
-            for seed, items, rows, cols, values in _chunk_lists(block, part, sims, k, 2 * tol):
+            cand = _candidates(sims, _depth(k, block))  # one candidate list per row for every metric and seed
+            for seed, items, rows, cols, values in _chunk_lists(block, part, sims, k, 2 * tol, cand):
                 tally, local = owners[seed]
                 tally.add_list(local, items, rows, cols, values)
             for tally in tallies:
-                tally.add_chunk(block, part, sims, seeds[id(tally)])
+                tally.add_chunk(block, part, sims, seeds[id(tally)], cand)
 
 
 def xlr(
@@ -601,6 +623,16 @@ def _positions(sample: np.ndarray, order: np.ndarray, items: np.ndarray) -> np.n
     return order[np.searchsorted(sample, items, sorter=order)]
 
 
+def _member_counts(idx: np.ndarray, selected: np.ndarray, member: np.ndarray) -> np.ndarray:
+    """Per row of padded candidate columns ``idx`` and per seed (a column of ``member``), how many
+    ``selected`` candidates are the seed's columns (padding, column -1, never counts)."""
+    rows, positions = np.nonzero(selected & (idx >= 0))
+    sums = np.zeros((len(rows) + 1, member.shape[1]), dtype=np.int64)  # sums[e]: the first e entries
+    np.cumsum(member[idx[rows, positions]], axis=0, out=sums[1:])
+    bounds = np.searchsorted(rows, np.arange(len(idx) + 1))
+    return sums[bounds[1:]] - sums[bounds[:-1]]
+
+
 def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     """values[keys == w] for each wanted key w (sorted ``keys``), 0 where absent."""
     if not len(keys):
@@ -626,9 +658,12 @@ def _top_lists(blocks: Iterable[Scored], needed: int, margin: float):
             yield from _chunk_lists(block, part, sims, needed, margin)
 
 
-def _chunk_lists(block: Block, part: slice, sims: np.ndarray, needed: int, margin: float):
-    """``_top_lists`` of one chunk of a block's rows."""
-    cand = _candidates(sims, _depth(needed, block))
+def _chunk_lists(
+    block: Block, part: slice, sims: np.ndarray, needed: int, margin: float, cand: Candidates | None = None
+):
+    """``_top_lists`` of one chunk of a block's rows (``cand``: its ``_candidates`` at ``_depth(needed, block)``)."""
+    if cand is None:
+        cand = _candidates(sims, _depth(needed, block))
     for b, seed in enumerate(block.seeds):
         local = np.flatnonzero(block.row_member[part, b])
         if len(local):

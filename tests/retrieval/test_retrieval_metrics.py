@@ -261,6 +261,46 @@ def test_matches_brute_force(path, problem):
     assert bkr == pytest.approx(brute_backretrieval(src, tgt, img, sources, targets, k, rule))
 
 
+@pytest.mark.parametrize("path", ["default", "tiny chunks, few candidates"])
+@settings(max_examples=60, deadline=None)
+@given(problem=problems())
+def test_xlr_tie_counts_match_brute_force_from_candidates_or_whole_rows(path, problem):
+    """xlr counts a query's better and tied targets among its candidates when its own target is above
+    their floor, else over the whole row; either way the counts are brute force's, exactly."""
+    src, tgt, _, sources, _, k, rule = problem
+    listed = []
+    with pytest.MonkeyPatch.context() as patch:
+        if path != "default":
+            patch.setattr(M, "CHUNK_BYTES", 1)
+            patch.setattr(M, "_depth", lambda needed, block: min(len(block.cols), needed))
+        member_counts = M._member_counts
+        patch.setattr(M, "_member_counts", lambda idx, *a: listed.append(len(idx)) or member_counts(idx, *a))
+        result = M.xlr(src, tgt, sources, k, rule)
+    share = {"expected": 0.5, "optimistic": 0.0, "pessimistic": 1.0}[rule]
+    for sample, query in zip(sources, result.queries):
+        sims = cosine(src[sample], tgt[sample])
+        expected = [counts(sims[i], sims[i, i]) for i in range(len(sample))]
+        assert query.rank.tolist() == [better + 1 + share * tied for better, tied in expected]
+    queries = sum(len(s) for s in sources)
+    assert sum(listed) <= 2 * queries  # each query counted once (two calls: better, tied) or over its whole row
+
+
+def test_xlr_counts_from_candidates_and_from_whole_rows_by_hand(monkeypatch):
+    """Five unit targets on a half circle; queries 0-3 are their own targets (cos 1, above the floor of
+    their two best candidates), query 4 is target 0, whose own target 4 (cos -1) is below it."""
+    angles = np.linspace(0, np.pi, 5)
+    tgt = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    src = tgt.copy()
+    src[4] = tgt[0]  # query 4 looks like target 0: its own target 4 is the least similar (rank 5)
+    monkeypatch.setattr(M, "_depth", lambda needed, block: 2)  # candidates: each row's 2 best
+    calls = []
+    member_counts = M._member_counts
+    monkeypatch.setattr(M, "_member_counts", lambda idx, *a: calls.append(len(idx)) or member_counts(idx, *a))
+    (query,) = M.xlr(src, tgt, [np.arange(5)], k=1).queries
+    assert query.rank.tolist() == [1.0, 1.0, 1.0, 1.0, 5.0]
+    assert calls == [4, 4]  # four rows from their candidates (better, then tied); row 4 from its whole row
+
+
 # --- one text pass for xlr and backretrieval ------------------------------------------------
 
 
