@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from typing import Any
 
 import orjson
@@ -52,8 +53,15 @@ def to_json(board: Board) -> bytes:
             known = models.setdefault(row["model"], identity)
             if known is not identity and known != identity:
                 row["model_identity"] = identity
-            lines.append(orjson.dumps(row, option=orjson.OPT_SORT_KEYS))
-    head = (
-        b'{"models": ' + orjson.dumps(models, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b',\n"results": [\n'
-    )
+            lines.append(_dumps(row))
+    head = b'{"models": ' + _dumps(models, orjson.OPT_INDENT_2) + b',\n"results": [\n'
     return head + b",\n".join(lines) + b"\n]}\n"
+
+
+def _dumps(value: Any, option: int = 0) -> bytes:
+    """JSON with sorted keys; what orjson cannot write (an integer past 64 bits, nesting past 254) by ``json``."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | option)
+    except orjson.JSONEncodeError:
+        indent = 2 if option & orjson.OPT_INDENT_2 else None
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=indent, separators=(",", ":")).encode()

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from harness.errors import HarnessError
 
 
@@ -54,7 +56,28 @@ def parse_line(raw: bytes | str) -> Any:
     Beyond invalid JSON this refuses what ``json.loads`` accepts or fails on with other errors:
     NaN and Infinity, a repeated key in an object (which of its values would be meant?), an
     integer past Python's digit limit, and nesting past the recursion limit.
+
+    Most lines are read by orjson (twice as fast), which keeps the last of repeated keys and reads an
+    integer of 20 digits or more as a float. A line with a repeated key has fewer colons once written
+    back than it had (each key brings one, and a string holds the same colons read or written, as
+    long as none was written as a ``\\u`` escape). Lines with such an escape or 20 digits in a row,
+    text, and lines orjson refuses go through ``json.loads`` with the checks above, which says why.
     """
+    if isinstance(raw, bytes) and b"\\u" not in raw and _LONG_DIGITS not in raw.translate(_DIGITS):
+        try:
+            data = orjson.loads(raw)
+            if orjson.dumps(data).count(b":") == raw.count(b":"):
+                return data
+        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+            pass
+    return _parse_strictly(raw)
+
+
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 20  # past 64 bits
+
+
+def _parse_strictly(raw: bytes | str) -> Any:
     try:
         return json.loads(raw, object_pairs_hook=_no_repeated_keys, parse_constant=_no_constant)
     except LineError:

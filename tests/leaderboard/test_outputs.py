@@ -113,6 +113,18 @@ def test_a_line_with_another_identity_of_the_same_model_carries_its_own(tmp_path
     assert [json.loads(line.rstrip(",")) for line in lines[-3:-1]] == board["results"]  # a row per line
 
 
+def test_what_orjson_cannot_write_is_written_exactly(tmp_path):
+    line = record("xlr", "big", 0.5, model_args={"seed": 123456789012345678901234567890})
+    line.model["card"] = {"nested": json.loads("[" * 300 + "]" * 300)}
+    write_results(tmp_path / "r", [line])
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
+    board = read_json(tmp_path / "b" / "leaderboard.json")
+    assert (
+        board["models"]["big"] == line.model
+        and board["models"]["big"]["args"]["seed"] == 123456789012345678901234567890
+    )
+
+
 def test_model_names_cannot_break_the_markdown_table(tmp_path):
     write_results(tmp_path / "r", [record("xlr", "a|b*<i>", 0.5), record("backretrieval", "plain", 0.4)])
     assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
