@@ -301,14 +301,14 @@ def _member_lists(
     if depth == 0 or not len(idx):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
     in_member = (idx >= 0) & member[np.maximum(idx, 0)]
-    order = np.argsort(~in_member, axis=1, kind="stable")
-    idx, val = np.take_along_axis(idx, order, axis=1), np.take_along_axis(val, order, axis=1)
     count = in_member.sum(axis=1)
     have = count >= depth
-    pick = min(depth, idx.shape[1]) - 1
-    cut = np.where(have, val[:, pick].astype(np.float64) - margin, np.inf)
+    # the depth-th member of each row that has that many (candidates are ordered by value, descending)
+    depth_th = in_member & (np.cumsum(in_member, axis=1) == depth)
+    cut = np.full(len(idx), np.inf)
+    cut[have] = val[depth_th].astype(np.float64) - margin
     complete = (count == n_members) | (have & (cut >= floor))
-    keep = (np.arange(idx.shape[1])[None, :] < count[:, None]) & (val >= cut[:, None]) & complete[:, None]
+    keep = in_member & (val >= cut[:, None]) & complete[:, None]
     out_rows, positions = np.nonzero(keep)
     out_cols, out_vals = idx[out_rows, positions], val[out_rows, positions].astype(np.float64)
     missing = np.flatnonzero(~complete)
