@@ -37,6 +37,7 @@ from harness.leaderboard.merge import Board, Column
 from harness.leaderboard.sections import Section
 from harness.results.metrics import info_of
 from harness.results.records import ResultRecord
+from harness_tasks.retrieval.analysis.aggregations import draw_boxes
 
 FAMILY = "retrieval"
 XLR, BKR, CORR = "xlr", "backretrieval", "corr"
@@ -224,31 +225,6 @@ def best_first(values: dict[str, list[float]], labels: dict[str, str]) -> list[s
     import numpy as np
 
     return sorted((k for k in values if values[k]), key=lambda k: (-float(np.median(values[k])), labels[k]))
-
-
-def draw_boxes(axes: Any, data: list[list[float]], width: float = 0.5) -> None:
-    """A box per list at x = 1, 2, ...: what ``axes.boxplot`` draws (its statistics, ``cbook.boxplot_stats``:
-    quartiles, whiskers at 1.5 IQR, fliers; black lines, hollow circles), as three collections instead of six
-    artists per box, which is what makes hundreds of boxes slow."""
-    from matplotlib.cbook import boxplot_stats
-    from matplotlib.collections import LineCollection
-
-    lines: list[list[tuple[float, float]]] = []
-    medians: list[list[tuple[float, float]]] = []
-    fliers: list[tuple[float, float]] = []
-    for x, stats in enumerate(boxplot_stats(data), start=1):
-        left, right, low, high = x - width / 2, x + width / 2, stats["q1"], stats["q3"]
-        lines.append([(left, low), (right, low), (right, high), (left, high), (left, low)])
-        for end, start in ((stats["whislo"], low), (stats["whishi"], high)):
-            lines += [[(x, start), (x, end)], [(x - width / 4, end), (x + width / 4, end)]]
-        medians.append([(left, stats["med"]), (right, stats["med"])])
-        fliers += [(x, value) for value in stats["fliers"]]
-    axes.add_collection(LineCollection(lines, colors="black", linewidths=1.0))
-    axes.add_collection(LineCollection(medians, colors="black", linewidths=1.0, zorder=2.1))
-    if fliers:
-        axes.scatter(*zip(*fliers), marker="o", s=36, facecolors="none", edgecolors="black", linewidths=1.0)
-    axes.set_xlim(0.5, len(data) + 0.5)
-    axes.autoscale_view(scalex=False)
 
 
 def model_ticks(axes: Any, labels: list[str]) -> None:

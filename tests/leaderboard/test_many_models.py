@@ -73,6 +73,11 @@ def test_boxes_have_boxplots_statistics():
     assert [v for w in whiskers for v in w[:, 1]] == pytest.approx([0.2, 0.1, 0.4, 0.5])
     assert [s[0, 1] for s in medians.get_segments()] == pytest.approx([0.3, 0.5])
     assert np.asarray(fliers).tolist() == [[2.0, 2.0]]  # the second box's 2.0 lies beyond 1.5 IQR (IQR 0)
+    with figure(4, 3) as fig:
+        axes = fig.subplots()
+        draw_boxes(axes, data, whis=(0, 100))  # whiskers from min to max: no fliers
+        segments = axes.collections[0].get_segments()
+        assert len(axes.collections) == 2 and [s[1, 1] for s in segments[6:10:2]] == pytest.approx([0.5, 2.0])
 
 
 def test_bars_of_many_models_leave_the_values_to_the_tables_but_still_mark_na():
@@ -88,6 +93,23 @@ def test_bars_of_many_models_leave_the_values_to_the_tables_but_still_mark_na():
         grouped_bars(axes, board, list(board.labels), columns, ["TC", "IC"])
         assert [t.get_text() for t in axes.texts] == ["n/a"]
         assert {t.get_rotation() for t in axes.get_xticklabels()} == {90.0}
+        assert not axes.patches[:-2]  # no rectangle per bar: one collection per column (the patches: legend entries)
+        tc = axes.collections[0]
+        assert len(tc.get_paths()) == MODELS and to_hex(tc.get_facecolor()[0]) == to_hex("C0")
+        first = tc.get_paths()[0].vertices  # model 0's TC bar: two bars a model, each 0.4 wide, drawn 0.36 wide
+        assert first[:4].ravel().tolist() == pytest.approx([-0.38, 0.0, -0.38, 0.5, -0.02, 0.5, -0.02, 0.0])
+        assert axes.get_ylim()[0] == 0.0  # no margin below the baseline, as bars have
+
+
+def test_a_box_over_language_pairs_per_model_of_many_models_spans_min_to_max_in_a_capped_width(tmp_path):
+    from matplotlib.image import imread
+
+    from harness_tasks.retrieval.analysis.aggregations import pair_boxplot
+
+    scores = {f"m{i:02d}": {"p1": 0.1 + i / 100, "p2": 0.5, "p3": 0.9 - i / 100} for i in range(2 * MODELS)}
+    drawn = pair_boxplot(scores, tmp_path / "pairs.png")
+    assert drawn.models[:2] == ["m00", "m01"] and drawn.medians == pytest.approx([0.5] * 2 * MODELS)
+    assert imread(tmp_path / "pairs.png").shape[1] == 30 * 150  # 50 models would be 38.7 inches; capped at 30
 
 
 def test_a_temperature_sweep_of_many_models_draws_each_models_line_in_its_colour_without_a_legend(

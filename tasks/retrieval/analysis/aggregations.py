@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from harness.leaderboard.figures import save
+from harness.leaderboard.figures import LEGEND_MODELS, MAX_INCHES, save
 
 Scores = Mapping[str, Mapping[str, float | None]]
 
@@ -175,6 +175,31 @@ class BoxPlot:
     pairs: list[str]
 
 
+def draw_boxes(axes: Any, data: list[list[float]], width: float = 0.5, whis: float | tuple[float, float] = 1.5) -> None:
+    """A box per list at x = 1, 2, ...: what ``axes.boxplot`` draws (its statistics, ``cbook.boxplot_stats``:
+    quartiles, whiskers at ``whis`` (1.5 IQR; ``(0, 100)``: min to max), fliers; black lines, hollow circles),
+    as three collections instead of six artists per box, which is what makes hundreds of boxes slow."""
+    from matplotlib.cbook import boxplot_stats
+    from matplotlib.collections import LineCollection
+
+    lines: list[list[tuple[float, float]]] = []
+    medians: list[list[tuple[float, float]]] = []
+    fliers: list[tuple[float, float]] = []
+    for x, stats in enumerate(boxplot_stats(data, whis=whis), start=1):
+        left, right, low, high = x - width / 2, x + width / 2, stats["q1"], stats["q3"]
+        lines.append([(left, low), (right, low), (right, high), (left, high), (left, low)])
+        for end, start in ((stats["whislo"], low), (stats["whishi"], high)):
+            lines += [[(x, start), (x, end)], [(x - width / 4, end), (x + width / 4, end)]]
+        medians.append([(left, stats["med"]), (right, stats["med"])])
+        fliers += [(x, value) for value in stats["fliers"]]
+    axes.add_collection(LineCollection(lines, colors="black", linewidths=1.0))
+    axes.add_collection(LineCollection(medians, colors="black", linewidths=1.0, zorder=2.1))
+    if fliers:
+        axes.scatter(*zip(*fliers), marker="o", s=36, facecolors="none", edgecolors="black", linewidths=1.0)
+    axes.set_xlim(0.5, len(data) + 0.5)
+    axes.autoscale_view(scalex=False)
+
+
 def pair_boxplot(
     scores: Scores,
     path: Path,
@@ -196,9 +221,14 @@ def pair_boxplot(
     data = {m: values for m, values in data.items() if values}
     order = sorted(data, key=lambda m: (-float(np.median(list(data[m].values()))), m))
     values = [list(data[m].values()) for m in order]
-    figure = Figure(figsize=(max(5.0, 1.2 + 0.75 * len(order)), 4.6))
+    crowded = len(order) > LEGEND_MODELS  # then as three collections, the names upright, the width capped
+    width = max(5.0, 1.2 + 0.75 * len(order))
+    figure = Figure(figsize=(min(width, MAX_INCHES) if crowded else width, 4.6))
     axes = figure.subplots()
-    axes.boxplot(values, widths=0.5, whis=(0, 100), medianprops={"color": "black"})
+    if crowded:
+        draw_boxes(axes, values, whis=(0, 100))
+    else:
+        axes.boxplot(values, widths=0.5, whis=(0, 100), medianprops={"color": "black"})
     markers = "osD^v<>ph*"
     for index, pair in enumerate(pairs):
         points = [(i + 1, data[m][pair]) for i, m in enumerate(order) if pair in data[m]]
@@ -213,7 +243,10 @@ def pair_boxplot(
             label=pair,
         )
     _chance(axes, [chance[p] for p in pairs if chance and p in chance])
-    axes.set_xticks(range(1, len(order) + 1), order, rotation=30, ha="right", fontsize=8)
+    if crowded:
+        axes.set_xticks(range(1, len(order) + 1), order, rotation=90, ha="center", fontsize=7)
+    else:
+        axes.set_xticks(range(1, len(order) + 1), order, rotation=30, ha="right", fontsize=8)
     axes.set_ylabel(ylabel)
     axes.set_xlabel("model (best median first); box: quartiles over language pairs, whiskers: min to max", fontsize=8)
     axes.set_title(title or f"{ylabel} over {len(pairs)} language pairs per model", fontsize=10)
