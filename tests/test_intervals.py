@@ -8,7 +8,7 @@ from scipy import stats
 
 from harness.cli.summary import print_summary
 from harness.errors import HarnessError
-from harness.results.bootstrap import Units, interval
+from harness.results.bootstrap import SUM_BLOCK_CELLS, Units, interval, unit_sums
 from harness.results.intervals import item_intervals
 from harness.results.samples import sample_values, to_units
 from harness.results.statistic import Statistic
@@ -116,6 +116,41 @@ def test_moments_average_the_per_seed_correlations():
     units = to_units(sample_values(enumerate(samples), statistic.fields, "sample"), statistic)
     expected = np.mean([stats.spearmanr(t.ravel(), i.ravel()).statistic for t, i in blocks])
     assert units.statistic(np.arange(len(units))[None, :])[0] == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("shape", [(7, 2, 6), (50, 25, 6), (40, 3000), (5, 1)])
+def test_unit_sums_are_numpys_sums_of_the_gathered_units_bit_for_bit(shape):
+    rng = np.random.default_rng(len(shape))
+    values = rng.normal(size=shape) * 10.0 ** rng.integers(-8, 8, size=shape)  # magnitudes that round differently
+    values[0] = -0.0
+    index = rng.integers(0, shape[0], size=(300, shape[0]))
+    index[0] = 0  # a resample of the one all -0.0 unit: NumPy's sums of it are 0.0
+    expected = values[index].sum(axis=1)
+    found = unit_sums(values, index)
+    assert found.shape == expected.shape and found.view(np.int64).tolist() == expected.view(np.int64).tolist()
+    assert shape[1] < SUM_BLOCK_CELLS or len(index) > SUM_BLOCK_CELLS // shape[1]  # several blocks for (40, 3000)
+
+
+def test_unit_sums_of_other_arrays_are_numpys_sums():
+    index = np.array([[0, 1, 1], [2, 2, 0]])
+    assert unit_sums(np.array([1.5, 2.0, 4.0]), index).tolist() == [5.5, 9.5]  # 1-d: NumPy's own (pairwise) sum
+    assert unit_sums(np.arange(6).reshape(3, 2), index).tolist() == [[4, 7], [8, 11]]  # integers
+
+
+def test_a_moments_interval_equals_the_interval_over_materialised_sums():
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=(300, 25, 6)) * rng.integers(1, 1000, size=(300, 1, 1))
+    units = Units("moments", values, np.zeros(300))
+    assert units.width == 1  # summed in place: a resample row holds only its indices
+    found = interval(units, 200, 3)
+    index = np.random.default_rng(3).integers(0, 300, size=(200, 300))
+    from harness.results.bootstrap import _moments
+
+    resampled = _moments(values[index].sum(axis=1))
+    tail = (1 - 0.95) / 2  # as interval() writes it (not exactly 0.025)
+    low, high = np.quantile(resampled[np.isfinite(resampled)], [tail, 1 - tail])
+    assert (found.low, found.high) == (low, high)
+    assert found.value == _moments(values.sum(axis=0)[None])[0]
 
 
 def test_item_intervals_from_samples_skip_undefined_and_report_a_mismatch():

@@ -24,6 +24,7 @@ from harness.results.statistic import KINDS, Statistic
 __all__ = ["KINDS", "Bootstrap", "Interval", "Paired", "Statistic", "Units", "interval", "paired_bootstrap"]
 
 CELLS_PER_CHUNK = 4_000_000  # resample matrix entries held in memory at once
+SUM_BLOCK_CELLS = 16_384  # float64 sums of resamples built at once by ``unit_sums`` (128 kB)
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,15 @@ class Units:
 
     @property
     def width(self) -> int:
-        """Array entries per unit (the memory a resample row takes per unit)."""
+        """Array entries per unit (the memory a resample row takes per unit): 1 where ``unit_sums`` sums in place."""
+        if self.kind == "moments" and _sums_in_place(self.values):
+            return 1
         return max(1, int(np.prod(self.values.shape[1:])))
 
     def statistic(self, index: np.ndarray) -> np.ndarray:
         """The statistic on each resample (a row of unit indices)."""
         if self.kind == "moments":
-            return _moments(self.values[index].sum(axis=1))
+            return _moments(unit_sums(self.values, index))
         reference = self.reference[index]
         if self.kind == "mean":
             return np.asarray(self.values[index].sum(axis=1) / reference.sum(axis=1), dtype=float)
@@ -72,6 +75,30 @@ class Paired:
         return Units(self.kind, self.a, self.reference).statistic(index), Units(
             self.kind, self.b, self.reference
         ).statistic(index)
+
+
+def unit_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``values[index].sum(axis=1)`` for float64 per-unit arrays of two or more dimensions, bit for bit, without
+    holding ``values[index]``: NumPy adds a resample's units one after another there (the summed axis is not the
+    last), and so does this, into a block of resamples small enough to stay in the CPU cache."""
+    if not _sums_in_place(values) or index.ndim != 2 or index.shape[1] == 0:
+        return values[index].sum(axis=1)
+    flat = values.reshape(len(values), -1)
+    sums = np.empty((len(index), flat.shape[1]))
+    rows = max(1, SUM_BLOCK_CELLS // flat.shape[1])
+    for start in range(0, len(index), rows):
+        order = np.ascontiguousarray(index[start : start + rows].T)  # one row per position in the resample
+        block = sums[start : start + rows]
+        block[:] = 0.0  # NumPy's start too (a sum of -0.0 is 0.0)
+        unit = np.empty_like(block)
+        for positions in order:
+            np.take(flat, positions, axis=0, out=unit)
+            block += unit
+    return sums.reshape(len(index), *values.shape[1:])
+
+
+def _sums_in_place(values: np.ndarray) -> bool:
+    return values.dtype == np.float64 and values.ndim >= 2
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
