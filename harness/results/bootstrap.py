@@ -82,7 +82,7 @@ def unit_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
     holding ``values[index]``: NumPy adds a resample's units one after another there (the summed axis is not the
     last), and so does this, into a block of resamples small enough to stay in the CPU cache."""
     if not _sums_in_place(values) or index.ndim != 2 or index.shape[1] == 0:
-        return values[index].sum(axis=1)
+        return np.asarray(values[index].sum(axis=1))
     flat = values.reshape(len(values), -1)
     sums = np.empty((len(index), flat.shape[1]))
     rows = max(1, SUM_BLOCK_CELLS // flat.shape[1])
