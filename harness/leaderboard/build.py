@@ -57,10 +57,10 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         folder = Path(output)
         previous = previous_files(folder)
         with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn:
+            sections = family_sections(board)  # first: the plot workers inherit what it computed (the meta-evaluation)
             drawing = start_plots(board, Path(drawn)) if plots else []  # in other processes where it can; meanwhile:
             try:
                 tables = family_tables(board)
-                sections = family_sections(board)
                 contents: dict[str, str | bytes] = {
                     "leaderboard.csv": to_csv(board),
                     "leaderboard.json": to_json(board),
