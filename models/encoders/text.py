@@ -36,6 +36,7 @@ from harness_models.encoders.onnx_encoder import (
     check_backend,
     export_key,
     onnx_hidden_states,
+    onnx_workers,
     resolve_backend,
 )
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
@@ -191,7 +192,10 @@ class HFTextEncoder(ModelAdapter):
         inputs = [t.lower() for t in texts] if self.lowercase else list(texts)
         encoded = self.tokenizer(inputs, truncation=True, max_length=self.max_length, padding=False)["input_ids"]
         batches = length_sorted_batches([len(ids) for ids in encoded], self.batch_size)
-        return run_batches(len(texts), batches, lambda indices: self._encode_batch([encoded[i] for i in indices]))
+        workers = onnx_workers() if self.hidden_states is not None else 1
+        return run_batches(
+            len(texts), batches, lambda indices: self._encode_batch([encoded[i] for i in indices]), workers
+        )
 
     def _encode_batch(self, token_ids: list[list[int]]) -> Any:
         import torch

@@ -25,13 +25,14 @@ from harness.adapters.capabilities import Capability, TokenEmbeddings
 from harness.adapters.model import ModelAdapter, ModelIdentity, source_revision
 from harness.errors import HarnessError
 from harness.params import Param
-from harness_models.encoders.batching import length_sorted_batches
+from harness_models.encoders.batching import length_sorted_batches, map_batches
 from harness_models.encoders.onnx_encoder import (
     BACKEND_PARAM,
     backend_identity,
     check_backend,
     export_key,
     onnx_hidden_states,
+    onnx_workers,
     resolve_backend,
 )
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
@@ -152,27 +153,27 @@ class HFTokenEmbedder(ModelAdapter):
 
         With ``all_layers`` the vectors of every layer 0..L of one forward pass, shape (L + 1, n_tokens, dim).
         Batches hold texts of one token count (``length_sorted_batches``): nothing is padded, so a text's
-        vectors do not depend on the batch size or on the texts beside it.
+        vectors do not depend on the batch size or on the texts beside it. Texts without tokens (not even
+        special ones) are not run. ONNX Runtime runs ``onnx_workers()`` batches at once.
         """
-        import torch
-
         self.ensure_loaded()
         encoded = self.tokenizer(
             list(texts), truncation=True, max_length=self.max_length, return_special_tokens_mask=True
         )
         ids, special = encoded["input_ids"], encoded["special_tokens_mask"]
         results: list[TokenEmbeddings] = [TokenEmbeddings([], np.zeros((0, self.dim), np.float32))] * len(texts)
-        with torch.inference_mode():
-            for batch in length_sorted_batches([len(i) for i in ids], self.batch_size):
-                if not ids[batch[0]]:  # nothing to run (a tokenizer that adds no special tokens, an empty text)
-                    continue
-                states = self._states(np.array([ids[i] for i in batch], dtype=np.int64), all_layers)
-                for row, i in enumerate(batch):
-                    keep = np.flatnonzero(np.logical_not(special[i]))
-                    tokens = self.tokenizer.convert_ids_to_tokens([ids[i][p] for p in keep])
-                    results[i] = TokenEmbeddings(
-                        list(tokens), states[:, row, keep] if all_layers else states[row, keep]
-                    )
+        batches = [b for b in length_sorted_batches([len(i) for i in ids], self.batch_size) if ids[b[0]]]
+        onnx = self.hidden_states is not None and not all_layers
+        states = map_batches(
+            batches,
+            lambda batch: self._states(np.array([ids[i] for i in batch], dtype=np.int64), all_layers),
+            onnx_workers() if onnx else 1,
+        )
+        for batch, vectors in zip(batches, states):
+            for row, i in enumerate(batch):
+                keep = np.flatnonzero(np.logical_not(special[i]))
+                tokens = self.tokenizer.convert_ids_to_tokens([ids[i][p] for p in keep])
+                results[i] = TokenEmbeddings(list(tokens), vectors[:, row, keep] if all_layers else vectors[row, keep])
         return results
 
     def _states(self, input_ids: np.ndarray, all_layers: bool) -> np.ndarray:

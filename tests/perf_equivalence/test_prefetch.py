@@ -1,4 +1,4 @@
-"""run_prefetched: the next batches are prepared while the current one is computed, rows land in input order,
+"""run_prefetched and run_batches with workers: the next batches are prepared while the current one is computed, rows land in input order,
 and a failure in preparation surfaces at its batch after the earlier batches were computed."""
 
 from __future__ import annotations
@@ -96,3 +96,24 @@ def test_prefetched_equals_plain_batches(lengths, batch_size, ahead):
     np.testing.assert_array_equal(run_prefetched(len(lengths), batches, rows, lambda r: r, ahead=ahead), expected)
     if lengths:
         np.testing.assert_array_equal(expected, np.column_stack([lengths, np.arange(len(lengths))]))
+
+
+def test_batches_in_worker_threads_come_back_in_order_under_inference_mode():
+    import torch
+
+    seen: dict[int, tuple[str, bool]] = {}
+    gate = threading.Barrier(2, timeout=10)  # two batches must run at the same time to pass it
+
+    def compute(idx):
+        seen[int(idx[0])] = (threading.current_thread().name, torch.is_inference_mode_enabled())
+        if int(idx[0]) < 2:
+            gate.wait()
+        return np.array([[float(i) * 10] for i in idx], dtype=np.float32)
+
+    batches = [np.array([0, 4]), np.array([1]), np.array([2, 3])]
+    out = run_batches(5, batches, compute, workers=2)
+    np.testing.assert_array_equal(out[:, 0], [0.0, 10.0, 20.0, 30.0, 40.0])
+    assert all(inference for _, inference in seen.values())
+    assert all(name.startswith("batch") for name, _ in seen.values())
+    alone = run_batches(5, batches[2:], lambda idx: np.ones((len(idx), 1)), workers=2)  # one batch: no thread
+    np.testing.assert_array_equal(alone[2:4, 0], [1.0, 1.0])
