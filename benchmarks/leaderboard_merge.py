@@ -39,12 +39,14 @@ from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
 from harness.leaderboard.page import page
 from harness.leaderboard.plots import write_plots
+from harness.leaderboard.sections import family_sections
 from harness.leaderboard.tables import family_tables
 from harness.results.load import load_entries
 from harness.results.signature import Signature
 
 RUNS = 10
 FILES = 8
+ROOT = Path(__file__).resolve().parents[1]  # this source tree
 
 
 def configurations() -> list[tuple[str, str, dict[str, Any], int]]:
@@ -141,40 +143,53 @@ def generate(folder: Path, count: int) -> list[Path]:
     return paths
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its ended children (the plot workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def timed(function: Callable[[], Any], repeats: int) -> tuple[float, float, Any]:
-    """Median wall-clock and CPU seconds over ``repeats`` calls, and the last result."""
+    """Median wall-clock and CPU seconds (the plot workers' included) over ``repeats`` calls, and the last result."""
     walls, cpus, result = [], [], None
     for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu = time.perf_counter(), cpu_seconds()
         result = function()
         walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
+        cpus.append(cpu_seconds() - cpu)
     return statistics.median(walls), statistics.median(cpus), result
 
 
 def command(results: Path, output: Path, tree: str | None = None) -> tuple[float, float]:
     """Wall-clock and CPU seconds of ``harness leaderboard`` in a fresh process (from ``tree`` when given)."""
     environment = dict(os.environ)
-    if tree is not None:
-        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, environment.get("PYTHONPATH")]))
+    source = tree if tree is not None else str(ROOT)
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [source, environment.get("PYTHONPATH")]))
     wall, children = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(
+    subprocess.run(  # run from the results' folder: `python -m` puts the working folder first on the path
         [sys.executable, "-m", "harness", "leaderboard", str(results), "-o", str(output)],
         check=True,
         capture_output=True,
         env=environment,
+        cwd=results.parent,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.perf_counter() - wall, after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
 
 
 def compare(results: Path, output: Path, tree: str, rounds: int) -> None:
-    """This tree's and ``tree``'s command, alternating, and the ratio of their CPU seconds."""
-    print("| round | this tree (CPU s) | other tree (CPU s) | ratio | load average |\n|---|---:|---:|---:|---:|")
+    """This tree's and ``tree``'s command, alternating: wall-clock and CPU seconds, the ratio of the CPU seconds."""
+    print(
+        "| round | this tree (wall s) | this tree (CPU s) | other tree (wall s) | other tree (CPU s) | CPU ratio "
+        "| load average |\n|---|---:|---:|---:|---:|---:|---:|"
+    )
     for round_ in range(1, rounds + 1):
-        ours = command(results, output / f"ours{round_}")[1]
-        theirs = command(results, output / f"theirs{round_}", tree)[1]
-        print(f"| {round_} | {ours:.2f} | {theirs:.2f} | {ours / theirs:.2f} | {os.getloadavg()[0]:.1f} |")
+        ours = command(results, output / f"ours{round_}")
+        theirs = command(results, output / f"theirs{round_}", tree)
+        print(
+            f"| {round_} | {ours[0]:.2f} | {ours[1]:.2f} | {theirs[0]:.2f} | {theirs[1]:.2f} | {ours[1] / theirs[1]:.2f} "
+            f"| {os.getloadavg()[0]:.1f} |"
+        )
 
 
 def main() -> None:
@@ -185,6 +200,7 @@ def main() -> None:
     parser.add_argument("--against", help="another source tree to time the command from, alternating with this one")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    print(f"load average at the start (1, 5, 15 min): {', '.join(f'{v:.1f}' for v in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary)
         generate(root / "results", args.lines)
@@ -199,11 +215,12 @@ def main() -> None:
         entries, problems = stage("read and validate", lambda: load_entries([str(root / "results")]))
         board = stage("merge (newest wins, columns, labels)", lambda: merge(entries))
         tables = stage("family tables", lambda: family_tables(board))
+        sections = stage("family sections (meta-evaluation)", lambda: family_sections(board))
         stage("leaderboard.csv", lambda: to_csv(board))
         stage("leaderboard.json (all results)", lambda: to_json(board))
         plots = stage("plots", lambda: write_plots(board, root / "plots"))
-        stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results"))
-        stage("index.html", lambda: page(board, tables, plots))
+        stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results", sections))
+        stage("index.html", lambda: page(board, tables, plots, sections))
         whole = command(root / "results", root / "out")
         superseded = sum(r.superseded for r in board.results)
         print(
@@ -215,7 +232,8 @@ def main() -> None:
             print(f"| {name} | {wall:.2f} | {cpu:.2f} |")
         print(f"| **total of the stages** | **{sum(r[1] for r in rows):.2f}** | **{sum(r[2] for r in rows):.2f}** |")
         print(f"| `harness leaderboard` end to end, fresh process | {whole[0]:.2f} | {whole[1]:.2f} |")
-        print(f"\nload average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
+        load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+        print(f"\nload average at the end of the run (1, 5, 15 min): {load} on {os.cpu_count()} CPUs\n")
         if args.against:
             compare(root / "results", root / "compare", args.against, args.rounds)
 

@@ -267,9 +267,9 @@ def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
     labels = model_labels(identities)
     ranked: list[tuple[tuple[Any, ...], Result]] = []
     for (key, role, signature), group in groups.items():
+        place = (role_order(role), str(signature), labels[key])  # once per group: a signature's text is built
         for rank, entry in enumerate(_newest_first(group)):
-            result = Result(entry, key, labels[key], rank > 0, signature)
-            ranked.append(((role_order(role), str(signature), labels[key], rank), result))
+            ranked.append(((*place, rank), Result(entry, key, labels[key], rank > 0, signature)))
     ranked.sort(key=lambda item: item[0])
     results = [result for _, result in ranked]
     current = [r for r in results if not r.superseded]
