@@ -88,8 +88,17 @@ def test_the_export_is_made_once_and_named_by_source_and_layers(bert, tmp_path, 
     for _ in range(2):
         HFTextEncoder("m", {"pretrained": bert, "backend": "onnxruntime"}).encode_texts(TEXTS[:2])
     HFTokenEmbedder("m", {"pretrained": bert, "layer": 2, "backend": "onnxruntime"}).embed_tokens(TEXTS[:2])
+    import onnx
+
     assert capsys.readouterr().err.count("exporting") == 2  # the full encoder, then the 2-layer one
-    assert len([p for p in tmp_path.iterdir() if not p.name.startswith(".")]) == 2
+    folders = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+    assert len(folders) == 2
+    for folder in folders:  # the weights beside the graph, where ONNX Runtime maps them
+        graph, weights = folder / "encoder.onnx", folder / "encoder.onnx.data"
+        assert sorted(p.name for p in folder.iterdir()) == [graph.name, weights.name]
+        initializers = onnx.load(str(graph), load_external_data=False).graph.initializer
+        outside = [t.name for t in initializers if t.data_location == onnx.TensorProto.EXTERNAL]
+        assert len(outside) > 10 and all(len(t.raw_data) <= 1024 for t in initializers if t.name not in outside)
 
 
 @pytest.mark.parametrize("backend", ["onnxruntime", "torch"])
