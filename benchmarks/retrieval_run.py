@@ -18,7 +18,7 @@ runs once and requires byte-identical records (metrics, stds, per-seed values, i
 signatures).
 
     python benchmarks/retrieval_run.py [--n 10000] [--seeds 25] [--repeats 2] [--no-check]
-    python benchmarks/retrieval_run.py --profile [--n 10000]     # where the run spends its time
+    python benchmarks/retrieval_run.py --profile [--n 10000]     # the time of each stage of one run
 """
 
 from __future__ import annotations
@@ -115,14 +115,67 @@ def run_worker(kind: str, folder: Path, n: int, seeds: int) -> dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
-def profile(folder: Path, n: int, seeds: int) -> None:
-    """The run under cProfile in CPU seconds: the 25 functions with the most time spent in themselves."""
-    import cProfile
-    import pstats
+STAGES = (  # (module, owner attribute path, label): the stages of a run, timed where they are called
+    ("harness.run.runner", "prepare", "preflight (`runner.prepare`)"),
+    ("harness.run.runner", "load_task_data", "of which reading the data (`load_task_data`, per task)"),
+    ("harness_tasks.retrieval.tasks", "RetrievalTask.texts", "text vectors (`RetrievalTask.texts`, per task)"),
+    ("harness.adapters.cached_model", "CachedModel.encode_texts", "of which the model wrapper (`encode_texts`)"),
+    ("harness_tasks.retrieval.tasks", "RetrievalTask.images", "image vectors (`RetrievalTask.images`, per task)"),
+    ("harness_tasks.retrieval.tasks", "image_features", "of which the column as a matrix (`image_features`)"),
+    ("harness_tasks.retrieval.metrics", "xlr_and_backretrieval", "metrics: xlr + backretrieval, one text pass"),
+    ("harness_tasks.retrieval.metrics", "corr_with_moments", "metrics: corr"),
+    ("harness_tasks.retrieval.tasks", "Xlr.output", "per-item records: xlr"),
+    ("harness_tasks.retrieval.tasks", "BackRetrieval.output", "per-item records: backretrieval"),
+    ("harness.run.runner", "_record", "results lines (`runner._record`)"),
+    ("harness.run.runner", "item_intervals", "of which bootstrap intervals (`item_intervals`)"),
+    ("harness.results.samples", "sample_values", "of which the samples' values (`sample_values`)"),
+    ("harness.results.samples", "to_units", "of which the units (`to_units`)"),
+    ("harness.results.bootstrap", "interval", "of which the resampling (`bootstrap.interval`)"),
+)
 
-    profiler = cProfile.Profile(time.process_time)
-    profiler.runcall(harness_run, folder, n, seeds, TASKS)
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+
+def profile(folder: Path, n: int, seeds: int) -> None:
+    """One run with its stages timed (wall, CPU of the process, CPU of the main thread): a Markdown table.
+
+    The process's CPU time includes BLAS's worker threads, which keep spinning for a while after
+    each product; the main thread's CPU time is the Python and single-threaded NumPy work.
+    """
+    import functools
+    import importlib
+
+    spent: dict[str, list[float]] = {}
+
+    def timed(function, label):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            clocks = time.perf_counter(), time.process_time(), time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                now = time.perf_counter(), time.process_time(), time.thread_time()
+                total = spent.setdefault(label, [0.0, 0.0, 0.0])
+                for i in range(3):
+                    total[i] += now[i] - clocks[i]
+
+        return wrapper
+
+    for module_name, path, label in STAGES:
+        owner = importlib.import_module(module_name)
+        *parents, name = path.split(".")
+        for parent in parents:
+            owner = getattr(owner, parent)
+        setattr(owner, name, timed(getattr(owner, name), label))
+    start = time.thread_time()
+    _, wall, cpu = harness_run(folder, n, seeds, TASKS)
+    thread = time.thread_time() - start
+    print(f"load average: {os.getloadavg()[0]:.1f} (2 cores)\n")
+    print("| stage | wall (s) | CPU, process (s) | CPU, main thread (s) |")
+    print("|---|---:|---:|---:|")
+    for _, _, label in STAGES:
+        if label in spent:
+            w, c, t = spent[label]
+            print(f"| {label} | {w:.1f} | {c:.1f} | {t:.1f} |")
+    print(f"| **the run** | {wall:.1f} | {cpu:.1f} | {thread:.1f} |")
 
 
 def main() -> None:
@@ -131,7 +184,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=25)
     parser.add_argument("--repeats", type=int, default=2, help="alternating rounds of the run and the floor")
     parser.add_argument("--no-check", action="store_true", help="skip the separate runs (identity check)")
-    parser.add_argument("--profile", action="store_true", help="profile one run instead")
+    parser.add_argument("--profile", action="store_true", help="time the stages of one run instead")
     parser.add_argument("--worker", choices=("run", "floor", "separate"), help=argparse.SUPPRESS)
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
