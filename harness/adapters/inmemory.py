@@ -30,11 +30,15 @@ class EncoderAdapter(ModelAdapter):
         name = getattr(encoder, "name", None) or getattr(encoder, "model_name", None) or type(encoder).__name__
         super().__init__(str(name), {}, device=device, batch_size=batch_size)
         self.encoder = encoder
+        self._identity: ModelIdentity | None = None
 
     def identity(self) -> ModelIdentity:
-        """The wrapped object's class; no revision (so the cache is not used)."""
-        cls = type(self.encoder)
-        return ModelIdentity(name=self.name, adapter=f"in-memory:{cls.__module__}.{cls.__qualname__}")
+        """The wrapped object's class; no revision (so the cache is not used). Built once (a run asks several
+        times, and each build looks the code's distribution up: about 0.1 s)."""
+        if self._identity is None:
+            cls = type(self.encoder)
+            self._identity = ModelIdentity(name=self.name, adapter=f"in-memory:{cls.__module__}.{cls.__qualname__}")
+        return self._identity
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         """``encoder.encode(texts)`` as a float32 (len(texts), dim) array."""
