@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from harness.leaderboard.merge import Board
-from harness.leaderboard.tables import LONG_FIELDS, long_rows, result_rows
+from harness.leaderboard.tables import LONG_FIELDS, long_rows, row_parts
 from harness.results.load import gc_paused
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
@@ -40,7 +40,8 @@ def to_csv(board: Board) -> str:
 
 def to_json(board: Board) -> bytes:
     """Every result read, newest and superseded, as UTF-8 JSON: ``{"models": {label: identity}, "results": [...]}``,
-    one object per metric and line in ``results``, one per text line.
+    one object per metric and line in ``results``, one per text line: the fields its line's metrics share, then
+    its metric's own (each group with sorted keys).
 
     A model's identity (its results line's ``model``) is written once, under its label in ``models``, from its
     first row; a row whose line holds another identity (a later card, say) carries its own ``model_identity``.
@@ -48,12 +49,13 @@ def to_json(board: Board) -> bytes:
     models: dict[str, Any] = {}
     lines = []
     with gc_paused():
-        for result, row in result_rows(board, detailed=True):
+        for result, shared, metrics in row_parts(board, detailed=True):
             identity = result.record.model
-            known = models.setdefault(row["model"], identity)
+            known = models.setdefault(shared["model"], identity)
             if known is not identity and known != identity:
-                row["model_identity"] = identity
-            lines.append(_dumps(row))
+                shared["model_identity"] = identity
+            common = _dumps(shared)[:-1] + b","  # the shared object, open: each metric's fields close it
+            lines += [common + _dumps(own)[1:] for own in metrics]
     head = b'{"models": ' + _dumps(models, orjson.OPT_INDENT_2) + b',\n"results": [\n'
     return head + b",\n".join(lines) + b"\n]}\n"
 

@@ -305,17 +305,17 @@ def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
     Detailed rows (for JSON) cover superseded results too and add the main-metric flag, the
     per-seed values, the seeds, ``superseded``, why a metric is undefined and the line's warnings.
     """
-    return [row for _, row in result_rows(board, detailed)]
+    return [{**shared, **own} for _, shared, metrics in row_parts(board, detailed) for own in metrics]
 
 
-def result_rows(board: Board, detailed: bool) -> list[tuple[Result, dict[str, Any]]]:
-    """``long_rows`` with the result of each row."""
-    rows = []
+def row_parts(board: Board, detailed: bool) -> list[tuple[Result, dict[str, Any], list[dict[str, Any]]]]:
+    """The rows of ``long_rows`` in two parts, per result: what its metrics share, and each metric's own fields."""
+    parts = []
     for result in board.results:
         if result.superseded and not detailed:
             continue
         record = result.record
-        shared = {  # what every metric of the line shares, built once
+        shared = {
             "model": result.model_label,
             "task": record.task,
             "n": record.dataset.get("size"),
@@ -331,10 +331,10 @@ def result_rows(board: Board, detailed: bool) -> list[tuple[Result, dict[str, An
         }
         if detailed:
             shared.update({"seed_list": record.seeds, "superseded": result.superseded, "warnings": record.warnings})
+        metrics = []
         for metric, value in record.metrics.items():
             interval = interval_of(record, metric)
-            row = {
-                **shared,
+            own: dict[str, Any] = {
                 "metric": metric,
                 "value": value,
                 "std": record.metrics_std.get(metric),
@@ -342,8 +342,9 @@ def result_rows(board: Board, detailed: bool) -> list[tuple[Result, dict[str, An
                 "high": interval[1] if interval else None,
             }
             if detailed:
-                row["main"] = metric == record.main_metric
-                row["per_seed"] = record.per_seed.get(metric, [])
-                row["undefined"] = undefined_reason(record, metric)
-            rows.append((result, row))
-    return rows
+                own["main"] = metric == record.main_metric
+                own["per_seed"] = record.per_seed.get(metric, [])
+                own["undefined"] = undefined_reason(record, metric)
+            metrics.append(own)
+        parts.append((result, shared, metrics))
+    return parts
