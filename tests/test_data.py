@@ -133,6 +133,17 @@ def test_a_lazy_column_slices_and_takes_without_making():
     column = squares(calls)
     assert len(column[1:4]) == 3 and calls == []
     assert list(column[1:4]) == [1, 4, 9] and column.take(np.array([3, 3]))[1] == 9
+    assert column.content_keys() is None
+
+
+def test_a_lazy_column_gives_the_content_keys_of_its_rows_without_making_them():
+    calls = []
+    column = LazyColumn(lambda row: calls.append(row), range(4), keys=lambda: ["k0", "k1", "k2", "k3"])
+    assert column.content_keys() == ["k0", "k1", "k2", "k3"]
+    assert column.take(np.array([2, 0, 2])).content_keys() == ["k2", "k0", "k2"]
+    assert column[1:3].content_keys() == ["k1", "k2"]
+    table = Table({"image": column}, 4).select([3])
+    assert table["image"].content_keys() == ["k3"] and calls == []
 
 
 def test_a_table_refuses_unequal_columns_missing_names_and_rows_out_of_range():

@@ -29,11 +29,23 @@ T = TypeVar("T")
 
 
 class LazyColumn(Sequence[T]):
-    """A column whose values are made when read (``make(row)``) and never kept, as images drawn from a recipe."""
+    """A column whose values are made when read (``make(row)``) and never kept, as images drawn from a recipe.
 
-    def __init__(self, make: Callable[[int], T], rows: Sequence[int]):
+    ``keys``, when given, returns the content key of every row's value (a cache key made without making the
+    values, as ``harness.adapters.capabilities.image_content_key`` would give it); ``content_keys`` reads them.
+    """
+
+    def __init__(self, make: Callable[[int], T], rows: Sequence[int], keys: Callable[[], Sequence[str]] | None = None):
         self.make = make
         self.rows = rows
+        self.keys = keys
+
+    def content_keys(self) -> list[str] | None:
+        """The content keys of this column's values, or None when the column does not know them."""
+        if self.keys is None:
+            return None
+        every = self.keys()
+        return [every[row] for row in self.rows]
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -46,12 +58,12 @@ class LazyColumn(Sequence[T]):
 
     def __getitem__(self, index: int | slice) -> T | LazyColumn[T]:
         if isinstance(index, slice):
-            return LazyColumn(self.make, self.rows[index])
+            return LazyColumn(self.make, self.rows[index], self.keys)
         return self.make(self.rows[index])
 
     def take(self, indices: np.ndarray) -> LazyColumn[T]:
         """The values at ``indices``, still made when read."""
-        return LazyColumn(self.make, [self.rows[i] for i in indices.tolist()])
+        return LazyColumn(self.make, [self.rows[i] for i in indices.tolist()], self.keys)
 
 
 class Table:

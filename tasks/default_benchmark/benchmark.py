@@ -52,7 +52,7 @@ def generate(size: int, seed: int) -> Benchmark:
 @lru_cache(maxsize=4)
 def dataset(size: int, seed: int) -> Table:
     """The benchmark in the retrieval schema: ``id``, ``text_<lang>`` for every language, ``image`` (PIL images,
-    drawn when read), ``image_key`` (their content keys) and ``image_features``.
+    drawn when read; the column knows their content keys) and ``image_features``.
 
     Cached per process, so the tasks of one run share one; the captions, keys and features are kept across
     runs in the harness cache (``Drawn``), so a run whose model outputs are all cached draws no image.
@@ -62,7 +62,6 @@ def dataset(size: int, seed: int) -> Table:
     captions = drawn.captions()
     columns: dict[str, Any] = {"id": [f"{seed}-{i}" for i in range(size)]}
     columns.update({f"text_{lang}": captions[lang] for lang in LANGUAGES})
-    columns["image"] = LazyColumn(drawn.image, range(size))
-    columns["image_key"] = drawn.image_keys
+    columns["image"] = LazyColumn(drawn.image, range(size), keys=drawn.image_keys)
     columns["image_features"] = drawn.features
     return Table(columns, size)

@@ -127,11 +127,12 @@ def filled(values: np.ndarray | None) -> np.ndarray:
 
 
 def image_vectors(model: CachedModel, data: Data) -> np.ndarray:
-    """The image model's vectors of every image of ``data``; with an ``image_key`` column (content keys known
-    beforehand), images are read only where the cache lacks their vectors."""
+    """The image model's vectors of every image of ``data``; an image column that knows its images' content keys
+    (``LazyColumn.content_keys``: the generated benchmark's) has its images made only where the cache lacks them."""
     images = data["image"]
-    keys = list(data["image_key"]) if "image_key" in data.column_names else None
-    return model.encode_images(images if isinstance(images, LazyColumn) else list(images), keys=keys)
+    if isinstance(images, LazyColumn):
+        return model.encode_images(images, keys=images.content_keys())
+    return model.encode_images(list(images))
 
 
 class _Subset:

@@ -28,7 +28,6 @@ def test_the_data_has_the_retrieval_schema_in_every_language():
         "id",
         *(f"text_{lang}" for lang in ("en", "de", "fr", "es", "cs")),
         "image",
-        "image_key",
         "image_features",
     ]
     assert list(data["id"]) == [f"2-{i}" for i in range(30)]
@@ -37,7 +36,8 @@ def test_the_data_has_the_retrieval_schema_in_every_language():
     image = data[0]["image"]
     assert image.size == (128, 128) and image.mode == "RGB"
     assert all(np.array_equal(np.asarray(image), pixels) for image, pixels in zip(data["image"], bench.images))
-    assert list(data["image_key"]) == [image_content_key(image) for image in data["image"]]
+    assert data["image"].content_keys() == [image_content_key(image) for image in data["image"]]
+    assert data.select([3, 1])["image"].content_keys() == [image_content_key(data["image"][i]) for i in (3, 1)]
     features = image_features("xling-shapes", data)
     assert features.shape == (30, FEATURE_SIZE)
     assert np.array_equal(features, np.stack([pixel_features(pixels) for pixels in bench.images]))
