@@ -29,7 +29,8 @@ class XlingShapesLoader(DatasetLoader):
     schema = SCHEMA
 
     def load(self, source: str | None, args: Mapping[str, Any], images_dir: str | None = None) -> LoadedData:
-        """Generate (once per process) the items for (size, seed); all languages are columns."""
+        """The items for (size, seed) (``benchmark.dataset``: made once and kept in the harness cache, images drawn
+        when read); all languages are columns."""
         args = resolve_params(self.params, args, f"dataset {self.name!r}")
         if source is not None:
             raise HarnessError(f"dataset {self.name!r} is generated and takes no --data-dir (got {source!r})")
