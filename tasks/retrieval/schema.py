@@ -1,6 +1,8 @@
 """The bilingual image-text schema of the retrieval family, and its validation.
 
-Every loader of this family returns a ``datasets.Dataset`` with one row per item:
+Every loader of this family returns a ``datasets.Dataset`` (or, for generated data that should not pay
+for importing ``datasets``, a ``harness.run.data.Table`` offering the same reading API, as the built-in
+``xling-shapes`` does) with one row per item:
 
 | column | type | |
 |---|---|---|
