@@ -3,6 +3,8 @@ checked key by key, so the error names the same field as before."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_results import record_dict
 
@@ -16,13 +18,16 @@ from harness.results.records import SchemaError, validate
         ({"metrics": {"m": 0.5, "a": True}}, "field 'metrics.a': expected a finite number, got True"),
         ({"metrics_std": {"m": None, "a": float("nan")}}, "field 'metrics_std.a': expected a finite number"),
         ({"metrics": {"m": 0.5, 2: 0.1}}, "field 'metrics': keys must be strings"),
+        ({"warnings": ["k >= n", 3]}, "field 'warnings[1]': expected str, got int"),
+        ({"plugins": {"a": "1.0", "b": None}}, "field 'plugins.b': expected str, got NoneType"),
     ],
 )
 def test_a_bad_value_or_key_is_named_as_before(overrides, message):
-    with pytest.raises(SchemaError, match=message.replace("(", r"\(")):
+    with pytest.raises(SchemaError, match=re.escape(message)):
         validate(record_dict(**overrides))
 
 
 def test_numbers_none_and_integers_pass_whole():
     validate(record_dict(metrics={"m": 1, "b": None, "c": 0.25}, metrics_std={"m": None}))
     validate(record_dict(model={"name": "m", "args": {"x": [1, {"y": None}]}}))
+    validate(record_dict(warnings=["k >= n", ""], plugins={"a": "1.0"}, undefined={}))

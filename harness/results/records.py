@@ -250,13 +250,15 @@ def _list_checker(item: Checker, whole: Callable[[list[Any]], bool] | None) -> C
 
 
 def _whole_list_check(hint: Any) -> Callable[[list[Any]], bool] | None:
-    """For lists of numbers (per-seed values, seeds): a test of the whole list at C speed.
+    """For lists of numbers (per-seed values, seeds) and of text: a test of the whole list at C speed.
 
     It accepts only lists that are certainly valid; any other list is then checked element by
     element, which names the first bad one.
     """
     if hint is int:
         return lambda values: set(map(type, values)) <= {int}
+    if hint is str:  # warnings, plugins' versions, why a metric is undefined
+        return lambda values: set(map(type, values)) <= {str}
     if hint is float:
         return lambda values: set(map(type, values)) <= {int, float} and all(map(math.isfinite, values))
     if set(typing.get_args(hint)) == {float, type(None)}:
