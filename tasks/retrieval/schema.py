@@ -25,7 +25,7 @@ import numpy as np
 
 from harness.errors import DataError, HarnessError
 from harness.params import Param
-from harness.run.data import check_nonempty, require_columns
+from harness.run.data import Table, check_nonempty, require_columns
 
 SCHEMA = "id: string, text_<lang>: string, image: Image (optional), image_file: string (optional), image_features: list[float] (optional)"
 
@@ -90,6 +90,39 @@ def validate(source: str, data: Any, languages: tuple[str, str]) -> None:
 
 def image_features(source: str, data: Any) -> np.ndarray:
     """The ``image_features`` column as a finite float32 matrix (one row per item)."""
+    matrix = _arrow_matrix(data)
+    if matrix is None:
+        matrix = _row_matrix(source, data)
+    check_finite(source, matrix)
+    return matrix
+
+
+def _arrow_matrix(data: Any) -> np.ndarray | None:
+    """A ``datasets.Dataset``'s ``image_features`` read from its Arrow column at once (a copy, float32), or None
+    when that column is not one numeric vector of one non-zero length per row without nulls (``_row_matrix`` then
+    reads it row by row and names the bad row). The same numbers: each value converted to float32 as NumPy does."""
+    if isinstance(data, Table) or len(data) == 0:  # a Table's column already is a list or an array
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = data.with_format("arrow")["image_features"]  # the rows of the dataset (a selection's too), in order
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if not (pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)) or column.null_count:
+        return None
+    values = column.flatten()  # the values of these rows only (a sliced column's offset is applied)
+    if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)) or values.null_count:
+        return None
+    lengths = pc.list_value_length(column)
+    low, high = pc.min_max(lengths).values()
+    if low.as_py() != high.as_py() or not low.as_py():
+        return None
+    return values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(len(column), -1)
+
+
+def _row_matrix(source: str, data: Any) -> np.ndarray:
+    """The ``image_features`` column through its NumPy format, row by row; an error names a row of another length."""
     column = data.with_format("numpy")["image_features"]
     try:
         matrix = np.asarray(column, dtype=np.float32)
@@ -108,7 +141,6 @@ def image_features(source: str, data: Any) -> np.ndarray:
             f"image_features must be one non-empty vector per row, got shape {matrix.shape}",
             field="image_features",
         )
-    check_finite(source, matrix)
     return matrix
 
 
