@@ -238,6 +238,12 @@ def load_task_data(
     return loaded
 
 
+def data_key(source: DataSource, args: Mapping[str, Any], images: str | None, limit: int | None) -> tuple[Any, ...]:
+    """What makes two tasks' data the same: the loader, its source and arguments, the images folder and ``--limit``
+    (the tasks of a run whose keys are equal share one ``LoadedData``, read once)."""
+    return (source.loader, source.location, tuple(sorted((k, repr(v)) for k, v in args.items())), images, limit)
+
+
 def choose_seeds(task: Task[Any], seeds: int | None, seed: int | None, size: int | None = None) -> list[int]:
     """``--seed S`` gives [S]; ``--seeds N`` gives 0..N-1; otherwise the task's default count.
 
@@ -387,14 +393,18 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         done = partition.from_main(done, "agreeing on finished tasks")
     world_size = partition.world_size if isinstance(partition, RankPartition) else 1
     plans = []
+    read: dict[tuple[Any, ...], LoadedData] = {}  # tasks that read the same data share one LoadedData
     for task, given_args in resolved:
         clock = time.perf_counter()
         source = resolve_data_source(registry, task, config.data_dir)
         data_args = loader_args(registry, task, source, given_args)
-        try:
-            loaded = load_task_data(registry, source, data_args, config.images, config.limit)
-        except HarnessError as exc:
-            raise _at_preset_source(task, source, config.data_dir, exc) from None
+        key = data_key(source, data_args, config.images, config.limit)
+        if key not in read:
+            try:
+                read[key] = load_task_data(registry, source, data_args, config.images, config.limit)
+            except HarnessError as exc:
+                raise _at_preset_source(task, source, config.data_dir, exc) from None
+        loaded = read[key]
         check_task_ready(task, config.images or loaded.identity.get("images"))  # a set may carry its own images
         check_task_size(task, loaded, config.limit)
         seed_list = choose_seeds(task, config.seeds, config.seed, len(loaded.data))
