@@ -14,7 +14,9 @@ both sides of a ratio alike.
 The GEMM floor: the FLOPs of the encoder's forward over the benchmark's tokens (every layer's
 four projections and two feed-forward products, 2 (4 H^2 + 2 H I) per token, plus the attention
 products, 4 T H per token of a T-token text), divided by the best rate the machine's BLAS reaches
-on these shapes at the same thread count (NumPy and PyTorch matrix products of 2,048 rows). The
+on these shapes at the same thread count (NumPy and PyTorch matrix products of 2,048 rows), or the
+thread count times the best rate at one thread if that is higher (a floor must not be too high; a
+load on the machine lowers the measured rates, so the floor is meaningful on an idle machine). The
 ``dtype=bfloat16`` row is the opt-in half-precision path (its own model identity; vectors differ
 from float32 ones by about 1e-2), timed once per round beside the float32 ones.
 
@@ -36,11 +38,20 @@ SHAPES = ((2048, 384, 384), (2048, 384, 1536), (2048, 1536, 384))  # rows x the 
 
 
 def blas_gflops(threads: int) -> float:
-    """The best GFLOP/s of NumPy's and PyTorch's float32 matrix products on the encoders' shapes."""
+    """The best GFLOP/s of NumPy's and PyTorch's float32 matrix products on the encoders' shapes at ``threads``
+    threads, or ``threads`` times the best at one thread if that is higher (perfect scaling: a load on the
+    machine slows a measurement with several threads most, and the floor must not be too high)."""
+    single = _blas_gflops(1)
+    return max(single * threads, _blas_gflops(threads)) if threads > 1 else single
+
+
+def _blas_gflops(threads: int) -> float:
     import torch
     from threadpoolctl import threadpool_limits
 
     best = 0.0
+    torch_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
     with threadpool_limits(limits=threads):
         for rows, inner, cols in SHAPES:
             a = np.random.default_rng(0).random((rows, inner), dtype=np.float32)
@@ -52,6 +63,7 @@ def blas_gflops(threads: int) -> float:
                     for _ in range(10):
                         left @ right
                     best = max(best, 2 * rows * inner * cols * 10 / (time.perf_counter() - start) / 1e9)
+    torch.set_num_threads(torch_threads)
     return best
 
 
