@@ -88,8 +88,8 @@ class CachedModel:
             return list(method([items[position[key]] for key in chunk], **options))
 
         missing = sorted(key for key in position if key not in values)
-        if self.partition is None:
-            self._compute(missing, values, compute, codec, transductive, description)
+        if self.partition is None:  # the outputs are encoded only to be cached
+            self._compute(missing, values, compute, codec, transductive, description, self.cache is not None)
         else:
             self._compute_partitioned(missing, values, compute, codec, transductive, description)
         return [values[key] if key in values else codec.blank(values) for key in cache_keys]
@@ -102,9 +102,10 @@ class CachedModel:
         codec: Codec,
         transductive: bool,
         description: str,
+        encode: bool = True,
     ) -> dict[str, bytes]:
         """Compute the outputs of the keys ``todo`` in chunks (``compute`` takes keys), caching each chunk as soon as it
-        is done; returns the encoded values."""
+        is done; returns the encoded values (none with ``encode=False``, for a run with no cache nor partition)."""
         encoded: dict[str, bytes] = {}
         if not todo:
             return encoded
@@ -118,10 +119,11 @@ class CachedModel:
                     raise RuntimeError(
                         f"{self.adapter.adapter_name} returned {len(results)} results for {len(chunk)} inputs"
                     )
-                fresh = {key: codec.encode(value) for key, value in zip(chunk, results)}
-                if self.cache is not None:
-                    self.cache.put_many(fresh)
-                encoded.update(fresh)
+                if encode:
+                    fresh = {key: codec.encode(value) for key, value in zip(chunk, results)}
+                    if self.cache is not None:
+                        self.cache.put_many(fresh)
+                    encoded.update(fresh)
                 values.update(zip(chunk, results))
                 advance(len(chunk))
         return encoded
