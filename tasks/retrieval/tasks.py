@@ -199,33 +199,39 @@ class RetrievalTask(Task[Data]):
         return [str(i) for i in data["id"]]
 
     def joint_key(self) -> tuple[Any, ...] | None:
-        """xlr and backretrieval with the same languages and ranking arguments share their text pass
-        (``harness.run.joint``); ``n`` may differ, each keeps its own samples."""
-        if not isinstance(self, (Xlr, BackRetrieval)):
+        """The three tasks on the same data set and languages evaluate together (``harness.run.joint``): xlr and
+        backretrieval with the same ranking arguments share one text pass, and corr its text and image vectors;
+        ``n`` may differ, each keeps its own samples."""
+        if not isinstance(self, (Xlr, BackRetrieval, Corr)):
             return None
-        shared = ("dataset", "src", "tgt", *RANKING_PARAMS)
-        return ("xlr+backretrieval", *(repr(self.args[key]) for key in shared))
+        return ("retrieval", *(repr(self.args[key]) for key in ("dataset", "src", "tgt")))
 
     @classmethod
     def evaluate_together(
         cls, members: Sequence[tuple[RetrievalTask, RunContext]], data: Data, model: CachedModel
     ) -> list[TaskOutput]:
-        """The outputs of ``members`` in their order: one xlr and one backretrieval from one text pass
-        (``metrics.xlr_and_backretrieval``, the same numbers as apart), any other member alone."""
+        """The outputs of ``members`` in their order: one xlr and one backretrieval with the same ranking arguments
+        from one text pass (``metrics.xlr_and_backretrieval``, the same numbers as apart), and each corr whose
+        items are among theirs and whose image vectors come from the same source from the same vectors; any
+        other member alone."""
         outputs: list[TaskOutput | None] = [None] * len(members)
         xlrs = [i for i, (task, _) in enumerate(members) if isinstance(task, Xlr)]
         bkrs = [i for i, (task, _) in enumerate(members) if isinstance(task, BackRetrieval)]
-        if len(xlrs) == 1 and len(bkrs) == 1:
+        corrs = [i for i, (task, _) in enumerate(members) if isinstance(task, Corr)]
+        if len(xlrs) == 1 and len(bkrs) == 1 and members[xlrs[0]][0].same_ranking(members[bkrs[0]][0]):
             (xlr, xlr_ctx), (bkr, bkr_ctx) = members[xlrs[0]], members[bkrs[0]]
             assert isinstance(xlr, Xlr) and isinstance(bkr, BackRetrieval)  # as selected above
             samples = xlr.samples(len(data), xlr_ctx)
             _, sources, targets = disjoint_samples(len(data), bkr.args["n"], bkr_ctx.seeds)
             subset = _Subset(samples, sources, targets)
             images, g = bkr.images(data, subset.items, bkr_ctx)
-            xlr_result, bkr_result = metrics.xlr_and_backretrieval(
+            vectors = (
                 bkr.texts(model, data, subset.items, bkr.args["src"]),
                 bkr.texts(model, data, subset.items, bkr.args["tgt"]),
                 images,
+            )
+            xlr_result, bkr_result = metrics.xlr_and_backretrieval(
+                *vectors,
                 subset.local(samples),
                 subset.local(sources),
                 subset.local(targets),
@@ -235,10 +241,22 @@ class RetrievalTask(Task[Data]):
             )
             outputs[xlrs[0]] = xlr.output(data, xlr_ctx, samples, xlr_result)
             outputs[bkrs[0]] = bkr.output(data, bkr_ctx, sources, subset.items, bkr_result, g)
+            images_from = bkr_ctx.aux_identities(bkr.name)
+            for i in corrs:
+                corr, ctx = members[i]
+                assert isinstance(corr, Corr)  # as selected above
+                used, corr_sources, corr_targets = corr.samples(len(data), ctx)
+                inside = np.isin(_Subset(corr_sources, corr_targets).items, subset.items).all()
+                if inside and ctx.aux_identities(corr.name) == images_from:
+                    outputs[i] = corr.output(data, ctx, used, corr_sources, corr_targets, subset, vectors, dict(g))
         return [
             output if output is not None else task.evaluate(data, model, ctx)
             for output, (task, ctx) in zip(outputs, members)
         ]
+
+    def same_ranking(self, other: RetrievalTask) -> bool:
+        """True when both tasks rank with the same arguments (``RANKING_PARAMS``)."""
+        return all(repr(self.args.get(key)) == repr(other.args.get(key)) for key in RANKING_PARAMS)
 
 
 class Xlr(RetrievalTask):
@@ -387,19 +405,37 @@ class Corr(RetrievalTask):
 
     def evaluate(self, data: Data, model: CachedModel, ctx: RunContext) -> TaskOutput:
         """Spearman's rho per seed, on the same samples as backretrieval."""
-        src, tgt = self.args["src"], self.args["tgt"]
-        used, sources, targets = disjoint_samples(len(data), self.args["n"], ctx.seeds)
-        side = metrics.corr_side(used, self.args["max_pairs"])
-        sources, targets = [s[:side] for s in sources], [t[:side] for t in targets]
+        used, sources, targets = self.samples(len(data), ctx)
         subset = _Subset(sources, targets)
         images, g = self.images(data, subset.items, ctx)
-        per_seed, moments = metrics.corr_with_moments(
-            self.texts(model, data, subset.items, src),
-            self.texts(model, data, subset.items, tgt),
+        vectors = (
+            self.texts(model, data, subset.items, self.args["src"]),
+            self.texts(model, data, subset.items, self.args["tgt"]),
             images,
-            subset.local(sources),
-            subset.local(targets),
-            self.args["max_pairs"],
+        )
+        return self.output(data, ctx, used, sources, targets, subset, vectors, g)
+
+    def samples(self, size: int, ctx: RunContext) -> tuple[int, list[np.ndarray], list[np.ndarray]]:
+        """(n used, sources, targets) per seed: backretrieval's samples cut to ``metrics.corr_side`` items each."""
+        used, sources, targets = disjoint_samples(size, self.args["n"], ctx.seeds)
+        side = metrics.corr_side(used, self.args["max_pairs"])
+        return used, [s[:side] for s in sources], [t[:side] for t in targets]
+
+    def output(
+        self,
+        data: Data,
+        ctx: RunContext,
+        used: int,
+        sources: list[np.ndarray],
+        targets: list[np.ndarray],
+        subset: _Subset,
+        vectors: tuple[np.ndarray, np.ndarray, np.ndarray],
+        g: dict[str, Any],
+    ) -> TaskOutput:
+        """The task's output on ``sources`` x ``targets``, from the source and target text vectors and the image
+        vectors (``vectors``) of ``subset.items`` (which holds every item of the samples)."""
+        per_seed, moments = metrics.corr_with_moments(
+            *vectors, subset.local(sources), subset.local(targets), self.args["max_pairs"]
         )
         ids = self.ids(data)
         names = ("pairs", "sx", "sy", "sxx", "syy", "sxy")
@@ -408,6 +444,7 @@ class Corr(RetrievalTask):
             for seed, sample, rows in zip(ctx.seeds, sources, moments)
             for item, row in zip(sample, rows)
         ]
+        side = metrics.corr_side(used, self.args["max_pairs"])
         return TaskOutput(
             per_seed, records, {"n_used": used, "pairs_per_seed": side * side, "items": len(data), "g": g}
         )
