@@ -16,7 +16,6 @@ import json
 import math
 import os
 import shutil
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -135,31 +134,41 @@ def read_samples(entry: Entry, fields: tuple[str, ...]) -> dict[Key, tuple[float
 def to_units(values: dict[Key, tuple[float, ...]], statistic: Statistic) -> Units:
     """The per-unit arrays of one run's samples; a unit is an id (all its samples, one per seed, together).
 
-    Units are in the order of their sorted ids.
+    Units are in the order of their sorted ids. A ``mean`` unit's sum adds its samples in the order of their
+    seeds as text, each sample's fields left to right (as ``sum`` over the sorted samples does, bit for bit).
     """
-    units: dict[str, list[Key]] = defaultdict(list)
-    for key in sorted(values, key=lambda k: (k[1], str(k[0]))):
-        units[key[1]].append(key)
-    ids = sorted(units)
-    if statistic.kind == "mean":
-        sums = np.array([sum(sum(values[k]) for k in units[i]) for i in ids])
-        counts = np.array([len(units[i]) * len(statistic.fields) for i in ids], dtype=float)
-        return Units("mean", sums, counts)
+    keys = list(values)
+    ids = sorted({key[1] for key in keys})
+    seeds = sorted({str(key[0]) for key in keys})
+    unit_of, seed_of = {i: n for n, i in enumerate(ids)}, {s: n for n, s in enumerate(seeds)}
+    unit = np.fromiter((unit_of[key[1]] for key in keys), dtype=np.int64, count=len(keys))
+    seed = np.fromiter((seed_of[str(key[0])] for key in keys), dtype=np.int64, count=len(keys))
+    numbers = np.array(list(values.values()), dtype=float).reshape(len(keys), len(statistic.fields))
     if statistic.kind == "moments":
-        seeds = sorted({str(k[0]) for k in values})
-        column = {seed: index for index, seed in enumerate(seeds)}
         moments = np.zeros((len(ids), len(seeds), len(statistic.fields)))
-        for row, i in enumerate(ids):
-            for key in units[i]:
-                moments[row, column[str(key[0])]] += values[key]
+        moments[unit, seed] += numbers  # one sample per (id, seed): each cell is 0.0 + its values
         return Units("moments", moments, np.zeros(len(ids)))
-    if any(len(keys) > 1 for keys in units.values()):
+    order = np.lexsort((seed, unit))
+    unit, numbers = unit[order], numbers[order]
+    per_unit = np.bincount(unit, minlength=len(ids))
+    if statistic.kind == "mean":
+        totals = np.zeros(len(keys))
+        for column in numbers.T:  # each sample's fields, left to right
+            totals = totals + column
+        rank = np.arange(len(keys)) - np.repeat(
+            np.cumsum(per_unit) - per_unit, per_unit
+        )  # a sample's place in its unit
+        sums = np.zeros(len(ids))
+        for place in range(int(per_unit.max(initial=0))):  # each unit's samples added one after another
+            at = rank == place
+            sums[unit[at]] += totals[at]
+        return Units("mean", sums, per_unit.astype(float) * len(statistic.fields))
+    if (per_unit > 1).any():
         raise HarnessError(f"statistic {statistic.kind!r} needs one sample per id, but some ids have several (seeds)")
-    keys = [units[i][0] for i in ids]
-    reference = np.array([values[k][1] for k in keys])
+    reference = numbers[:, 1]
     if statistic.kind == "auc" and not np.isin(reference, (0.0, 1.0)).all():
         raise HarnessError(f"statistic 'auc' needs 0/1 labels in {statistic.fields[1]!r}")
-    return Units(statistic.kind, np.array([values[k][0] for k in keys]), reference)
+    return Units(statistic.kind, numbers[:, 0], reference)
 
 
 def align(
