@@ -54,7 +54,7 @@ class Units:
     def statistic(self, index: np.ndarray) -> np.ndarray:
         """The statistic on each resample (a row of unit indices)."""
         if self.kind == "moments":
-            return _moments(unit_sums(self.values, index))
+            return _moments(seed_sums(self.values, index))
         reference = self.reference[index]
         if self.kind == "mean":
             return np.asarray(self.values[index].sum(axis=1) / reference.sum(axis=1), dtype=float)
@@ -95,6 +95,35 @@ def unit_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
             np.take(flat, positions, axis=0, out=unit)
             block += unit
     return sums.reshape(len(index), *values.shape[1:])
+
+
+def seed_sums(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``unit_sums`` of per-seed sums (units, seeds, fields), bit for bit, adding only the seeds each unit has
+    (a unit whose fields in a seed are all zero adds nothing there: the sums start at 0.0, to which adding
+    0.0 or -0.0 changes no bit). Each resample's cells receive its units' values in the resample's order
+    (``np.bincount`` adds its weights in the order given)."""
+    if values.ndim != 3 or values.dtype != np.float64 or index.ndim != 2 or index.shape[1] == 0:
+        return unit_sums(values, index)
+    _, seeds, fields = values.shape
+    has = values.any(axis=2)
+    unit_of, seed_of = np.nonzero(has)  # the entries (unit, seed) a unit has, by unit
+    entries = np.ascontiguousarray(values[unit_of, seed_of].T)  # (fields, entries)
+    counts = has.sum(axis=1)
+    starts = np.cumsum(counts) - counts
+    sums = np.empty((len(index), seeds, fields))
+    rows = max(1, CELLS_PER_CHUNK // (4 * max(1, index.shape[1])))
+    for first in range(0, len(index), rows):
+        block = index[first : first + rows]
+        per = counts[block]  # entries each position of each resample adds
+        flat, flat_per = block.ravel(), per.ravel()  # resample after resample, each in its order
+        ends = np.cumsum(flat_per)
+        taken = np.repeat(starts[flat] - (ends - flat_per), flat_per) + np.arange(ends[-1])
+        cells = np.repeat(np.arange(len(block)) * seeds, per.sum(axis=1)) + seed_of[taken]
+        for field in range(fields):
+            sums[first : first + len(block), :, field] = np.bincount(
+                cells, weights=entries[field][taken], minlength=len(block) * seeds
+            ).reshape(len(block), seeds)
+    return sums
 
 
 def _sums_in_place(values: np.ndarray) -> bool:
