@@ -127,7 +127,7 @@ def onnx_hidden_states(
             torch.onnx.export(
                 Hidden().eval(),
                 (example, example),
-                graph,
+                graph,  # type: ignore[arg-type]  # the TorchScript exporter (dynamo=False) writes to a file object
                 dynamo=False,
                 input_names=["input_ids", "attention_mask"],
                 output_names=["hidden"],
