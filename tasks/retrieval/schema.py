@@ -109,7 +109,8 @@ def _arrow_matrix(data: Any) -> np.ndarray | None:
     column = data.with_format("arrow")["image_features"]  # the rows of the dataset (a selection's too), in order
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    if not (pa.types.is_list(column.type) or pa.types.is_fixed_size_list(column.type)) or column.null_count:
+    kinds = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    if not any(kind(column.type) for kind in kinds) or column.null_count:
         return None
     values = column.flatten()  # the values of these rows only (a sliced column's offset is applied)
     if not (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)) or values.null_count:

@@ -60,6 +60,12 @@ def test_variable_list_columns_converted_as_numpy_converts(no_row_path, values, 
     assert got.tobytes() == row_path(data).tobytes()
 
 
+def test_large_list_column_read_from_arrow(no_row_path):
+    column = pa.array([[1.0, 2.0], [3.0, 4.5], [0.0, -1.0]], type=pa.large_list(pa.float32()))
+    got = schema.image_features("x", datasets.Dataset(pa.table({"image_features": column})).select([2, 0]))
+    np.testing.assert_array_equal(got, np.array([[0.0, -1.0], [1.0, 2.0]], dtype=np.float32))
+
+
 def test_same_bytes_as_the_row_path_on_random_features():
     matrix = np.random.default_rng(3).random((300, 17))
     data = datasets.Dataset.from_dict({"image_features": matrix.tolist()})
