@@ -5,7 +5,8 @@ A task class may offer two hooks:
 - ``joint_key(self) -> Hashable | None``: tasks whose keys are equal (and not None) can share work;
 - ``evaluate_together(cls, members, data, model) -> list[TaskOutput]`` (a classmethod): the outputs of
   ``members`` (``(task, ctx)`` pairs) in their order, each the output ``task.evaluate(data, model, ctx)``
-  gives alone (the hook's promise; xlr and backretrieval share their source x target text pass).
+  gives alone (the hook's promise; xlr and backretrieval share their source x target text pass, and corr
+  takes its text and image vectors from that pass).
 
 ``JointOutputs`` groups the plans of a run whose tasks share the same ``evaluate_together``
 function and ``joint_key``, read data of the same identity, use the same seeds and are not already
