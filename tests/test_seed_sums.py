@@ -61,3 +61,18 @@ def test_moments_intervals_unchanged():
     resampled = _moments(unit_sums(values, index))
     low, high = np.quantile(resampled[np.isfinite(resampled)], [0.025, 0.975])
     assert (found.low, found.high) == (float(low), float(high))
+
+
+def test_moments_take_seed_sums_only_where_most_entries_are_absent(monkeypatch):
+    import harness.results.bootstrap as bootstrap
+
+    called = []
+    monkeypatch.setattr(bootstrap, "seed_sums", lambda v, i: called.append("seed") or unit_sums(v, i))
+    dense = np.ones((10, 5, 6))  # every unit in every seed
+    sparse = np.zeros((10, 5, 6))
+    sparse[np.arange(10), np.arange(10) % 5] = 1.0  # one seed each: 10 of 50 entries, the 0.2 share
+    index = np.zeros((2, 10), dtype=int)
+    Units("moments", dense, np.zeros(10)).statistic(index)
+    assert called == []
+    Units("moments", sparse, np.zeros(10)).statistic(index)
+    assert called == ["seed"]
