@@ -135,7 +135,7 @@ def _mostly_absent(values: np.ndarray) -> bool:
     if values.ndim != 3:
         return False
     present = np.count_nonzero(values.any(axis=2))
-    return present <= SPARSE_SHARE * values.shape[0] * values.shape[1]
+    return bool(present <= SPARSE_SHARE * values.shape[0] * values.shape[1])
 
 
 def _sums_in_place(values: np.ndarray) -> bool:
