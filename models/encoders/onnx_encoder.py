@@ -111,9 +111,9 @@ def onnx_hidden_states(
         ) from None
 
     class Hidden(torch.nn.Module):
-        def __init__(self) -> None:
+        def __init__(self, model: Any) -> None:
             super().__init__()
-            self.model = load_model()
+            self.model = model
 
         def forward(self, input_ids: Any, attention_mask: Any) -> Any:
             return self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
@@ -125,7 +125,7 @@ def onnx_hidden_states(
         with warnings.catch_warnings():  # the exporter's notes on tracing and constant folding
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                Hidden().eval(),
+                Hidden(loaded if loaded is not None else load_model()).eval(),
                 (example, example),
                 graph,  # type: ignore[arg-type]  # the TorchScript exporter (dynamo=False) writes to a file object
                 dynamo=False,
@@ -140,7 +140,10 @@ def onnx_hidden_states(
             model, str(folder / ONNX_FILE), save_as_external_data=True, location=WEIGHTS_FILE, size_threshold=1024
         )
 
-    folder = ensure_converted(converted_folder(f"{name}-onnx", key), export, f"exporting {name} to ONNX ({key})")
+    target = converted_folder(f"{name}-onnx", key)
+    # weights that cannot be loaded fail here, before the export announces itself: a refused model is one error line
+    loaded = None if target.is_dir() else load_model()
+    folder = ensure_converted(target, export, f"exporting {name} to ONNX ({key})")
     options = runtime.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = 1, 1  # parallel over batches (onnx_workers)
     options.graph_optimization_level = runtime.GraphOptimizationLevel.ORT_ENABLE_ALL
