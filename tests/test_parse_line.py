@@ -50,3 +50,4 @@ def test_a_valid_line_reads_as_json_loads_reads_it_types_included(raw):
 def test_an_integer_past_64_bits_stays_exact():
     assert parse_line(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}
     assert type(parse_line(b'{"n": 12345678901234567890}')["n"]) is int
+    assert parse_line(b'{"n": -9999999999999999999}') == {"n": -9999999999999999999}  # 19 digits below -2**63

@@ -58,9 +58,9 @@ def parse_line(raw: bytes | str) -> Any:
     integer past Python's digit limit, and nesting past the recursion limit.
 
     Most lines are read by orjson (twice as fast), which keeps the last of repeated keys and reads an
-    integer of 20 digits or more as a float. A line with a repeated key has fewer colons once written
-    back than it had (each key brings one, and a string holds the same colons read or written, as
-    long as none was written as a ``\\u`` escape). Lines with such an escape or 20 digits in a row,
+    integer outside 64 bits (from 19 digits on, below -2**63) as a float. A line with a repeated key
+    has fewer colons once written back than it had (each key brings one, and a string holds the same
+    colons read or written, as long as none was written as a ``\\u`` escape). Lines with such an escape or 19 digits in a row,
     text, and lines orjson refuses go through ``json.loads`` with the checks above, which says why.
     """
     if isinstance(raw, bytes) and b"\\u" not in raw and _LONG_DIGITS not in raw.translate(_DIGITS):
@@ -74,7 +74,7 @@ def parse_line(raw: bytes | str) -> Any:
 
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
-_LONG_DIGITS = b"0" * 20  # past 64 bits
+_LONG_DIGITS = b"0" * 19  # -9999999999999999999 is already below -2**63
 
 
 def _parse_strictly(raw: bytes | str) -> Any:
