@@ -24,10 +24,15 @@ largest array held, so memory grows linearly, not quadratically, with the sample
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from functools import partial
+from typing import TypeVar
 
 import numpy as np
+from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  # (scikit-learn's dependency)
 
 TIE_TOLERANCE = 1e-6
 TIE_RULES = ("expected", "optimistic", "pessimistic")
@@ -146,23 +151,102 @@ class _Side:
         return self.vectors[items], self.inv[items]
 
 
-def _chunks(block: Block, row_side: _Side, col_side: _Side):
-    """Yield (slice of block rows, similarities of those rows with all block columns): cosines, or
-    with penalties on both sides CSLS(x, y) = 2 cos(x, y) - r(x) - r(y)."""
-    cols, cols_inv = col_side.take(block.cols)
-    row_penalty, col_penalty = row_side.penalty, col_side.penalty
+def _chunk_parts(block: Block) -> list[slice]:
+    """The block's rows in chunks of about ``CHUNK_BYTES`` of similarities (rows x all block columns)."""
     step = max(1, CHUNK_BYTES // (4 * max(1, len(block.cols))))
-    for start in range(0, len(block.rows), step):
-        part = slice(start, min(start + step, len(block.rows)))
-        rows, rows_inv = row_side.take(block.rows[part])
-        sims = rows @ cols.T
+    return [slice(start, min(start + step, len(block.rows))) for start in range(0, len(block.rows), step)]
+
+
+Piece = TypeVar("Piece")
+Result = TypeVar("Result")
+
+
+class _Product:
+    """The similarities of a chunk of a block's rows with all its columns: cosines, or with penalties
+    on both sides CSLS(x, y) = 2 cos(x, y) - r(x) - r(y)."""
+
+    def __init__(self, block: Block, row_side: _Side, col_side: _Side):
+        self.block, self.row_side, self.row_penalty = block, row_side, row_side.penalty
+        self.cols, self.cols_inv = col_side.take(block.cols)
+        self.col_penalty = None if col_side.penalty is None else col_side.penalty[block.cols]
+
+    def __call__(self, part: slice) -> np.ndarray:
+        """The similarities of the block rows ``part`` (a chunk of ``_chunk_parts``)."""
+        rows, rows_inv = self.row_side.take(self.block.rows[part])
+        sims = rows @ self.cols.T
         sims *= rows_inv[:, None]
-        sims *= cols_inv[None, :]
-        if row_penalty is not None and col_penalty is not None:
+        sims *= self.cols_inv[None, :]
+        if self.row_penalty is not None and self.col_penalty is not None:
             sims *= 2
-            sims -= row_penalty[block.rows[part]][:, None]
-            sims -= col_penalty[block.cols][None, :]
-        yield part, sims
+            sims -= self.row_penalty[self.block.rows[part]][:, None]
+            sims -= self.col_penalty[None, :]
+        return sims
+
+    def apply(self, function: Callable[[Block, slice, np.ndarray], Result], part: slice) -> Result:
+        """``function`` of the block, the rows ``part`` and their similarities."""
+        return function(self.block, part, self(part))
+
+
+def _blas_threads() -> int:
+    """How many threads BLAS uses for a product (1 when it cannot be told)."""
+    return max((info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()), default=1)
+
+
+class _Workers:
+    """Threads for independent pieces of work (chunks, seeds), as many as BLAS would use for a product;
+    while open, every BLAS call runs on one thread, so that the products of two pieces run side by side
+    with the work between them instead of one product on all cores with one core idle in between.
+
+    A piece's product gives the same bits on one thread as on several (BLAS splits a product by rows
+    and columns of the result, each entry summed by one thread in the same order), and results come
+    back in the order of the pieces, so every number is what the pieces one after the other give.
+    Workers opened while others are (CSLS penalties between blocks) take as many threads as the outer ones.
+    """
+
+    opened: list[int] = []  # the thread counts of the open workers, innermost last
+
+    def __init__(self) -> None:
+        self.threads = self.opened[-1] if self.opened else _blas_threads()
+        self.pool: ThreadPoolExecutor | None = None
+        self.limit = None
+
+    def __enter__(self) -> _Workers:
+        if self.threads > 1:
+            if not self.opened:
+                self.limit = ThreadpoolController().select(user_api="blas").limit(limits=1)
+            self.pool = ThreadPoolExecutor(self.threads)
+        self.opened.append(self.threads)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.opened.pop()
+        if self.pool is not None:
+            self.pool.shutdown()
+        if self.limit is not None:
+            self.limit.restore_original_limits()
+
+    def map(self, function: Callable[[Piece], Result], pieces: Iterable[Piece]) -> Iterator[Result]:
+        """``function`` of each piece, in the order of ``pieces``; at most twice as many pieces started as threads."""
+        if self.pool is None:
+            yield from map(function, pieces)
+            return
+        pending: deque[Future[Result]] = deque()
+        for piece in pieces:
+            pending.append(self.pool.submit(function, piece))
+            if len(pending) > 2 * self.threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+def _chunk_map(
+    workers: _Workers, blocks: Iterable[Scored], function: Callable[[Block, slice, np.ndarray], Result]
+) -> Iterator[Result]:
+    """``function(block, rows, similarities)`` of every chunk of every block (``_chunk_parts``), the chunks
+    of a block on ``workers``; results in chunk order."""
+    for block, row_side, col_side in blocks:
+        product = _Product(block, row_side, col_side)
+        yield from workers.map(partial(product.apply, function), _chunk_parts(block))
 
 
 Scored = tuple[Block, _Side, _Side]
@@ -209,10 +293,15 @@ def mean_top_similarity(row_side: _Side, col_side: _Side, block: Block, neighbou
         raise ValueError(f"the CSLS neighbourhood must be at least 1, got {neighbours}")
     out = np.zeros(size, dtype=np.float64)
     depth = min(neighbours, len(block.cols))
-    for part, sims in _chunks(block, row_side, col_side):
-        if depth:
-            top = np.partition(sims, len(block.cols) - depth, axis=1)[:, len(block.cols) - depth :]
-            out[block.rows[part]] = top.astype(np.float64).sum(axis=1) / depth
+
+    def top_means(block: Block, part: slice, sims: np.ndarray) -> tuple[slice, np.ndarray]:
+        top = np.partition(sims, len(block.cols) - depth, axis=1)[:, len(block.cols) - depth :]
+        return part, top.astype(np.float64).sum(axis=1) / depth
+
+    if depth:
+        with _Workers() as workers:
+            for part, means in _chunk_map(workers, [(block, row_side, col_side)], top_means):
+                out[block.rows[part]] = means
     return out
 
 
@@ -536,15 +625,20 @@ def _text_pass(
         scored = scored_blocks(
             src_side, tgt_side, row_sets, [c for t in tallies for c in t.cols], retrieval, neighbours
         )
-    for block, row_side, col_side in scored:
-        seeds = {id(t): [(b, owners[s][1]) for b, s in enumerate(block.seeds) if owners[s][0] is t] for t in tallies}
-        for part, sims in _chunks(block, row_side, col_side):
-            cand = _candidates(sims, _depth(k, block))  # one candidate list per row for every metric and seed
-            for seed, items, rows, cols, values in _chunk_lists(block, part, sims, k, 2 * tol, cand):
+
+    def feed_chunk(block: Block, part: slice, sims: np.ndarray) -> list[TopList]:
+        """The chunk's top lists (fed to the tallies in chunk order by the caller) and its own-target counts."""
+        cand = _candidates(sims, _depth(k, block))  # one candidate list per row for every metric and seed
+        for tally in tallies:
+            own = [(b, owners[s][1]) for b, s in enumerate(block.seeds) if owners[s][0] is tally]
+            tally.add_chunk(block, part, sims, own, cand)
+        return list(_chunk_lists(block, part, sims, k, 2 * tol, cand))
+
+    with _Workers() as workers:
+        for lists in _chunk_map(workers, scored, feed_chunk):
+            for seed, items, rows, cols, values in lists:
                 tally, local = owners[seed]
                 tally.add_list(local, items, rows, cols, values)
-            for tally in tallies:
-                tally.add_chunk(block, part, sims, seeds[id(tally)], cand)
 
 
 def xlr(
@@ -653,14 +747,21 @@ def _top_lists(blocks: Iterable[Scored], needed: int, margin: float):
 
     Yields (seed, row items, entry rows as positions in the row items, entry column items, entry similarities).
     """
-    for block, row_side, col_side in blocks:
-        for part, sims in _chunks(block, row_side, col_side):
-            yield from _chunk_lists(block, part, sims, needed, margin)
+
+    def chunk_lists(block: Block, part: slice, sims: np.ndarray) -> list[TopList]:
+        return list(_chunk_lists(block, part, sims, needed, margin))
+
+    with _Workers() as workers:
+        for lists in _chunk_map(workers, blocks, chunk_lists):
+            yield from lists
+
+
+TopList = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # seed, row items, rows, column items, values
 
 
 def _chunk_lists(
     block: Block, part: slice, sims: np.ndarray, needed: int, margin: float, cand: Candidates | None = None
-):
+) -> Iterator[TopList]:
     """``_top_lists`` of one chunk of a block's rows (``cand``: its ``_candidates`` at ``_depth(needed, block)``)."""
     if cand is None:
         cand = _candidates(sims, _depth(needed, block))
@@ -770,20 +871,24 @@ def corr_with_moments(
     targets: Sequence[np.ndarray],
     max_pairs: int = 1_000_000,
 ) -> tuple[list[dict[str, float | None]], list[np.ndarray]]:
-    """``corr``'s values, and per seed the rank moments of each paired source (``rank_moments``)."""
+    """``corr``'s values, and per seed the rank moments of each paired source (``rank_moments``); the seeds
+    on ``_Workers``."""
     src_side, tgt_side, image_side = _Side(src), _Side(tgt), _Side(images)
-    out: list[dict[str, float | None]] = []
-    moments: list[np.ndarray] = []
-    for q, t in zip(sources, targets):
+
+    def seed_corr(pair: tuple[np.ndarray, np.ndarray]) -> tuple[dict[str, float | None], np.ndarray]:
+        q, t = pair
         side = corr_side(max(len(q), len(t)), max_pairs)
         q, t = q[:side], t[:side]
         text = _cosine(src_side, q, tgt_side, t)
         image = _cosine(image_side, q, image_side, t)
         # ranked once for both, values within the tie tolerance tied (not ordered by float32 noise)
         text_ranks, image_ranks = average_ranks(text, TIE_TOLERANCE), average_ranks(image, TIE_TOLERANCE)
-        out.append({"spearman": _rank_correlation(text, image, text_ranks, image_ranks)})
-        moments.append(_moments(text_ranks.reshape(text.shape), image_ranks.reshape(image.shape)))
-    return out, moments
+        spearman = _rank_correlation(text, image, text_ranks, image_ranks)
+        return {"spearman": spearman}, _moments(text_ranks.reshape(text.shape), image_ranks.reshape(image.shape))
+
+    with _Workers() as workers:
+        per_seed = list(workers.map(seed_corr, zip(sources, targets)))
+    return [value for value, _ in per_seed], [moments for _, moments in per_seed]
 
 
 def rank_moments(text: np.ndarray, image: np.ndarray) -> np.ndarray:

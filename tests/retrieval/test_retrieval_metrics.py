@@ -328,14 +328,14 @@ def test_joint_pass_equals_the_two_metrics(path, problem, retrieval):
 def text_products(monkeypatch) -> list[int]:
     """Record the size of every chunk of similarities computed."""
     sizes: list[int] = []
-    chunks = M._chunks
+    product = M._Product.__call__
 
-    def counting(block, row_side, col_side):
-        for part, sims in chunks(block, row_side, col_side):
-            sizes.append(sims.size)
-            yield part, sims
+    def counting(self, part):
+        sims = product(self, part)
+        sizes.append(sims.size)
+        return sims
 
-    monkeypatch.setattr(M, "_chunks", counting)
+    monkeypatch.setattr(M._Product, "__call__", counting)
     return sizes
 
 
