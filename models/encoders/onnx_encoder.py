@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import io
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -42,6 +42,8 @@ BACKEND_PARAM = Param(
 )
 ONNX_FILE = "encoder.onnx"
 WEIGHTS_FILE = "encoder.onnx.data"
+# onnx's save_model(size_threshold=1024) moves a tensor out when sys.getsizeof of its bytes object is >= 1024
+SMALLEST_MOVED_OUT = 1024 - sys.getsizeof(b"")
 
 
 def resolve_backend(args: Mapping[str, Any], device: str) -> str:
@@ -121,7 +123,7 @@ def onnx_hidden_states(
     def export(folder: Path) -> None:
         example = torch.ones(2, 8, dtype=torch.long)
         axes = {0: "texts", 1: "tokens"}
-        graph = io.BytesIO()
+        graph = Captured()
         with warnings.catch_warnings():  # the exporter's notes on tracing and constant folding
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -135,10 +137,7 @@ def onnx_hidden_states(
                 dynamic_axes={"input_ids": axes, "attention_mask": axes, "hidden": axes},
             )
         # the weights in a file beside the graph: ONNX Runtime maps it instead of copying it (10x faster to open)
-        model = onnx.load_model_from_string(graph.getvalue())
-        onnx.save_model(
-            model, str(folder / ONNX_FILE), save_as_external_data=True, location=WEIGHTS_FILE, size_threshold=1024
-        )
+        save_with_external_weights(onnx.load_model_from_string(graph.take()), folder)
 
     target = converted_folder(f"{name}-onnx", key)
     # weights that cannot be loaded fail here, before the export announces itself: a refused model is one error line
@@ -155,3 +154,53 @@ def onnx_hidden_states(
         return np.asarray(session.run(None, {k: v for k, v in feeds.items() if k in inputs})[0], dtype=np.float32)
 
     return hidden_states
+
+
+class Captured:
+    """A file object for the exporter that keeps the bytes it is given (``io.BytesIO`` copies them)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        """Keep ``data`` (not a copy)."""
+        self.chunks.append(data)
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing to flush."""
+
+    def take(self) -> bytes:
+        """Everything written, given up: one write is handed back as it is (joining one item copies nothing)."""
+        data = b"".join(self.chunks)
+        self.chunks.clear()
+        return data
+
+
+def save_with_external_weights(model: Any, folder: Path) -> None:
+    """``model`` (an ``onnx.ModelProto``) as ``ONNX_FILE`` with its large initializers in ``WEIGHTS_FILE``.
+
+    The same two files as onnx's ``save_model(model, ONNX_FILE, save_as_external_data=True,
+    location=WEIGHTS_FILE, size_threshold=1024)`` for a graph without subgraphs (the exporter's), where
+    one tensor at least is moved out; onnx copies each tensor's bytes out of the message twice, this once.
+    """
+    import onnx
+
+    with open(folder / WEIGHTS_FILE, "wb") as weights:
+        for tensor in model.graph.initializer:
+            if tensor.HasField("raw_data"):
+                _move_out(tensor, weights)
+    onnx.save_model(model, str(folder / ONNX_FILE))
+
+
+def _move_out(tensor: Any, weights: Any) -> None:
+    """Append the bytes of ``tensor`` (a ``TensorProto``) to ``weights`` and point it there, unless it is small."""
+    from onnx.external_data_helper import set_external_data
+
+    data = tensor.raw_data  # a copy out of the message: taken once
+    if len(data) < SMALLEST_MOVED_OUT:
+        return
+    offset = weights.tell()
+    weights.write(data)
+    set_external_data(tensor, WEIGHTS_FILE, offset, len(data))
+    tensor.ClearField("raw_data")
