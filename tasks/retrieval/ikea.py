@@ -15,6 +15,8 @@ loads the built-in benchmark ``xling-shapes`` instead (``fallback``; docs/defaul
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -94,16 +96,28 @@ class IkeaLoader(DatasetLoader):
             matrix = np.concatenate([part.columns["image_features"] for part in parts])
             arrays["image_features"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1])
         missing = [str(part.missing_features) for part in parts if part.missing_features is not None]
-        info = datasets.DatasetInfo(description=MISSING_FEATURES + "; ".join(missing)) if missing else None
-        data = datasets.Dataset(pa.table(arrays), info=info)
-        if "image" in columns:
-            data = data.cast_column("image", datasets.Image())
+        description = MISSING_FEATURES + "; ".join(missing) if missing else None
         revision = files_revision([f for part in parts for f in part.files])
         identity = {"source": str(folder), "revision": revision, "split": "+".join(splits)}
         if images_dir is not None:
             image_files = sorted({path for part in parts for path in part.columns["image"]})
             identity.update(images=str(images_dir), revision=combined_revision(revision, files_revision(image_files)))
+        data = datasets.Dataset(
+            pa.table(arrays),
+            info=datasets.DatasetInfo(description=description) if description else None,
+            fingerprint=content_fingerprint(identity, description),
+        )
+        if "image" in columns:
+            data = data.cast_column("image", datasets.Image())
         return LoadedData(data, identity)
+
+
+def content_fingerprint(identity: Mapping[str, str], description: str | None) -> str:
+    """The ``datasets`` fingerprint of a loaded table, from its files' content hashes (``identity``) and what
+    it lacks (``description``): what ``datasets`` would otherwise hash the whole table for (0.4 s at 20,000
+    items with 2048-d features). 16 hex digits, as ``datasets`` writes its own."""
+    key = json.dumps({"identity": dict(identity), "description": description}, sort_keys=True)
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def pair_folder(folder: Path, src: str, tgt: str, split: str) -> Path:

@@ -44,6 +44,24 @@ def test_synthetic_layout_reads_and_pools(tmp_path):
     assert image_features("x", loaded.data).shape == (12, 4)
 
 
+def test_the_fingerprint_follows_the_files_not_a_hash_of_the_table(tmp_path, monkeypatch):
+    import datasets.arrow_dataset
+
+    def no_table_hash(*args, **kwargs):
+        raise AssertionError("the loader hashed the table")
+
+    monkeypatch.setattr(datasets.arrow_dataset, "generate_fingerprint", no_table_hash)
+    write_ikea(tmp_path / "a")
+    write_ikea(tmp_path / "b")
+    first, again, elsewhere = ikea(tmp_path / "a"), ikea(tmp_path / "a"), ikea(tmp_path / "b")
+    assert first.data._fingerprint == again.data._fingerprint != elsewhere.data._fingerprint  # another folder
+    assert len(first.data._fingerprint) == 16
+    np.save(tmp_path / "a" / "en.de" / "test.image_features.npy", np.zeros((6, 4), np.float32))
+    assert ikea(tmp_path / "a").data._fingerprint != first.data._fingerprint  # other features, same names
+    write_ikea(tmp_path / "a", "val")
+    assert ikea(tmp_path / "a", split="test+val").data._fingerprint != first.data._fingerprint  # pooled
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
