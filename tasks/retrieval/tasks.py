@@ -164,7 +164,7 @@ class RetrievalTask(Task[Data]):
 
     def texts(self, model: CachedModel, data: Data, items: np.ndarray, lang: str) -> np.ndarray:
         """The text vectors of ``items`` in ``lang``."""
-        column = list(data[f"text_{lang}"])
+        column = data[f"text_{lang}"][:]  # all values at once (iterating a ``datasets`` column formats each row)
         return model.encode_texts([column[i] for i in items], lang=lang)
 
     def images(self, data: Data, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
@@ -196,7 +196,7 @@ class RetrievalTask(Task[Data]):
 
     @staticmethod
     def ids(data: Data) -> list[str]:
-        return [str(i) for i in data["id"]]
+        return [str(i) for i in data["id"][:]]  # all values at once (iterating a ``datasets`` column formats each row)
 
     def joint_key(self) -> tuple[Any, ...] | None:
         """The three tasks on the same data set and languages evaluate together (``harness.run.joint``): xlr and
