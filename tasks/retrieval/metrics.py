@@ -41,6 +41,7 @@ CSLS_NEIGHBOURS = 10  # K of CSLS (Conneau, Lample, Ranzato, Denoyer and Jégou,
 CHUNK_BYTES = 32 << 20  # size of one chunk of similarities (rows x all columns, float32)
 SAMPLE_STRIDE = 16  # _candidates: every 16th column of a long row bounds its depth-th largest value
 SAMPLE_MIN_COLUMNS = 1024  # shorter rows are partitioned whole
+NORM_ROWS = 1024  # inverse_norms: rows at a time
 
 
 def hit_probability(better: np.ndarray, tied: np.ndarray, k: int, rule: str = "expected") -> np.ndarray:
@@ -126,8 +127,19 @@ def plan_blocks(row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray]) 
 
 def inverse_norms(vectors: np.ndarray) -> np.ndarray:
     """1 / the L2 norm of each row (0 for a zero row, whose cosines are then 0)."""
-    norms = np.linalg.norm(vectors, axis=1)
+    norms = _row_norms(np.asarray(vectors))
     return np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0).astype(np.float32)
+
+
+def _row_norms(vectors: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(vectors, axis=1)``, for a C-ordered matrix ``NORM_ROWS`` rows at a time: each row's norm is
+    the same sum over that row's values, without the squares of the whole matrix held at once (their memory
+    took most of the time). Other layouts may be summed in another order by blocks: computed at once."""
+    if not vectors.flags.c_contiguous or len(vectors) <= NORM_ROWS:
+        return np.linalg.norm(vectors, axis=1)
+    return np.concatenate(
+        [np.linalg.norm(vectors[i : i + NORM_ROWS], axis=1) for i in range(0, len(vectors), NORM_ROWS)]
+    )
 
 
 class _Side:
@@ -830,7 +842,7 @@ def _image_hits(
     if not keys:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     all_keys, all_probs = np.concatenate(keys), np.concatenate(probs)
-    order = np.argsort(all_keys, kind="stable")
+    order = np.argsort(all_keys)  # each (seed, target, source) once: any sort gives this order (SIMD sort: 3x faster)
     return all_keys[order], all_probs[order]
 
 
