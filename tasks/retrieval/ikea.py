@@ -93,7 +93,8 @@ class IkeaLoader(DatasetLoader):
             dims = {part.split: part.columns["image_features"].shape[1] for part in parts}
             if len(set(dims.values())) > 1:
                 raise DataError(str(folder), f"image features of different sizes cannot be pooled: {dims}")
-            matrix = np.concatenate([part.columns["image_features"] for part in parts])
+            matrices = [part.columns["image_features"] for part in parts]
+            matrix = matrices[0] if len(matrices) == 1 else np.concatenate(matrices)  # one split: no copy
             arrays["image_features"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), matrix.shape[1])
         missing = [str(part.missing_features) for part in parts if part.missing_features is not None]
         description = MISSING_FEATURES + "; ".join(missing) if missing else None
