@@ -135,6 +135,13 @@ def image_vectors(model: CachedModel, data: Data) -> np.ndarray:
     return model.encode_images(list(images))
 
 
+def rows_of(matrix: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """``matrix[items]``; the matrix itself when ``items`` are all its rows in order (no copy)."""
+    if len(items) == len(matrix) and np.array_equal(items, np.arange(len(matrix))):
+        return matrix
+    return matrix[items]
+
+
 class _Subset:
     """The items a task needs (the union of its samples) and the samples in positions of that union."""
 
@@ -168,7 +175,8 @@ class RetrievalTask(Task[Data]):
         return model.encode_texts([column[i] for i in items], lang=lang)
 
     def images(self, data: Data, items: np.ndarray, ctx: RunContext) -> tuple[np.ndarray, dict[str, Any]]:
-        """The image vectors of ``items`` (g's inputs) and a description of where they came from."""
+        """The image vectors of ``items`` (g's inputs; read only: with every item, a table's own column may be
+        returned) and a description of where they came from."""
         image_model = ctx.load_model("image", self.name)
         if image_model is not None:
             if "image" not in data.column_names:
@@ -188,7 +196,7 @@ class RetrievalTask(Task[Data]):
                 f"task {self.name!r} needs image vectors for g: {where}; "
                 "give --image-model NAME (with --images DIR for datasets that list image files)"
             )
-        return image_features(f"dataset {self.dataset!r}", data)[items], {"source": "image_features"}
+        return rows_of(image_features(f"dataset {self.dataset!r}", data), items), {"source": "image_features"}
 
     def retrieval(self) -> dict[str, Any]:
         """The ranking arguments of ``metrics.xlr`` and ``metrics.backretrieval``."""

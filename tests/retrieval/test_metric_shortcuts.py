@@ -1,4 +1,4 @@
-"""Faster paths of the retrieval metrics give the bits of the straightforward computation they replace."""
+"""Faster paths of the retrieval metrics and tasks give the bits of the straightforward computation they replace."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from harness_tasks.retrieval import metrics as M
+from harness_tasks.retrieval.tasks import rows_of
 
 
 def reference_inverse_norms(vectors: np.ndarray) -> np.ndarray:
@@ -37,3 +38,11 @@ def test_image_hit_keys_are_distinct_so_any_sort_orders_them_alike():
     keys, probs = M._image_hits(M._Side(images), sources, targets, 3, "expected", 1e-6, 30)
     assert len(keys) > 5 * 12 * 3  # ties widen the lists beyond k per target
     assert np.all(np.diff(keys) > 0) and np.all(probs > 0)
+
+
+def test_rows_of_all_items_in_order_is_the_matrix_itself_else_a_copy():
+    matrix = np.arange(12.0).reshape(4, 3)
+    assert rows_of(matrix, np.arange(4)) is matrix
+    for items in (np.array([0, 1, 3, 2]), np.array([1, 2]), np.array([0, 1, 2, 2])):  # reordered, fewer, repeated
+        picked = rows_of(matrix, items)
+        assert picked is not matrix and np.array_equal(picked, matrix[items])
