@@ -46,3 +46,39 @@ def test_rows_of_all_items_in_order_is_the_matrix_itself_else_a_copy():
     for items in (np.array([0, 1, 3, 2]), np.array([1, 2]), np.array([0, 1, 2, 2])):  # reordered, fewer, repeated
         picked = rows_of(matrix, items)
         assert picked is not matrix and np.array_equal(picked, matrix[items])
+
+
+def reference_average_ranks(values: np.ndarray, tol: float) -> np.ndarray:
+    """Mid-ranks of runs chained within ``tol``, ordered by ``np.argsort``."""
+    flat = values.ravel()
+    ordered = flat[np.argsort(flat)]
+    gaps = np.diff(ordered.astype(np.float64)) > tol
+    starts = np.flatnonzero(np.concatenate(([True], gaps)))
+    ends = np.append(starts[1:], len(flat))
+    ranks = np.empty(len(flat))
+    ranks[np.argsort(flat)] = np.repeat(0.5 * (starts + ends + 1), ends - starts)
+    return ranks
+
+
+def edge_floats(size: int, seed: int) -> np.ndarray:
+    """float32 values with negatives, both zeros, infinities, subnormals and many repeats."""
+    rng = np.random.default_rng(seed)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, 1e-45, -1e-45, 1e-38, -1.0, 1.0], dtype=np.float32)
+    values = np.round(rng.standard_normal(size), 2).astype(np.float32)
+    values[rng.integers(0, size, size // 4)] = rng.choice(special, size // 4)
+    return values
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ascending_order_sorts_float32_with_its_edge_values(seed):
+    values = edge_floats(5000, seed)
+    order = M._ascending_order(values)
+    assert np.array_equal(np.sort(order), np.arange(len(values)))  # each position once
+    assert np.array_equal(values[order], np.sort(values))  # ascending (-0.0 == 0.0)
+
+
+@pytest.mark.parametrize("tol", [0.0, 1e-6, 0.015])
+@pytest.mark.parametrize("seed", range(3))
+def test_average_ranks_equal_those_of_an_argsort(seed, tol):
+    values = np.nan_to_num(edge_floats(3600, seed), posinf=5.0, neginf=-5.0).reshape(60, 60)  # cosines: finite
+    assert M.average_ranks(values, tol).tobytes() == reference_average_ranks(values, tol).tobytes()
