@@ -158,8 +158,13 @@ class _Side:
         return side
 
     def take(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The vectors and inverse norms of ``items``: the whole matrix, or consecutive rows of a C-ordered one
+        (a chunk of all items), without a copy (the same layout, so the same products); else copied."""
         if len(items) == len(self.vectors) and np.array_equal(items, np.arange(len(items))):
-            return self.vectors, self.inv  # the whole matrix: no copy
+            return self.vectors, self.inv
+        if len(items) and self.vectors.flags.c_contiguous and np.array_equal(items, items[0] + np.arange(len(items))):
+            rows = slice(int(items[0]), int(items[0]) + len(items))
+            return self.vectors[rows], self.inv[rows]
         return self.vectors[items], self.inv[items]
 
 

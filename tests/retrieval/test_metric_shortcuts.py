@@ -82,3 +82,15 @@ def test_ascending_order_sorts_float32_with_its_edge_values(seed):
 def test_average_ranks_equal_those_of_an_argsort(seed, tol):
     values = np.nan_to_num(edge_floats(3600, seed), posinf=5.0, neginf=-5.0).reshape(60, 60)  # cosines: finite
     assert M.average_ranks(values, tol).tobytes() == reference_average_ranks(values, tol).tobytes()
+
+
+def test_side_takes_consecutive_rows_of_a_c_ordered_matrix_without_a_copy():
+    matrix = np.arange(40, dtype=np.float32).reshape(10, 4) + 1
+    side = M._Side(matrix)
+    for items, shared in ((np.arange(3, 7), True), (np.arange(10), True), (np.array([3, 5, 4, 6]), False)):
+        vectors, inv = side.take(items)
+        assert np.shares_memory(vectors, side.vectors) == shared
+        assert np.array_equal(vectors, matrix[items]) and np.array_equal(inv, side.inv[items])
+    columns = M._Side(np.asfortranarray(matrix))  # another layout: copied rows (C-ordered, as before)
+    vectors, _ = columns.take(np.arange(3, 7))
+    assert not np.shares_memory(vectors, columns.vectors) and np.array_equal(vectors, matrix[3:7])
