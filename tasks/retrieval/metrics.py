@@ -105,10 +105,8 @@ class Block:
 
 def plan_blocks(row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray]) -> list[Block]:
     """All seeds in one block when the union of the samples is cheaper than the seeds one by one."""
-    rows_all = np.unique(np.concatenate(row_sets)) if row_sets else np.zeros(0, dtype=np.int64)
-    cols_all = np.unique(np.concatenate(col_sets)) if col_sets else np.zeros(0, dtype=np.int64)
-    separate = sum(len(r) * len(c) for r, c in zip(row_sets, col_sets))
-    if len(rows_all) * len(cols_all) <= separate:
+    rows_all, cols_all = _union(row_sets), _union(col_sets)
+    if len(rows_all) * len(cols_all) <= _separate_size(row_sets, col_sets):
         groups = [tuple(range(len(row_sets)))]
     else:
         groups = [(i,) for i in range(len(row_sets))]
@@ -116,13 +114,32 @@ def plan_blocks(row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray]) 
     for group in groups:
         rows = rows_all if len(groups) == 1 else np.sort(row_sets[group[0]])
         cols = cols_all if len(groups) == 1 else np.sort(col_sets[group[0]])
-        row_member = np.zeros((len(rows), len(group)), dtype=bool)
-        col_member = np.zeros((len(cols), len(group)), dtype=bool)
-        for b, seed in enumerate(group):
-            row_member[np.searchsorted(rows, row_sets[seed]), b] = True
-            col_member[np.searchsorted(cols, col_sets[seed]), b] = True
+        row_member = _membership(rows, [row_sets[seed] for seed in group])
+        col_member = _membership(cols, [col_sets[seed] for seed in group])
         blocks.append(Block(group, rows, cols, row_member, col_member))
     return blocks
+
+
+def _union(sets: Sequence[np.ndarray]) -> np.ndarray:
+    return np.unique(np.concatenate(sets)) if sets else np.zeros(0, dtype=np.int64)
+
+
+def _separate_size(row_sets: Sequence[np.ndarray], col_sets: Sequence[np.ndarray]) -> int:
+    """The similarities of the seeds computed one by one."""
+    return sum(len(r) * len(c) for r, c in zip(row_sets, col_sets))
+
+
+def _membership(items: np.ndarray, sets: Sequence[np.ndarray]) -> np.ndarray:
+    """bool (len(items), len(sets)): which of the sorted ``items`` each set holds (each set's items are among
+    them). Distinct non-negative items are found through a table of positions, others by binary search."""
+    member = np.zeros((len(items), len(sets)), dtype=bool)
+    distinct = len(items) > 0 and items[0] >= 0 and bool(np.all(items[1:] > items[:-1]))
+    if distinct:
+        position = np.zeros(int(items[-1]) + 1, dtype=np.intp)
+        position[items] = np.arange(len(items))
+    for b, chosen in enumerate(sets):
+        member[position[chosen] if distinct else np.searchsorted(items, chosen), b] = True
+    return member
 
 
 def inverse_norms(vectors: np.ndarray) -> np.ndarray:
@@ -607,16 +624,19 @@ def shared_blocks(groups: Sequence[tuple[Sequence[np.ndarray], Sequence[np.ndarr
     """Blocks for the seeds of several metrics over the same similarities (per group, its per-seed row
     and column sets; seeds numbered across the groups in order): one block for all of them when its
     product is no larger than the groups' own plans (``plan_blocks``) together, else those plans."""
-    own: list[Block] = []
+    if sum(1 for rows, _ in groups if len(rows)) >= 2:
+        row_sets = [r for rows, _ in groups for r in rows]
+        col_sets = [c for _, cols in groups for c in cols]
+        union = len(_union(row_sets)) * len(_union(col_sets))
+        own = sum(min(len(_union(rows)) * len(_union(cols)), _separate_size(rows, cols)) for rows, cols in groups)
+        if union <= _separate_size(row_sets, col_sets) and union <= own:  # one joint block, no larger
+            return plan_blocks(row_sets, col_sets)
+    plans: list[Block] = []
     offset = 0
     for rows, cols in groups:
-        own += [replace(b, seeds=tuple(offset + s for s in b.seeds)) for b in plan_blocks(rows, cols)]
+        plans += [replace(b, seeds=tuple(offset + s for s in b.seeds)) for b in plan_blocks(rows, cols)]
         offset += len(rows)
-    if sum(1 for rows, _ in groups if len(rows)) < 2:
-        return own
-    joint = plan_blocks([r for rows, _ in groups for r in rows], [c for _, cols in groups for c in cols])
-    size = sum(len(b.rows) * len(b.cols) for b in own)
-    return joint if len(joint) == 1 and len(joint[0].rows) * len(joint[0].cols) <= size else own
+    return plans
 
 
 def _text_pass(

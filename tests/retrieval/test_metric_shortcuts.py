@@ -94,3 +94,22 @@ def test_side_takes_consecutive_rows_of_a_c_ordered_matrix_without_a_copy():
     columns = M._Side(np.asfortranarray(matrix))  # another layout: copied rows (C-ordered, as before)
     vectors, _ = columns.take(np.arange(3, 7))
     assert not np.shares_memory(vectors, columns.vectors) and np.array_equal(vectors, matrix[3:7])
+
+
+def reference_membership(items: np.ndarray, sets: list[np.ndarray]) -> np.ndarray:
+    member = np.zeros((len(items), len(sets)), dtype=bool)
+    for b, chosen in enumerate(sets):
+        member[np.searchsorted(items, chosen), b] = True
+    return member
+
+
+@pytest.mark.parametrize(
+    "items",
+    [np.array([0, 3, 4, 9, 12]), np.array([2, 2, 5, 7, 7]), np.array([5]), np.zeros(0, dtype=np.int64)],
+    ids=["distinct", "repeated", "one", "none"],
+)
+def test_membership_by_position_table_equals_binary_search(items):
+    rng = np.random.default_rng(len(items))
+    sets = [rng.choice(items, size=min(3, len(items)), replace=False) for _ in range(4)] + [items[:0]]
+    got = M._membership(items, sets)
+    assert got.shape == (len(items), 5) and np.array_equal(got, reference_membership(items, sets))
