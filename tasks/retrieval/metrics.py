@@ -18,7 +18,8 @@ samples, squared, is smaller than the sum of the samples' squares) the similarit
 union are computed once, in chunks of rows, and each seed reads its own rows and columns from
 them (per-seed counts come from one matrix product with the seeds' membership masks); otherwise
 each seed is computed on its own sample. Either way a chunk of rows times all columns is the
-largest array held, so memory grows linearly, not quadratically, with the sample size.
+largest array held, one per thread (``_Workers``: as many chunks at a time as BLAS has threads,
+each product on one of them), so memory grows linearly, not quadratically, with the sample size.
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ class _Workers:
     def __exit__(self, *exc_info: object) -> None:
         self.opened.pop()
         if self.pool is not None:
-            self.pool.shutdown()
+            self.pool.shutdown(cancel_futures=True)  # after a failure, pieces not yet started are not run
         if self.limit is not None:
             self.limit.restore_original_limits()
 
