@@ -162,16 +162,21 @@ def worker(implementation: str, n: int, seeds: int) -> None:
 
 
 def profile(n: int, seeds: int) -> None:
-    """Ours under cProfile, timed in CPU seconds of the process (all threads; robust to other jobs' load):
-    the 20 functions with the most time spent in themselves (matrix products and other NumPy
-    operators count in the Python function that applies them)."""
+    """Ours under cProfile, timed in CPU seconds of the process (robust to other jobs' load): the 20
+    functions with the most time spent in themselves (matrix products and other NumPy operators
+    count in the Python function that applies them). BLAS is limited to one thread, so that the
+    metrics compute their chunks and seeds on the calling thread (``metrics._Workers``), which
+    cProfile sees."""
     import cProfile
     import pstats
+
+    from threadpoolctl import threadpool_limits
 
     src, tgt, images = embeddings(2 * n)
     sources, targets = samples(2 * n, n, seeds)
     profiler = cProfile.Profile(time.process_time)
-    profiler.runcall(ours, src, tgt, images, sources, targets)
+    with threadpool_limits(1, user_api="blas"):
+        profiler.runcall(ours, src, tgt, images, sources, targets)
     pstats.Stats(profiler).sort_stats("tottime").print_stats(20)
 
 
