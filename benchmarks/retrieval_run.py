@@ -137,8 +137,9 @@ STAGES = (  # (module, owner attribute path, label): the stages of a run, timed 
 def profile(folder: Path, n: int, seeds: int) -> None:
     """One run with its stages timed (wall, CPU of the process, CPU of the main thread): a Markdown table.
 
-    The process's CPU time includes BLAS's worker threads, which keep spinning for a while after
-    each product; the main thread's CPU time is the Python and single-threaded NumPy work.
+    The process's CPU time includes every thread: the metrics' worker threads (``metrics._Workers``,
+    which compute the chunks and corr's seeds) and BLAS's; the main thread's CPU time is the work
+    done on the calling thread (a stage whose main thread is far below its wall time waits on workers).
     """
     import functools
     import importlib
