@@ -41,6 +41,8 @@ class Run:
     state: str
     wall: float
     cpu: float
+    system: float
+    minor_faults: int
     peak_mib: float
     load: float
     numbers: list[str]
@@ -98,7 +100,18 @@ class Side:
             raise SystemExit(f"{self.name} {state} run failed ({child.returncode}):\n{tail}")
         numbers = [line.rsplit("\t", 1)[0] for line in stdout if line.startswith(TASKS)]
         cpu = usage.ru_utime + usage.ru_stime
-        return Run(self.name, state, wall, cpu, usage.ru_maxrss / 1024, load, numbers, timeline)
+        return Run(
+            self.name,
+            state,
+            wall,
+            cpu,
+            usage.ru_stime,
+            usage.ru_minflt,
+            usage.ru_maxrss / 1024,
+            load,
+            numbers,
+            timeline,
+        )
 
 
 def _stamp(stream: object, timeline: list[tuple[float, str]], start: float) -> None:
@@ -121,10 +134,12 @@ def unpack_base(commit: str, work: Path) -> Path:
 
 
 def table(runs: list[Run]) -> str:
-    """Markdown: per side and state, median wall and CPU time, their range, peak RSS and the load seen."""
+    """Markdown: per side and state, median wall and CPU time, their range, the median system time and minor page
+    faults (memory the kernel hands out afresh), peak RSS and the load seen."""
     lines = [
-        "| tree | state | runs | wall, median (range) | CPU user + sys, median (range) | peak RSS | load (1 min) before |",
-        "|---|---|---:|---:|---:|---:|---|",
+        "| tree | state | runs | wall, median (range) | CPU user + sys, median (range) | sys | minor faults | peak RSS "
+        "| load (1 min) before |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     keys = list(dict.fromkeys((run.side, run.state) for run in runs))
     for side, state in keys:
@@ -133,6 +148,8 @@ def table(runs: list[Run]) -> str:
         lines.append(
             f"| {side} | {state} | {len(group)} | {statistics.median(walls):.2f} s ({min(walls):.2f}-{max(walls):.2f}) "
             f"| {statistics.median(cpus):.2f} s ({min(cpus):.2f}-{max(cpus):.2f}) "
+            f"| {statistics.median(run.system for run in group):.2f} s "
+            f"| {statistics.median(run.minor_faults for run in group) / 1e6:.2f} M "
             f"| {max(run.peak_mib for run in group) / 1024:.2f} GiB "
             f"| {', '.join(f'{run.load:.1f}' for run in group)} |"
         )
