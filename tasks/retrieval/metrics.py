@@ -43,6 +43,7 @@ CHUNK_BYTES = 32 << 20  # size of one chunk of similarities (rows x all columns,
 SAMPLE_STRIDE = 16  # _candidates: every 16th column of a long row bounds its depth-th largest value
 SAMPLE_MIN_COLUMNS = 1024  # shorter rows are partitioned whole
 NORM_ROWS = 1024  # inverse_norms: rows at a time
+PARALLEL_MIN_SIMILARITIES = 1 << 22  # _Workers: less work runs on the calling thread
 
 
 def hit_probability(better: np.ndarray, tied: np.ndarray, k: int, rule: str = "expected") -> np.ndarray:
@@ -229,16 +230,19 @@ def _blas_threads() -> int:
 
 class _Workers:
     """Threads for independent pieces of work (chunks, seeds), as many as BLAS would use for a product;
-    while open, every BLAS call runs on one thread, so that the products of two pieces run side by side
+    while they run, every BLAS call runs on one thread, so that the products of two pieces run side by side
     with the work between them instead of one product on all cores with one core idle in between.
 
     A piece's product gives the same bits on one thread as on several (BLAS splits a product by rows
     and columns of the result, each entry summed by one thread in the same order), and results come
     back in the order of the pieces, so every number is what the pieces one after the other give.
-    Workers opened while others are (CSLS penalties between blocks) take as many threads as the outer ones.
+    Work of fewer than ``PARALLEL_MIN_SIMILARITIES`` similarities, or of one piece, runs on the calling
+    thread (starting threads would cost more). Workers opened while others are (CSLS penalties between
+    blocks) take as many threads as the outer ones.
     """
 
     opened: list[int] = []  # the thread counts of the open workers, innermost last
+    blas_limited = False  # whether open workers have limited BLAS to one thread
 
     def __init__(self) -> None:
         self.threads = self.opened[-1] if self.opened else _blas_threads()
@@ -246,10 +250,6 @@ class _Workers:
         self.limit = None
 
     def __enter__(self) -> _Workers:
-        if self.threads > 1:
-            if not self.opened:
-                self.limit = ThreadpoolController().select(user_api="blas").limit(limits=1)
-            self.pool = ThreadPoolExecutor(self.threads)
         self.opened.append(self.threads)
         return self
 
@@ -259,15 +259,26 @@ class _Workers:
             self.pool.shutdown(cancel_futures=True)  # after a failure, pieces not yet started are not run
         if self.limit is not None:
             self.limit.restore_original_limits()
+            _Workers.blas_limited = False
 
-    def map(self, function: Callable[[Piece], Result], pieces: Iterable[Piece]) -> Iterator[Result]:
-        """``function`` of each piece, in the order of ``pieces``; at most twice as many pieces started as threads."""
+    def _started(self) -> ThreadPoolExecutor:
         if self.pool is None:
+            if not _Workers.blas_limited:  # the first to start limits BLAS, and restores it on exit
+                self.limit = ThreadpoolController().select(user_api="blas").limit(limits=1)
+                _Workers.blas_limited = True
+            self.pool = ThreadPoolExecutor(self.threads)
+        return self.pool
+
+    def map(self, function: Callable[[Piece], Result], pieces: Sequence[Piece], similarities: int) -> Iterator[Result]:
+        """``function`` of each piece, in the order of ``pieces`` (``similarities``: how many they compute together);
+        at most twice as many pieces started as threads."""
+        if self.threads < 2 or len(pieces) < 2 or similarities < PARALLEL_MIN_SIMILARITIES:
             yield from map(function, pieces)
             return
+        pool = self._started()
         pending: deque[Future[Result]] = deque()
         for piece in pieces:
-            pending.append(self.pool.submit(function, piece))
+            pending.append(pool.submit(function, piece))
             if len(pending) > 2 * self.threads:
                 yield pending.popleft().result()
         while pending:
@@ -281,7 +292,8 @@ def _chunk_map(
     of a block on ``workers``; results in chunk order."""
     for block, row_side, col_side in blocks:
         product = _Product(block, row_side, col_side)
-        yield from workers.map(partial(product.apply, function), _chunk_parts(block))
+        similarities = len(block.rows) * len(block.cols)
+        yield from workers.map(partial(product.apply, function), _chunk_parts(block), similarities)
 
 
 Scored = tuple[Block, _Side, _Side]
@@ -924,8 +936,10 @@ def corr_with_moments(
         spearman = _rank_correlation(text, image, text_ranks, image_ranks)
         return {"spearman": spearman}, _moments(text_ranks.reshape(text.shape), image_ranks.reshape(image.shape))
 
+    pairs = list(zip(sources, targets))
+    similarities = sum(corr_side(max(len(q), len(t)), max_pairs) ** 2 for q, t in pairs)
     with _Workers() as workers:
-        per_seed = list(workers.map(seed_corr, zip(sources, targets)))
+        per_seed = list(workers.map(seed_corr, pairs, similarities))
     return [value for value, _ in per_seed], [moments for _, moments in per_seed]
 
 

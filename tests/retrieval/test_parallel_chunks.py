@@ -58,6 +58,7 @@ def computed_with(monkeypatch, threads: int, rule: str, retrieval: str) -> tuple
 
     with monkeypatch.context() as patch:
         patch.setattr(M, "_blas_threads", lambda: threads)
+        patch.setattr(M, "PARALLEL_MIN_SIMILARITIES", 0)  # small as they are, on the workers
         patch.setattr(M, "CHUNK_BYTES", 4 * 30 * 3)  # three rows of 30 columns per chunk
         patch.setattr(M._Product, "__call__", recorded)
         return all_metrics(rule, retrieval), ran_on
@@ -86,7 +87,7 @@ def test_workers_return_results_in_the_order_of_the_pieces(monkeypatch):
         return piece * 10
 
     with M._Workers() as workers:
-        assert list(workers.map(work, range(3))) == [0, 10, 20]
+        assert list(workers.map(work, range(3), M.PARALLEL_MIN_SIMILARITIES)) == [0, 10, 20]
 
 
 def blas_threads() -> int:
@@ -97,8 +98,28 @@ def test_workers_run_blas_on_one_thread_and_restore_it(monkeypatch):
     monkeypatch.setattr(M, "_blas_threads", lambda: 2)
     before = blas_threads()
     with M._Workers() as workers:
-        inside = list(workers.map(lambda _: blas_threads(), range(2)))
+        inside = list(workers.map(lambda _: blas_threads(), range(2), M.PARALLEL_MIN_SIMILARITIES))
         with M._Workers() as nested:  # opened inside (CSLS penalties): as many threads as the outer ones
             assert nested.threads == 2
+            assert list(nested.map(lambda _: blas_threads(), range(2), M.PARALLEL_MIN_SIMILARITIES)) == [1, 1]
+        assert blas_threads() == 1  # still the outer workers' limit
     assert inside == [1, 1]
     assert blas_threads() == before
+
+
+def test_a_nested_start_limits_blas_when_the_outer_workers_have_not(monkeypatch):
+    monkeypatch.setattr(M, "_blas_threads", lambda: 2)
+    before = blas_threads()
+    with M._Workers(), M._Workers() as nested:  # the outer ones started no thread (CSLS: penalties come first)
+        assert list(nested.map(lambda _: blas_threads(), range(2), M.PARALLEL_MIN_SIMILARITIES)) == [1, 1]
+    assert blas_threads() == before
+
+
+def test_small_work_or_one_piece_runs_on_the_calling_thread(monkeypatch):
+    monkeypatch.setattr(M, "_blas_threads", lambda: 2)
+    caller = threading.get_ident()
+    with M._Workers() as workers:
+        small = set(workers.map(lambda _: threading.get_ident(), range(4), M.PARALLEL_MIN_SIMILARITIES - 1))
+        single = set(workers.map(lambda _: threading.get_ident(), range(1), M.PARALLEL_MIN_SIMILARITIES))
+        large = set(workers.map(lambda _: threading.get_ident(), range(4), M.PARALLEL_MIN_SIMILARITIES))
+    assert small == single == {caller} and caller not in large
