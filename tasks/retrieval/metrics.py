@@ -33,7 +33,7 @@ from functools import partial
 from typing import TypeVar
 
 import numpy as np
-from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]  # (scikit-learn's dependency)
+from threadpoolctl import ThreadpoolController
 
 TIE_TOLERANCE = 1e-6
 TIE_RULES = ("expected", "optimistic", "pessimistic")
