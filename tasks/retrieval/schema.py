@@ -78,7 +78,7 @@ def validate(source: str, data: Any, languages: tuple[str, str]) -> None:
     for column in text_columns:
         check_nonempty(source, column, [t if isinstance(t, str) else "" for t in data[column]])
     if "image_features" in data.column_names:
-        image_features(source, data)
+        image_features(source, data, writable=False)
     if "image" in data.column_names:
         import datasets
 
@@ -88,27 +88,29 @@ def validate(source: str, data: Any, languages: tuple[str, str]) -> None:
                 raise DataError(source, "missing image", row=row, field="image")
 
 
-def image_features(source: str, data: Any) -> np.ndarray:
-    """The ``image_features`` column as a finite float32 matrix (one row per item)."""
-    matrix = _arrow_matrix(data)
+def image_features(source: str, data: Any, writable: bool = True) -> np.ndarray:
+    """The ``image_features`` column as a finite float32 matrix (one row per item): the caller's own copy, or with
+    ``writable=False`` possibly a read-only view of the dataset's memory (to check it, nothing copied)."""
+    matrix = _arrow_matrix(data, writable)
     if matrix is None:
         matrix = _row_matrix(source, data)
     check_finite(source, matrix)
     return matrix
 
 
-def _arrow_matrix(data: Any) -> np.ndarray | None:
-    """A ``datasets.Dataset``'s ``image_features`` read from its Arrow column at once (a copy, float32), or None
-    when that column is not one numeric vector of one non-zero length per row without nulls (``_row_matrix`` then
-    reads it row by row and names the bad row). The same numbers: each value converted to float32 as NumPy does."""
+def _arrow_matrix(data: Any, writable: bool = True) -> np.ndarray | None:
+    """A ``datasets.Dataset``'s ``image_features`` read from its Arrow column at once (float32: a copy, or unless
+    ``writable`` a read-only view of the Arrow memory where the values are float32 in one chunk), or None when that
+    column is not one numeric vector of one non-zero length per row without nulls (``_row_matrix`` then reads it row
+    by row and names the bad row). The same numbers: each value converted to float32 as NumPy does."""
     if isinstance(data, Table) or len(data) == 0:  # a Table's column already is a list or an array
         return None
     import pyarrow as pa
     import pyarrow.compute as pc
 
     column = data.with_format("arrow")["image_features"]  # the rows of the dataset (a selection's too), in order
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    if isinstance(column, pa.ChunkedArray):  # combine_chunks copies even a single chunk
+        column = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     kinds = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
     if not any(kind(column.type) for kind in kinds) or column.null_count:
         return None
@@ -119,7 +121,7 @@ def _arrow_matrix(data: Any) -> np.ndarray | None:
     low, high = pc.min_max(lengths).values()
     if low.as_py() != high.as_py() or not low.as_py():
         return None
-    return values.to_numpy(zero_copy_only=False).astype(np.float32).reshape(len(column), -1)
+    return values.to_numpy(zero_copy_only=False).astype(np.float32, copy=writable).reshape(len(column), -1)
 
 
 def _row_matrix(source: str, data: Any) -> np.ndarray:

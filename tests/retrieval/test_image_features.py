@@ -36,6 +36,9 @@ def test_fixed_size_column_read_from_arrow(no_row_path):
     got = schema.image_features("x", fixed_size(matrix))
     assert got.dtype == np.float32 and got.flags.writeable
     np.testing.assert_array_equal(got, matrix)
+    viewed = schema.image_features("x", fixed_size(matrix), writable=False)  # the check reads it in place
+    assert not viewed.flags.writeable and not viewed.flags.owndata
+    np.testing.assert_array_equal(viewed, matrix)
 
 
 def test_selections_keep_their_rows_and_order(no_row_path):
