@@ -21,7 +21,6 @@ import platform
 import shutil
 import sys
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -75,38 +74,29 @@ M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # glibc's mallopt parameters (malloc.h)
 MMAP_MAX_DEFAULT = 65536  # glibc's default count of allocations served by mmap
 TRIM_THRESHOLD_AFTER = 64 << 20  # where glibc's dynamic threshold ends for large buffers (2 x 32 MiB)
 NEVER_TRIM = 2**31 - 1
-_builds = {"running": 0}  # blocks open (nested, or in several threads): the last one out restores malloc
-_builds_lock = threading.Lock()
 
 
 @contextlib.contextmanager
 def reused_memory() -> Iterator[None]:
     """glibc's malloc serves every allocation from its heap and keeps freed memory there, for the block.
 
-    After it (the last such block open), large allocations are mapped again (above the threshold glibc
-    had reached, which then stays), the heap's top is trimmed beyond 64 MiB free (where glibc's own rule
-    ends once a large buffer has been freed) and the free memory goes back to the system
-    (``malloc_trim``). Only how memory is reused changes, never what is computed. Other C libraries:
-    nothing changes.
+    After it, large allocations are mapped again (above the threshold glibc had reached, which then
+    stays), the heap's top is trimmed beyond 64 MiB free (where glibc's own rule ends once a large
+    buffer has been freed) and the free memory goes back to the system (``malloc_trim``). Only how
+    memory is reused changes, never what is computed. Other C libraries: nothing changes.
     """
     libc = _glibc()
     if libc is None:
         yield
         return
-    with _builds_lock:
-        _builds["running"] += 1
-        if _builds["running"] == 1:
-            libc.mallopt(M_MMAP_MAX, 0)
-            libc.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM)
+    libc.mallopt(M_MMAP_MAX, 0)
+    libc.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM)
     try:
         yield
     finally:
-        with _builds_lock:
-            _builds["running"] -= 1
-            if _builds["running"] == 0:
-                libc.mallopt(M_MMAP_MAX, MMAP_MAX_DEFAULT)
-                libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_AFTER)
-                libc.malloc_trim(0)
+        libc.mallopt(M_MMAP_MAX, MMAP_MAX_DEFAULT)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_AFTER)
+        libc.malloc_trim(0)
 
 
 def _glibc() -> ctypes.CDLL | None:

@@ -35,14 +35,6 @@ def test_a_large_buffer_comes_from_the_heap_only_inside_the_block():
     assert not in_heap(bytearray(LARGE))
 
 
-def test_a_block_inside_another_does_not_end_it():
-    with reused_memory():
-        with reused_memory():
-            assert in_heap(bytearray(LARGE))
-        assert in_heap(bytearray(LARGE))
-    assert not in_heap(bytearray(LARGE))
-
-
 def test_a_build_runs_inside_the_block(tmp_path):
     placed = []
 
