@@ -7,7 +7,8 @@ in-memory embeddings: an IKEA-layout folder of N = 2n items (texts ``en <i>`` / 
 (768-d; the targets are noisy copies of the sources), the embeddings of
 ``benchmarks/retrieval_metrics.py``. Everything a run does is timed: loading and checking the
 data, the three tasks (xlr and backretrieval sharing one text pass, ``harness.run.joint``), the
-bootstrap intervals, the results lines. Not timed: Python's imports and writing the folder.
+bootstrap intervals, the results lines, and the imports the run makes itself (the plugins, ``datasets``:
+about 0.5-1 s, as a user's run pays them). Not timed: importing harness and NumPy, and writing the folder.
 
 The floor is ``retrieval_metrics.floor``: the similarity products the three metrics need (the
 text product once), on the same vectors and the seeds' samples, results thrown away. Each
