@@ -177,14 +177,19 @@ class _Side:
         return side
 
     def take(self, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The vectors and inverse norms of ``items``: the whole matrix, or consecutive rows of a C-ordered one
-        (a chunk of all items), without a copy (the same layout, so the same products); else copied."""
-        if len(items) == len(self.vectors) and np.array_equal(items, np.arange(len(items))):
-            return self.vectors, self.inv
-        if len(items) and self.vectors.flags.c_contiguous and np.array_equal(items, items[0] + np.arange(len(items))):
-            rows = slice(int(items[0]), int(items[0]) + len(items))
-            return self.vectors[rows], self.inv[rows]
-        return self.vectors[items], self.inv[items]
+        """The vectors and inverse norms of ``items`` (``rows_of``)."""
+        return rows_of(self.vectors, items), rows_of(self.inv, items)
+
+
+def rows_of(matrix: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """``matrix[items]``, without a copy where that keeps the layout: the matrix itself when ``items`` are all its
+    rows in order, a view when they are consecutive rows of a C-ordered one (a chunk: the same products); else copied.
+    """
+    if len(items) == len(matrix) and np.array_equal(items, np.arange(len(matrix))):
+        return matrix
+    if len(items) and matrix.flags.c_contiguous and np.array_equal(items, items[0] + np.arange(len(items))):
+        return matrix[int(items[0]) : int(items[0]) + len(items)]
+    return matrix[items]
 
 
 def _chunk_parts(block: Block) -> list[slice]:

@@ -135,13 +135,6 @@ def image_vectors(model: CachedModel, data: Data) -> np.ndarray:
     return model.encode_images(list(images))
 
 
-def rows_of(matrix: np.ndarray, items: np.ndarray) -> np.ndarray:
-    """``matrix[items]``; the matrix itself when ``items`` are all its rows in order (no copy)."""
-    if len(items) == len(matrix) and np.array_equal(items, np.arange(len(matrix))):
-        return matrix
-    return matrix[items]
-
-
 class _Subset:
     """The items a task needs (the union of its samples) and the samples in positions of that union."""
 
@@ -196,7 +189,7 @@ class RetrievalTask(Task[Data]):
                 f"task {self.name!r} needs image vectors for g: {where}; "
                 "give --image-model NAME (with --images DIR for datasets that list image files)"
             )
-        return rows_of(image_features(f"dataset {self.dataset!r}", data), items), {"source": "image_features"}
+        return metrics.rows_of(image_features(f"dataset {self.dataset!r}", data), items), {"source": "image_features"}
 
     def retrieval(self) -> dict[str, Any]:
         """The ranking arguments of ``metrics.xlr`` and ``metrics.backretrieval``."""

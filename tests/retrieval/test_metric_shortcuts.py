@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from harness_tasks.retrieval import metrics as M
-from harness_tasks.retrieval.tasks import rows_of
+from harness_tasks.retrieval.metrics import rows_of
 
 
 def reference_inverse_norms(vectors: np.ndarray) -> np.ndarray:
@@ -40,7 +40,7 @@ def test_image_hit_keys_are_distinct_so_any_sort_orders_them_alike():
     assert np.all(np.diff(keys) > 0) and np.all(probs > 0)
 
 
-def test_rows_of_all_items_in_order_is_the_matrix_itself_else_a_copy():
+def test_rows_of_all_items_in_order_is_the_matrix_itself_else_those_rows():
     matrix = np.arange(12.0).reshape(4, 3)
     assert rows_of(matrix, np.arange(4)) is matrix
     for items in (np.array([0, 1, 3, 2]), np.array([1, 2]), np.array([0, 1, 2, 2])):  # reordered, fewer, repeated
