@@ -73,6 +73,20 @@ def test_two_ranks_equal_one_process_and_fill_the_shared_cache(data_dir, tmp_pat
 
 
 @pytest.mark.slow  # torchrun starts two processes that import torch
+def test_no_rank_returns_before_rank_0_has_written_the_results(data_dir, tmp_path):
+    """A rank that exits while rank 0 still works can abort at interpreter shutdown (a gloo worker thread releasing
+    the last exchange's tensors): every rank leaves the run together, after rank 0's last line is written."""
+    run = torchrun(
+        str(HERE / "fixtures" / "dist_run.py"), data_dir, str(tmp_path / "dist"), env={"FAKE_SLOW_RANK": "0"}
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    returned = {r["rank"]: r["returned_at"] for r in map(json.loads, run.stdout.splitlines()) if "rank" in r}
+    written = (tmp_path / "dist" / "results.jsonl").stat().st_mtime
+    assert sorted(returned) == [0, 1]
+    assert returned[1] >= written  # rank 0 spent 2 s past the exchange; rank 1 waited for it
+
+
+@pytest.mark.slow  # torchrun starts two processes that import torch
 def test_a_dying_rank_stops_the_run_and_the_rerun_resumes(data_dir, tmp_path):
     run = torchrun(
         str(HERE / "fixtures" / "dist_run.py"), data_dir, str(tmp_path / "dist"), env={"FAKE_DIE_ON_RANK": "1"}

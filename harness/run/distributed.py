@@ -82,12 +82,30 @@ class RankPartition:
         try:
             dist.all_gather_object(gathered, value)
         except Exception as exc:  # gloo/nccl raise RuntimeError subclasses when a peer is gone
-            raise PeerLostError(
-                f"rank {self.rank} of {self.world_size} lost contact with the other ranks while {what} "
-                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}); what was "
-                "finished is in the cache: rerun (at any world size) to resume"
-            ) from None
+            raise self._lost(exc, what) from None
         return gathered
+
+    def _lost(self, exc: Exception, what: str) -> PeerLostError:
+        return PeerLostError(
+            f"rank {self.rank} of {self.world_size} lost contact with the other ranks while {what} "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no detail'}); what was "
+            "finished is in the cache: rerun (at any world size) to resume"
+        )
+
+    def leave_together(self) -> None:
+        """Return only when every rank is done, rank 0's results written included.
+
+        A rank that exits while a peer still works can abort at interpreter shutdown: a gloo worker
+        thread still releasing the last collective's tensors needs the interpreter (SIGABRT,
+        "terminate called without an active exception"). A barrier carries no Python tensors, and
+        the collectives before it have long finished when the slowest rank arrives.
+        """
+        import torch.distributed as dist
+
+        try:
+            dist.barrier()
+        except Exception as exc:
+            raise self._lost(exc, "waiting for every rank to finish") from None
 
     def from_main(self, value: Any, what: str) -> Any:
         """Rank 0's ``value``, on every rank."""

@@ -567,6 +567,8 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
         if folder is not None:
             append_record(folder, record)
         outcomes.append(record)
+    if isinstance(plan.partition, RankPartition):
+        plan.partition.leave_together()
     return outcomes
 
 
