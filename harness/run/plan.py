@@ -19,6 +19,7 @@ from harness.progress import Progress
 from harness.results.signature import Signature
 from harness.run.context import RunContext
 from harness.run.data import LoadedData
+from harness.run.distributed import RankPartition
 from harness.run.task import Task
 
 
@@ -92,6 +93,11 @@ class RunPlan:
             "tasks": [plan.describe() for plan in self.tasks],
         }
 
+    def leave_together(self) -> None:
+        """Under torchrun: return once every rank has finished the plan (``RankPartition.leave_together``)."""
+        if isinstance(self.partition, RankPartition):
+            self.partition.leave_together()
+
 
 class _CountingCache:
     """Reads through to the real cache (if any), remembers which keys were asked and found, never writes."""
@@ -164,6 +170,7 @@ def count_outputs(plan: RunPlan) -> list[TaskPlan]:
         seen |= counter.asked
         task_plan.cached = len(fresh & counter.found)
         task_plan.to_compute = len(fresh - counter.found)
+    plan.leave_together()
     return plan.tasks
 
 

@@ -567,8 +567,7 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
         if folder is not None:
             append_record(folder, record)
         outcomes.append(record)
-    if isinstance(plan.partition, RankPartition):
-        plan.partition.leave_together()
+    plan.leave_together()
     return outcomes
 
 
