@@ -110,13 +110,15 @@ def test_kill_minus_nine_leaves_no_corrupt_entry(tmp_path):
     code = (
         "import sys, numpy as np; from harness.adapters.cache import Cache, array_to_bytes\n"
         f"cache = Cache({str(tmp_path)!r}); i = 0\n"
-        "print('ready', flush=True)\n"
+        "def put(i): cache.put_many({f'k{i}-{j}': array_to_bytes(np.full(5000, i, np.float32)) for j in range(20)})\n"
+        "put(i); i += 1\n"
+        "print('ready', flush=True)\n"  # one transaction is committed, however slow the machine
         "while True:\n"
-        "    cache.put_many({f'k{i}-{j}': array_to_bytes(np.full(5000, i, np.float32)) for j in range(20)}); i += 1\n"
+        "    put(i); i += 1\n"
     )
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     assert process.stdout.readline().strip() == b"ready"
-    time.sleep(1.0)
+    time.sleep(0.5)  # the kill lands in a later transaction
     process.send_signal(signal.SIGKILL)
     process.wait()
     cache = Cache(tmp_path)

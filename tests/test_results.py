@@ -108,12 +108,13 @@ def test_kill_minus_nine_tears_at_most_the_last_line_and_the_next_append_repairs
     code = (
         "import json, sys; from harness.results.jsonl import append_json_line\n"
         f"obj = json.load(open({str(tmp_path / 'big.json')!r}))\n"
-        "print('ready', flush=True)\n"
+        f"append_json_line({str(path)!r}, obj)\n"
+        "print('ready', flush=True)\n"  # one whole line is written, however slow the machine
         f"while True: append_json_line({str(path)!r}, obj)\n"
     )
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     assert process.stdout.readline().strip() == b"ready"
-    time.sleep(0.5)
+    time.sleep(0.2)  # the kill lands in a later append
     process.send_signal(signal.SIGKILL)
     process.wait()
     records, problems = read_records(path)
