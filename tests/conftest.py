@@ -7,6 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests are judged on what they find, never on how long an example took: a loaded CI machine
+# would otherwise fail them with DeadlineExceeded (hypothesis's default is 200 ms per example).
+settings.register_profile("harness", deadline=None, print_blob=True)
+settings.load_profile("harness")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tiny_models, fixtures: importable from every test folder
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before any test module imports huggingface_hub, which reads it once
