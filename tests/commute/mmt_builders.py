@@ -43,17 +43,31 @@ SMALL = {
 
 
 def unigram_vocab(texts: Iterable[str], size: int = 300) -> list[tuple[str, float]]:
-    """A SentencePiece-style Unigram vocabulary (``<unk>``, ``<s>``, ``</s>`` first) trained on ``texts``."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    """A SentencePiece Unigram vocabulary (``<unk>``, ``<s>``, ``</s>`` first) trained on ``texts``.
 
-    tokenizer = Tokenizer(models.Unigram())
-    tokenizer.normalizer = normalizers.NFKC()
-    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
-    trainer = trainers.UnigramTrainer(
-        vocab_size=size, special_tokens=["<unk>", "<s>", "</s>"], unk_token="<unk>", show_progress=False
+    SentencePiece's trainer gives the same pieces, order and scores in every process; tokenizers'
+    ``UnigramTrainer`` does not (its order and scores change from run to run), which made every model
+    built on it a different model, and a property such as "no two translations tie" hold only by luck.
+    """
+    import sentencepiece as spm
+
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(list(texts)),
+        model_writer=proto,
+        vocab_size=size,
+        model_type="unigram",
+        character_coverage=1.0,
+        hard_vocab_limit=False,
+        num_threads=1,
+        minloglevel=2,
+        unk_id=0,
+        bos_id=1,
+        eos_id=2,
+        pad_id=-1,
     )
-    tokenizer.train_from_iterator(list(texts), trainer)
-    return [tuple(item) for item in json.loads(tokenizer.to_str())["model"]["vocab"]]
+    pieces = spm.SentencePieceProcessor(model_proto=proto.getvalue())
+    return [(pieces.id_to_piece(index), pieces.get_score(index)) for index in range(pieces.get_piece_size())]
 
 
 def tiny_mbart50(
