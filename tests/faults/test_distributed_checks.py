@@ -59,3 +59,21 @@ def test_ranks_that_read_different_data_stop_naming_the_rank(tmp_path):
     assert errors and all("rank 1 of 2 read different data than rank 0" in line for line in errors), run.stderr[-3000:]
     assert "KeyError" not in run.stderr
     assert not (tmp_path / "out" / "results.jsonl").exists() or (tmp_path / "out" / "results.jsonl").read_text() == ""
+
+
+def test_a_peer_lost_at_the_closing_barrier_is_one_clear_error(monkeypatch):
+    """The barrier that ends a run fails as every collective does: PeerLostError naming the rank and the step."""
+    import torch.distributed as dist
+
+    from harness.run.distributed import PeerLostError, RankPartition
+
+    def gone() -> None:
+        raise RuntimeError("Connection closed by peer [127.0.0.1]:29500\nmore detail")
+
+    monkeypatch.setattr(dist, "barrier", gone)
+    with pytest.raises(PeerLostError) as caught:
+        RankPartition(1, 2).leave_together()
+    assert str(caught.value).startswith(
+        "rank 1 of 2 lost contact with the other ranks while waiting for every rank to finish "
+        "(RuntimeError: Connection closed by peer [127.0.0.1]:29500); what was finished is in the cache"
+    )
