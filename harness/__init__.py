@@ -52,6 +52,10 @@ _EXPORTS = {
     "DatasetSpec": "harness.plugins.specs",
     "FamilySpec": "harness.plugins.specs",
     "CommandSpec": "harness.plugins.specs",
+    # role contracts: what a task in a family's role must offer (declared with the family)
+    "RoleContract": "harness.plugins.contracts",
+    "Argument": "harness.plugins.contracts",
+    "Pairing": "harness.plugins.contracts",
     # a family's leaderboard presentation: extra tables and plots
     "Board": "harness.leaderboard.merge",
     "Column": "harness.leaderboard.merge",

@@ -18,7 +18,9 @@ class Param:
 
     The type is taken from the default when not given; ``None`` defaults need ``type``.
     ``min`` and ``max`` are inclusive bounds of a numeric value, ``above`` and ``below`` exclusive
-    ones (``None``, a value left unset, is never out of bounds).
+    ones (``None``, a value left unset, is never out of bounds). ``meaning`` says what the argument is across
+    tasks (``"lang.target"``, a key of a role contract: ``harness.plugins.contracts``): two tasks' arguments with
+    the same meaning are one argument, whatever their names and help texts.
     """
 
     default: Any
@@ -29,6 +31,7 @@ class Param:
     max: float | None = None
     above: float | None = None
     below: float | None = None
+    meaning: str | None = None
 
     @property
     def value_type(self) -> builtins.type:

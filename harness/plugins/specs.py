@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
+from harness.plugins.contracts import Pairing, RoleContract
+
 _COMMON = ("name", "ref", "description", "plugin")
 
 
@@ -93,7 +95,9 @@ class FamilySpec(Spec):
     The reference names its plot functions (``PLOTS``); the description is its title. ``tasks`` (also spelt
     ``roles``): the roles its columns are shown in, in this order; ``average``: an average column means something
     (the main metrics share one scale); ``order``: its place among the families (lower first);
-    ``sections``: ``"module:function"`` returning extra tables.
+    ``sections``: ``"module:function"`` returning extra tables; ``contracts``: one ``RoleContract`` per role (what
+    a task in that role must offer, ``harness.plugins.contracts``); ``pairings``: roles read together;
+    ``ranking``: the role whose main metric ranks the family's models (default: the first display role).
     """
 
     kind: ClassVar[str] = "family"
@@ -102,6 +106,9 @@ class FamilySpec(Spec):
     average: bool = False
     order: int | None = None
     sections: str | None = None
+    contracts: tuple[RoleContract, ...] = ()
+    pairings: tuple[Pairing, ...] = ()
+    ranking: str | None = None
 
     @property
     def title(self) -> str:
@@ -172,7 +179,12 @@ def _checked(kind: str, name: str, key: str, value: Any) -> Any:
         raise TypeError(f"{where} must be a whole number, got {value!r}")
     if key == "sections" and value is not None and (not isinstance(value, str) or ":" not in value):
         raise TypeError(f"{where} must be 'module:function', got {value!r}")
-    if key == "family" and value is not None and not isinstance(value, str):
+    if key in ("contracts", "pairings"):
+        kind_of = RoleContract if key == "contracts" else Pairing
+        if isinstance(value, kind_of) or not all(isinstance(v, kind_of) for v in value):
+            raise TypeError(f"{where} must be a sequence of {kind_of.__name__}, got {value!r}")
+        return tuple(value)
+    if key in ("family", "ranking") and value is not None and not isinstance(value, str):
         raise TypeError(f"{where} must be a string, got {value!r}")
     if key == "preset" and not isinstance(value, Mapping):
         raise TypeError(f"{where} must be a mapping of adapter arguments, got {value!r}")

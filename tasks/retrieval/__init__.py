@@ -4,6 +4,7 @@ Registrations only: the modules they name are imported when used, so ``harness l
 """
 
 from harness.plugins.hookspecs import hookimpl
+from harness_tasks.retrieval.contracts import CONTRACTS, PAIRINGS
 
 
 @hookimpl
@@ -65,5 +66,8 @@ def register_families(register):
         "harness_tasks.retrieval.plots:PLOTS",
         "Image-pivoted retrieval",
         tasks=("xlr", "backretrieval", "corr"),
+        ranking="xlr",
+        contracts=CONTRACTS,
+        pairings=PAIRINGS,
         sections="harness_tasks.retrieval.plots:sections",
     )

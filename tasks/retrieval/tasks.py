@@ -26,7 +26,7 @@ from harness.params import Param
 from harness.run.context import RunContext
 from harness.run.data import LazyColumn, Table
 from harness.run.task import Metric, Task, TaskOutput, recall_chance
-from harness_tasks.retrieval import metrics
+from harness_tasks.retrieval import contracts, metrics
 from harness_tasks.retrieval.ikea import missing_features
 from harness_tasks.retrieval.schema import image_features
 
@@ -39,23 +39,35 @@ Data = Union["Dataset", Table]
 
 COMMON_PARAMS: dict[str, Param] = {
     "dataset": Param("ikea", "dataset loader: ikea, image-text, multi30k, or another loader with the retrieval schema"),
-    "src": Param("en", "source language code"),
-    "tgt": Param("de", "target language code"),
-    "n": Param(1000, "sample size per seed (capped by the data; see n_used in the results)", min=1),
+    "src": Param("en", "source language code", meaning=contracts.SOURCE.meaning),
+    "tgt": Param("de", "target language code", meaning=contracts.TARGET.meaning),
+    "n": Param(
+        1000,
+        "sample size per seed (capped by the data; see n_used in the results)",
+        min=1,
+        meaning=contracts.SAMPLE.meaning,
+    ),
 }
 RANKING_PARAMS: dict[str, Param] = {
-    "k": Param(10, "cut-off of Recall@k", min=1),
+    "k": Param(10, "cut-off of Recall@k", min=1, meaning=contracts.CUT_OFF.meaning),
     "ties": Param(
         "expected",
         "how ties count: expected (random tie-breaking), optimistic or pessimistic",
         choices=metrics.TIE_RULES,
+        meaning=contracts.TIES.meaning,
     ),
     "retrieval": Param(
         "cosine",
         "how the model's texts are ranked: cosine, or csls (Lample et al. 2018, sect. 2.3)",
         choices=metrics.RETRIEVALS,
+        meaning=contracts.SCORING.meaning,
     ),
-    "csls_k": Param(metrics.CSLS_NEIGHBOURS, "K of CSLS: the neighbourhood whose mean similarity is subtracted", min=1),
+    "csls_k": Param(
+        metrics.CSLS_NEIGHBOURS,
+        "K of CSLS: the neighbourhood whose mean similarity is subtracted",
+        min=1,
+        meaning=contracts.CSLS_K.meaning,
+    ),
 }
 
 
