@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 import sys
+import warnings
 
 
 def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,14 +18,21 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_leaderboard(args: argparse.Namespace) -> int:
     """Merge the results and write the leaderboard folder."""
+    from harness.errors import HarnessWarning
     from harness.leaderboard.build import write_leaderboard
 
     command = shlex.join(
         ["harness", "leaderboard", *args.results, "-o", args.output] + (["--no-plots"] if args.no_plots else [])
     )
-    built = write_leaderboard(args.results, args.output, command, plots=not args.no_plots)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HarnessWarning)
+        built = write_leaderboard(args.results, args.output, command, plots=not args.no_plots)
     for problem in built.problems:
         print(f"harness: warning: skipped {problem}", file=sys.stderr)
+    for message in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, HarnessWarning)):
+        print(f"harness: warning: {message}", file=sys.stderr)  # once, though the page and README both ask
+    for other in (w for w in caught if not issubclass(w.category, HarnessWarning)):
+        warnings.showwarning(other.message, other.category, other.filename, other.lineno)
     board = built.board
     superseded = sum(r.superseded for r in board.results)
     print(
@@ -73,7 +81,7 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_compare(args: argparse.Namespace) -> int:
     """Find both results, align their samples, bootstrap, print."""
-    from harness.leaderboard.compare import compare, format_comparison, mismatches
+    from harness.leaderboard.compare import compare, format_comparison
     from harness.leaderboard.merge import merge
     from harness.params import parse_kv
     from harness.results.bootstrap import Statistic
@@ -96,8 +104,5 @@ def run_compare(args: argparse.Namespace) -> int:
         versus_task=args.versus_task,
         with_mcnemar=True if args.mcnemar else None,
     )
-    if statistic is None:
-        for warning in mismatches(comparison):
-            print(f"harness: warning: {warning}", file=sys.stderr)
     print(json.dumps(comparison.to_dict(), indent=2) if args.json else format_comparison(comparison))
     return 0

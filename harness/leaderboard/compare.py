@@ -3,8 +3,9 @@
 Both results must have the same task signature (same data, arguments, seeds, version), so that
 their per-sample logs cover the same samples. The statistic of the main metric comes from the
 results line's ``metric_info`` (written by the task), so any plugin's task can be compared; the
-statistic recomputed from the samples is shown beside the recorded metric, and the verdict follows
-the metric's direction (``higher_is_better``).
+statistic recomputed from the samples must be the recorded metric (else the log is not that of the result and
+nothing is compared), and the verdict follows the metric's direction (``higher_is_better``). ``paired_difference``
+holds every check; the leaderboard's overview calls it too.
 
 ``--versus-task V`` compares one model's results on two tasks over the same examples (CoMMuTE's TC
 against IC: same data and arguments, the tuples paired by id and direction). When every per-sample
@@ -154,6 +155,72 @@ def statistic_of(result: Result, metric: str) -> Statistic:
     return Statistic.parse(info["statistic"])
 
 
+@dataclass(frozen=True)
+class PairedDifference:
+    """The paired bootstrap of A - B, the statistic of each side, and the samples it was computed from."""
+
+    bootstrap: Bootstrap
+    statistics: tuple[Statistic, Statistic]
+    units: int
+    samples: int
+    values_a: dict[Key, tuple[float, ...]]
+    values_b: dict[Key, tuple[float, ...]]
+
+
+def paired_difference(
+    first: Result,
+    second: Result,
+    statistic: Statistic | None = None,
+    *,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> PairedDifference:
+    """The paired bootstrap of ``first`` - ``second`` from their per-sample logs, after every check that the logs
+    are those of the two results; ``harness compare`` and the leaderboard's overview both call it.
+
+    Each side's statistic is its main metric's (``statistic_of``) unless ``statistic`` is given. The checks: the two
+    statistics are of one kind; each log belongs to its result (a compact log's header, a sample's signature); the
+    logs cover the same samples with the same references; and each side's recorded statistic, recomputed from its
+    log, is the main metric its results line recorded (a log swapped or damaged without its header gives another
+    value). Any failure is a ``HarnessError`` saying why the two are not compared.
+    """
+    if statistic is None:
+        statistic_a, statistic_b = (statistic_of(r, r.record.main_metric) for r in (first, second))
+    else:
+        statistic_a = statistic_b = statistic
+    if statistic_a.kind != statistic_b.kind:
+        raise HarnessError(
+            f"{first.record.task}'s {statistic_a} and {second.record.task}'s {statistic_b} are different "
+            "kinds of statistic: choose one with --statistic"
+        )
+    values_a, values_b = read_samples(first.entry, statistic_a.fields), read_samples(second.entry, statistic_b.fields)
+    paired, samples = align(values_a, values_b, statistic_a)
+    outcome = paired_bootstrap(paired, resamples, seed, confidence)
+    found = [p for p in (_reproduces(first, statistic_a, outcome.a), _reproduces(second, statistic_b, outcome.b)) if p]
+    if found:
+        raise HarnessError("; ".join(found) + ": the per-sample log is not that of the result")
+    return PairedDifference(outcome, (statistic_a, statistic_b), len(paired.a), samples, values_a, values_b)
+
+
+def _reproduces(result: Result, used: Statistic, value: float) -> str | None:
+    """Why ``value`` (``used`` over the result's samples) contradicts the main metric its line records; None when
+    it agrees, or when ``used`` is not the statistic the line records for that metric (nothing to check against)."""
+    metric = result.record.main_metric
+    try:
+        if used != statistic_of(result, metric):
+            return None
+    except HarnessError:  # the line names no statistic
+        return None
+    wanted = result.record.metrics.get(metric)
+    if isinstance(wanted, (int, float)) and abs(wanted - value) <= TOLERANCE:
+        return None
+    return (
+        f"{used} of {result.model_label}'s samples ({result.record.samples_file}) is {value:.6f}, "
+        f"but its {result.record.task} line records {metric} = {wanted}"
+    )
+
+
 def compare(
     board: Board,
     a: str,
@@ -185,16 +252,8 @@ def compare(
     for result, name in ((first, metric), (second, metric_b)):
         _check_defined(result, name)
     higher = (first.record.metric_info.get(metric) or {}).get("higher_is_better", True)
-    statistic_a = statistic or statistic_of(first, metric)
-    statistic_b = statistic or statistic_of(second, metric_b)
-    if statistic_a.kind != statistic_b.kind:
-        raise HarnessError(
-            f"{first.record.task}'s {statistic_a} and {second.record.task}'s {statistic_b} are different "
-            "kinds of statistic: choose one with --statistic"
-        )
-    values_a, values_b = read_samples(first.entry, statistic_a.fields), read_samples(second.entry, statistic_b.fields)
-    paired, samples = align(values_a, values_b, statistic_a)
-    outcome = paired_bootstrap(paired, resamples, seed, confidence)
+    paired = paired_difference(first, second, statistic, resamples=resamples, seed=seed, confidence=confidence)
+    statistic_a, statistic_b = paired.statistics
     label_a, label_b = first.model_label, second.model_label
     if versus_task is not None:
         label_a, label_b = f"{label_a} {task}", f"{label_b} {versus_task}"
@@ -209,12 +268,12 @@ def compare(
         second.record.metrics.get(metric_b),
         shown,
         higher if isinstance(higher, bool) else None,
-        len(paired.a),
-        samples,
-        outcome,
+        paired.units,
+        paired.samples,
+        paired.bootstrap,
         versus_task or "",
         metric_b if metric_b != metric else "",
-        _mcnemar(values_a, values_b, statistic_a, statistic_b, with_mcnemar),
+        _mcnemar(paired.values_a, paired.values_b, statistic_a, statistic_b, with_mcnemar),
     )
 
 
@@ -242,21 +301,6 @@ def _mcnemar(
             raise HarnessError(f"McNemar's test does not apply: {problems[0]}; use the bootstrap")
         return None
     return mcnemar(*decisions(values_a, values_b))
-
-
-def mismatches(comparison: Comparison) -> list[str]:
-    """Warnings when the statistic recomputed from the samples is not the recorded main metric."""
-    found = []
-    for label, recorded, recomputed, metric in (
-        (comparison.model_a, comparison.recorded_a, comparison.bootstrap.a, comparison.metric),
-        (comparison.model_b, comparison.recorded_b, comparison.bootstrap.b, comparison.metric_b or comparison.metric),
-    ):
-        if recorded is None or abs(recorded - recomputed) > TOLERANCE:
-            found.append(
-                f"{comparison.statistic} of {label}'s samples is {recomputed:.6f}, but its recorded "
-                f"{metric} is {recorded}: the interval is about the statistic, not that metric"
-            )
-    return found
 
 
 def verdict(c: Comparison) -> str:

@@ -3,8 +3,9 @@ the runner-up, and whether the gap between them is real.
 
 The main metric of a table is its first column that ranks (its metric has a direction), in the
 family's role order (``xlr`` R@10 for retrieval). The gap is told by the paired bootstrap of
-``harness compare`` over the two runs' per-item samples when both logs can be read; otherwise
-by whether the two intervals over items overlap (which is weaker: overlapping intervals do not
+``harness compare`` over the two runs' per-item samples when both logs can be read (with all of
+``compare``'s checks: a log that fails them is "not compared", with a warning, and no winner is named); otherwise,
+when there are no logs, by whether the two intervals over items overlap (which is weaker: overlapping intervals do not
 show that there is no difference). Models tied with the best are named in the gap, and the
 runner-up is the next model with another value (two forms of the same weights tie; the reader
 wants the next real competitor). Values fixed by construction (a line that says its value is so
@@ -15,10 +16,11 @@ sentence.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HarnessWarning
 from harness.leaderboard.families import Family
 from harness.leaderboard.merge import BY_CONSTRUCTION, Board, Column, Result
 from harness.leaderboard.tables import Cell, FamilyTable, Row, sentence
@@ -72,26 +74,21 @@ def _result(board: Board, column: Column, label: str) -> Result | None:
     return board.cells.get((key, column)) if key is not None else None
 
 
-def paired_test(first: Result, second: Result) -> tuple[Bootstrap, int] | None:
-    """``harness compare``'s paired bootstrap of first - second on their main metric, with the number of items
-    (ids) it resampled; None when the per-item samples are missing or cannot be paired."""
-    from harness.leaderboard.compare import statistic_of
-    from harness.results.bootstrap import paired_bootstrap
-    from harness.results.samples import align, read_samples
+def paired_test(first: Result, second: Result) -> tuple[Bootstrap, int] | str | None:
+    """``harness compare``'s paired bootstrap of first - second on their main metric (``paired_difference``, with
+    all its checks), with the number of items (ids) it resampled; None when either has no per-item log; the reason
+    (also issued as a ``HarnessWarning``) when the logs cannot be compared."""
+    from harness.leaderboard.compare import paired_difference
 
     if not (first.record.samples_file and second.record.samples_file):
         return None
     try:
-        metric = first.record.main_metric
-        statistic = statistic_of(first, metric)
-        if statistic_of(second, metric) != statistic:
-            return None
-        paired, _ = align(
-            read_samples(first.entry, statistic.fields), read_samples(second.entry, statistic.fields), statistic
-        )
-        return paired_bootstrap(paired, RESAMPLES, 0, CONFIDENCE), len(paired.a)
-    except (HarnessError, OSError, ValueError):
-        return None
+        paired = paired_difference(first, second, resamples=RESAMPLES, confidence=CONFIDENCE)
+    except (HarnessError, OSError, ValueError) as exc:
+        who = f"{first.model_label} and {second.model_label} on {first.record.task}"
+        warnings.warn(f"{who} are not compared: {exc}", HarnessWarning, stacklevel=2)
+        return str(exc)
+    return paired.bootstrap, paired.units
 
 
 def _signed(value: float) -> str:
@@ -123,6 +120,8 @@ def _gap(board: Board, table: FamilyTable, index: int, best: Row, second: Row) -
     column, info = table.columns[index], table.infos[index]
     first_result, second_result = _result(board, column, best.label), _result(board, column, second.label)
     tested = paired_test(first_result, second_result) if first_result and second_result else None
+    if isinstance(tested, str):
+        return f"Not compared: {tested}."
     if tested is not None:
         return _tested(tested[0], best.label, second.label, info, f"{tested[1]} items")
     cells = best.cells[index], second.cells[index]

@@ -106,24 +106,26 @@ def sample_values(
 def read_samples(entry: Entry, fields: tuple[str, ...]) -> dict[Key, tuple[float, ...]]:
     """The values of ``fields`` of every sample, by (seed, id); the file must belong to the result."""
     path = samples_path(entry)
-
-    kept: list[str] | None = None
+    compact = path.suffix == COMPACT_SUFFIX
 
     def rows() -> Iterator[tuple[int, Any]]:
-        nonlocal kept
-        for item in _lines(path):
+        for position, item in enumerate(_lines(path)):
             if isinstance(item, BadLine):
                 raise _bad(path, item.line, item.reason)
             line, row = item
             if isinstance(row, dict) and row.get("signature", entry.record.signature) != entry.record.signature:
                 raise _bad(path, line, "the sample belongs to another run (its signature differs from the result's)")
-            if line == 1 and isinstance(row, dict) and "compact" in row and "id" not in row:
-                kept = [str(name) for name in row["compact"]]  # the header of a compact log
-                continue
+            header = position == 0 and isinstance(row, dict) and "compact" in row and "id" not in row
+            if header and ("signature" in row or not compact):
+                continue  # the header of a compact log: its signature was checked above
+            if compact and position == 0:
+                raise _bad(
+                    path, line, "a compact log without a header naming its run's signature: it cannot be checked"
+                )
             yield line, row
 
     hint = " (choose what to compute with --statistic)"
-    if path.suffix == COMPACT_SUFFIX:
+    if compact:
         hint = " (a compact log keeps only the fields of the results line's statistics; choose among them)"
     values = sample_values(rows(), fields, f"{path}, line", hint)
     if not values:
