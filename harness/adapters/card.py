@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import struct
 import sys
 from collections.abc import Mapping
@@ -114,7 +115,11 @@ def folder_card(folder: Path, max_length: int | None = None) -> dict[str, Any]:
         "parameters": safetensors_parameters(folder),
         "dimension": _dimension(config),
         "max_length": max_length or sentence.get("max_seq_length") or limit,
-        "languages": [languages] if isinstance(languages, str) else languages if isinstance(languages, list) else None,
+        "languages": [languages]
+        if isinstance(languages, str)
+        else [item for item in languages if isinstance(item, str)]
+        if isinstance(languages, list)
+        else None,
         "license": front.get("license") if isinstance(front.get("license"), str) else None,
     }
 
@@ -156,7 +161,9 @@ def safetensors_parameters(folder: Path) -> int | None:
 
 
 def readme_front_matter(path: Path) -> dict[str, Any]:
-    """The YAML front matter of a model card README (``language``, ``license``, ...); empty when there is none."""
+    """The YAML front matter of a model card README (``language``, ``license``, ...); empty when there is none or
+    it is not YAML. Every scalar is a string as written (YAML's base schema): Norwegian's ``no`` stays "no", never
+    false, and ``.nan`` or a date stay text, which any results line can hold."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, ValueError):
@@ -169,8 +176,8 @@ def readme_front_matter(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        found = yaml.safe_load(text[3:end])
-    except yaml.YAMLError:
+        found = yaml.load(text[3:end], Loader=yaml.BaseLoader)  # the base schema: no objects, no types
+    except (yaml.YAMLError, RecursionError):
         return {}
     return found if isinstance(found, dict) else {}
 
@@ -189,10 +196,35 @@ def module_parameters(adapter: object) -> int | None:
 
 
 def card_of(adapter: Described, identity: Identity) -> dict[str, Any]:
-    """``adapter.card()`` with exactly the card's fields; a card that cannot be read is unknown but for its source,
-    rather than a failed run (it only describes the model)."""
+    """``adapter.card()`` with exactly the card's fields, each made JSON-safe (``json_safe``); a card that cannot
+    be read is unknown but for its source, rather than a failed run (it only describes the model)."""
     try:
         card = adapter.card()
+        return {name: json_safe(card.get(name)) for name in CARD_FIELDS}
     except Exception:  # a third-party adapter's card: whatever it raises, the run's numbers stand
-        card = {"source": source_kind(identity.source), "weights_digest": weights_digest(identity.revision)}
-    return {name: card.get(name) for name in CARD_FIELDS}
+        return dict.fromkeys(CARD_FIELDS) | {
+            "source": source_kind(identity.source),
+            "weights_digest": weights_digest(identity.revision),
+        }
+
+
+def json_safe(value: Any, depth: int = 0) -> Any:
+    """``value`` as a results line can hold it: strings, booleans and None as they are; an integer within 64 bits
+    and a finite number (numpy's too) as numbers, other numbers as None; lists and objects item by item (keys as
+    text, 8 levels deep at most); anything else (a date) as its text. Strings are made valid UTF-8 without NUL."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return value.replace("\0", "").encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, numbers.Integral):
+        whole = int(value)
+        return whole if -(2**63) <= whole < 2**63 else None
+    if isinstance(value, numbers.Real):
+        return float(value) if math.isfinite(value) else None
+    if depth >= 8:
+        return None
+    if isinstance(value, Mapping):
+        return {json_safe(str(k)): json_safe(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item, depth + 1) for item in value]
+    return json_safe(str(value))

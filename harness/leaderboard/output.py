@@ -1,7 +1,8 @@
 """Writing a leaderboard folder: whole or not at all, touching only what a leaderboard owns, following no symlink.
 
 The output folder must be new, empty, or marked by an earlier run: ``.leaderboard-manifest.json``
-lists every file that run wrote. A file the new run would write must be in that list, and only
+lists every file that run wrote (another generator, ``harness xling-shapes-commute``, follows the same rule with
+its own ``Owner``: its command and manifest). A file the new run would write must be in that list, and only
 files in that list are ever dropped (those the new run no longer produces), so a folder holding
 anything else (a user's README, their PNGs, the input results) is refused or left alone.
 
@@ -23,80 +24,101 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from harness.errors import HarnessError
 
-MANIFEST = ".leaderboard-manifest.json"
-GENERATOR = "harness leaderboard"
 _RENAME_EXCHANGE = 2  # renameat2(2) flag: swap two paths atomically (Linux 3.15+)
 
 
-def manifest_text(files: list[str]) -> str:
+@dataclass(frozen=True)
+class Owner:
+    """A generator of folders: the command that writes them, the manifest it marks them with, what it writes."""
+
+    command: str
+    manifest: str
+    what: str
+
+
+LEADERBOARD = Owner("harness leaderboard", ".leaderboard-manifest.json", "leaderboard")
+
+
+def manifest_text(files: list[str], owner: Owner = LEADERBOARD) -> str:
     """The manifest listing ``files``."""
-    return json.dumps({"generator": GENERATOR, "files": sorted(files)}, indent=1) + "\n"
+    return json.dumps({"generator": owner.command, "files": sorted(files)}, indent=1) + "\n"
 
 
-def _no_symlink(path: Path) -> None:
+def _no_symlink(path: Path, owner: Owner) -> None:
     if path.is_symlink():
         raise HarnessError(
-            f"{path} is a symbolic link; a leaderboard never writes or deletes through one "
+            f"{path} is a symbolic link; a {owner.what} never writes or deletes through one "
             "(replace it with a plain file or folder, or choose another output folder)"
         )
 
 
-def _check_path(folder: Path, name: str) -> None:
+def _check_path(folder: Path, name: str, owner: Owner) -> None:
     """No component of ``folder/name`` below ``folder`` is a symlink."""
     current = folder
     for part in PurePosixPath(name).parts:
         current = current / part
-        _no_symlink(current)
+        _no_symlink(current, owner)
 
 
-def previous_files(folder: Path) -> set[str]:
-    """The files an earlier run wrote into ``folder`` (none for a new or empty folder).
+def previous_files(folder: Path, owner: Owner = LEADERBOARD) -> set[str]:
+    """The files an earlier run of ``owner`` wrote into ``folder`` (none for a new or empty folder).
 
-    Raises ``HarnessError`` for a folder that holds anything but is not marked as a leaderboard,
-    for a manifest that names anything outside the folder, and for a symlink on the way to a listed file.
+    Raises ``HarnessError`` for a folder that holds anything but is not marked by ``owner``, for a manifest
+    that names anything outside the folder, for a symlink on the way to a listed file, and for a folder that
+    cannot be read.
     """
-    _no_symlink(folder)
+    try:
+        return _previous_files(folder, owner)
+    except OSError as exc:
+        raise HarnessError(f"cannot read the {owner.what} folder {str(folder)!r}: {exc.strerror or exc}") from None
+
+
+def _previous_files(folder: Path, owner: Owner) -> set[str]:
+    _no_symlink(folder, owner)
     if not folder.exists():
         return set()
     if not folder.is_dir():
-        raise HarnessError(f"the leaderboard output {str(folder)!r} is a file, not a folder")
-    marker = folder / MANIFEST
-    _no_symlink(marker)
+        raise HarnessError(f"the {owner.what} output {str(folder)!r} is a file, not a folder")
+    marker = folder / owner.manifest
+    _no_symlink(marker, owner)
     if not marker.is_file():
         if any(folder.iterdir()):
             raise HarnessError(
-                f"the folder {str(folder)!r} is not empty and no earlier `harness leaderboard` run marked it "
-                f"(no {MANIFEST}); write the leaderboard into a new or empty folder"
+                f"the folder {str(folder)!r} is not empty and no earlier `{owner.command}` run marked it "
+                f"(no {owner.manifest}); write the {owner.what} into a new or empty folder"
             )
         return set()
     try:
         data = json.loads(marker.read_text(encoding="utf-8"))
         files = data["files"]
-        if data.get("generator") != GENERATOR or not all(isinstance(f, str) for f in files):
-            raise ValueError("not a leaderboard manifest")
+        if data.get("generator") != owner.command or not all(isinstance(f, str) for f in files):
+            raise ValueError(f"not a {owner.what} manifest")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(
-            f"{marker}: unreadable leaderboard manifest ({exc}); move it away or choose another folder"
+            f"{marker}: unreadable {owner.what} manifest ({exc}); move it away or choose another folder"
         ) from None
-    unsafe = [f for f in files if PurePosixPath(f).is_absolute() or ".." in PurePosixPath(f).parts or f == MANIFEST]
+    unsafe = [
+        f for f in files if PurePosixPath(f).is_absolute() or ".." in PurePosixPath(f).parts or f == owner.manifest
+    ]
     if unsafe:
         raise HarnessError(f"{marker}: the manifest lists {unsafe[0]!r}, outside the folder; refusing to touch it")
     for name in files:
-        _check_path(folder, name)
+        _check_path(folder, name, owner)
     return set(files)
 
 
-def _check_overwrites(folder: Path, names: list[str], previous: set[str]) -> None:
+def _check_overwrites(folder: Path, names: list[str], previous: set[str], owner: Owner) -> None:
     for name in names:
-        _check_path(folder, name)
+        _check_path(folder, name, owner)
     foreign = [name for name in names if name not in previous and os.path.lexists(folder / name)]
     if foreign:
         raise HarnessError(
-            f"{folder / foreign[0]} exists and was not written by an earlier leaderboard run; "
+            f"{folder / foreign[0]} exists and was not written by an earlier {owner.what} run; "
             "move it away or choose another folder"
         )
 
@@ -107,14 +129,14 @@ def write_file(path: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def _carry_over(folder: Path, stage: Path, previous: set[str]) -> None:
-    """Hard-link (or copy) everything of ``folder`` that no leaderboard run wrote into ``stage``; symlinks stay links."""
+def _carry_over(folder: Path, stage: Path, previous: set[str], manifest: str) -> None:
+    """Hard-link (or copy) everything of ``folder`` that no run of its owner wrote into ``stage``; symlinks stay links."""
     for root, dirs, files in os.walk(folder):
         here = Path(root)
         relative = here.relative_to(folder)
         for name in sorted(files + [d for d in dirs if (here / d).is_symlink()]):
             key = (relative / name).as_posix()
-            if key in previous or key == MANIFEST:
+            if key in previous or key == manifest:
                 continue
             source, target = here / name, stage / relative / name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -176,7 +198,11 @@ def _umask() -> int:
 
 
 def publish(
-    folder: Path, previous: set[str], texts: Mapping[str, str | bytes], copies: Mapping[str, Path]
+    folder: Path,
+    previous: set[str],
+    texts: Mapping[str, str | bytes],
+    copies: Mapping[str, Path],
+    owner: Owner = LEADERBOARD,
 ) -> list[Path]:
     """Make ``folder`` hold exactly the generated files (``name -> text or bytes``, ``name -> file to copy``), the
     user's own files, and the manifest; swapped in whole. Returns the paths written, manifest last.
@@ -184,22 +210,25 @@ def publish(
     ``previous`` is what ``previous_files(folder)`` returned before the files were generated.
     """
     names = list(texts) + list(copies)
-    if previous != previous_files(folder):
-        raise HarnessError(f"the leaderboard folder {str(folder)!r} changed while the leaderboard was built; run again")
-    _check_overwrites(folder, names, previous)
+    if previous != previous_files(folder, owner):
+        raise HarnessError(
+            f"the {owner.what} folder {str(folder)!r} changed while the {owner.what} was built; run again"
+        )
+    _check_overwrites(folder, names, previous, owner)
     try:
         with _staging(folder) as stage:
             if folder.is_dir():
-                _carry_over(folder, stage, previous)
+                _carry_over(folder, stage, previous, owner.manifest)
             for name, text in texts.items():
+                (stage / name).parent.mkdir(parents=True, exist_ok=True)
                 write_file(stage / name, text if isinstance(text, bytes) else text.encode("utf-8"))
             for name, source in copies.items():
                 (stage / name).parent.mkdir(parents=True, exist_ok=True)
                 write_file(stage / name, source.read_bytes())
-            write_file(stage / MANIFEST, manifest_text(names).encode("utf-8"))
+            write_file(stage / owner.manifest, manifest_text(names, owner).encode("utf-8"))
             old = _swap_in(stage, folder)
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
     except OSError as exc:
-        raise HarnessError(f"cannot write the leaderboard to {str(folder)!r}: {exc.strerror or exc}") from None
-    return [folder / name for name in names] + [folder / MANIFEST]
+        raise HarnessError(f"cannot write the {owner.what} to {str(folder)!r}: {exc.strerror or exc}") from None
+    return [folder / name for name in names] + [folder / owner.manifest]

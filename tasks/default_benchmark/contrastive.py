@@ -10,6 +10,12 @@ Written in the original CoMMuTE layout, one folder per target language, images b
     <output>/en-<l>/images/<j>-a.png, <j>-b.png                       (--images for every task)
     <output>/en-<l>/images/extended/<j>/a/, b/                        (commute_oracle's candidates:
                                                                        other scenes of the same gender)
+    <output>/en-<l>/README.txt, .xling-shapes-commute-manifest.json   (how to regenerate; what was written)
+
+An ``en-<l>`` folder is written as the leaderboard writes its folder (``harness.leaderboard.output``): whole, swapped
+in at once, and only over a folder that is new, empty or marked by an earlier run; only the files that run wrote are
+replaced, anything else in it is kept, and an unmarked folder (a real CoMMuTE copy), a symlink or a file is refused
+before anything is written.
 
 Everything comes from PCG64's raw stream (``scenes.Stream``) seeded by (seed, language), so a
 (tuples, candidates, seed) triple writes the same texts and pixels on every machine.
@@ -18,11 +24,13 @@ Everything comes from PCG64's raw stream (``scenes.Stream``) seeded by (seed, la
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 
 from PIL import Image
 
 from harness.errors import HarnessError
+from harness.leaderboard.output import Owner, previous_files, publish
 from harness_tasks.default_benchmark.pronouns import (
     TARGETS,
     Sentence,
@@ -38,6 +46,7 @@ CONTRASTIVE_VERSION = 1
 DEFAULT_TUPLES = 60
 DEFAULT_CANDIDATES = 2
 LANGUAGE_SEED = {"de": 1, "fr": 2, "es": 3, "cs": 4}
+OWNER = Owner("harness xling-shapes-commute", ".xling-shapes-commute-manifest.json", "contrastive set")
 
 
 def stream_for(seed: int, lang: str) -> Stream:
@@ -56,11 +65,10 @@ def draw_tuple(stream: Stream, lang: str) -> tuple[Sentence, str, str]:
             return sentence, shape_a, shape_b
 
 
-def write_language(folder: Path, lang: str, tuples: int, candidates: int, seed: int) -> None:
-    """The ``en-<lang>`` folder: the four text files and the images."""
+def language_files(lang: str, tuples: int, candidates: int, seed: int) -> dict[str, bytes]:
+    """The ``en-<lang>`` folder's files by relative name: the four text files, the images and README.txt."""
     stream = stream_for(seed, lang)
-    images = folder / "images"
-    images.mkdir(parents=True, exist_ok=True)
+    files: dict[str, bytes] = {}
     lines: dict[str, list[str]] = {"src.en": [], f"correct.{lang}": [], f"incorrect.{lang}": [], "img.order": []}
     for number in range(1, tuples + 1):
         sentence, shape_a, shape_b = draw_tuple(stream, lang)
@@ -68,7 +76,7 @@ def write_language(folder: Path, lang: str, tuples: int, candidates: int, seed: 
         for side, other, shape in (("a", "b", shape_a), ("b", "a", shape_b)):
             name = f"{number}-{side}.png"
             _, pixels = one_object_scene(stream, sentence.size, sentence.colour, shape)
-            save(pixels, images / name)
+            files[f"images/{name}"] = png(pixels)
             lines["src.en"].append(english(sentence.template, sentence.size, sentence.colour))
             lines[f"correct.{lang}"].append(target[side])
             lines[f"incorrect.{lang}"].append(target[other])
@@ -77,15 +85,23 @@ def write_language(folder: Path, lang: str, tuples: int, candidates: int, seed: 
             same = tuple(s for s in SHAPES if gender(lang, s) == gender(lang, shape))
             for k in range(1, candidates + 1):
                 _, pixels = one_object_scene(stream, sentence.size, sentence.colour, stream.pick(same))
-                save(pixels, images / "extended" / str(number) / side / f"candidate{k}.png")
+                files[f"images/extended/{number}/{side}/candidate{k}.png"] = png(pixels)
     for name, values in lines.items():
-        (folder / name).write_text("".join(value + "\n" for value in values), encoding="utf-8")
+        files[name] = "".join(value + "\n" for value in values).encode()
+    files["README.txt"] = (
+        f"xling-shapes contrastive set (CoMMuTE layout), contrastive version {CONTRASTIVE_VERSION}, "
+        f"generator version {GENERATOR_VERSION}: lang={lang} tuples={tuples} candidates={candidates} seed={seed}.\n"
+        "Regenerate: harness xling-shapes-commute --output DIR "
+        f"--langs {lang} --tuples {tuples} --candidates {candidates} --seed {seed}\n"
+    ).encode()
+    return files
 
 
-def save(pixels: object, path: Path) -> None:
+def png(pixels: object) -> bytes:
     """A PNG of the pixels (the pixels, not the compressed bytes, are what is reproducible)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(pixels).save(path, "PNG", compress_level=1)  # type: ignore[arg-type]
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, "PNG", compress_level=1)  # type: ignore[arg-type]
+    return buffer.getvalue()
 
 
 def write_contrastive(
@@ -95,27 +111,19 @@ def write_contrastive(
     seed: int = 0,
     languages: tuple[str, ...] = TARGETS,
 ) -> Path:
-    """Write the set for ``languages`` under ``output`` (an existing en-<l> folder is replaced)."""
+    """Write the set for ``languages`` under ``output``, one ``en-<l>`` folder each, replacing only what an earlier
+    run wrote there; every folder is checked before any is written (``HarnessError`` naming the first refused)."""
     if tuples < 1 or candidates < 0 or seed < 0:
         raise HarnessError(f"tuples must be >= 1, candidates and seed >= 0 (got {tuples}, {candidates}, {seed})")
     unknown = [lang for lang in languages if lang not in TARGETS]
     if unknown:
         raise HarnessError(f"no contrastive set for {', '.join(unknown)} (languages: {', '.join(TARGETS)})")
     root = Path(output)
+    if root.exists() and not root.is_dir():
+        raise HarnessError(f"the output {str(root)!r} is a file, not a folder")
+    previous = {lang: previous_files(root / f"en-{lang}", OWNER) for lang in languages}
     for lang in languages:
-        folder = root / f"en-{lang}"
-        if folder.exists():
-            import shutil
-
-            shutil.rmtree(folder)
-        write_language(folder, lang, tuples, candidates, seed)
-    (root / "README.txt").write_text(
-        f"xling-shapes contrastive set (CoMMuTE layout), contrastive version {CONTRASTIVE_VERSION}, "
-        f"generator version {GENERATOR_VERSION}: tuples={tuples} candidates={candidates} seed={seed}.\n"
-        "Regenerate: harness xling-shapes-commute --output DIR "
-        f"--tuples {tuples} --candidates {candidates} --seed {seed}\n",
-        encoding="utf-8",
-    )
+        publish(root / f"en-{lang}", previous[lang], language_files(lang, tuples, candidates, seed), {}, OWNER)
     return root
 
 
