@@ -35,6 +35,14 @@ _EXPORTS = {
     "DataError": "harness.errors",
     "HarnessWarning": "harness.errors",
     "hookimpl": "harness.plugins.hookspecs",
+    # the registry a plugin reads (task_membership(get_registry(), name)) and what a model adapter uses
+    "get_registry": "harness.plugins.registry",
+    "Registry": "harness.plugins.registry",
+    "Codec": "harness.adapters.capabilities",
+    "text_content": "harness.adapters.capabilities",
+    # the run options of a plugin command that runs tasks (as ``harness run`` takes them)
+    "add_run_arguments": "harness.run.options",
+    "run_config": "harness.run.options",
     # what a plugin declares: metrics, membership (family_of / role_of read it back from results lines)
     "Metric": "harness.run.task",
     "recall_chance": "harness.run.task",
@@ -56,6 +64,8 @@ _EXPORTS = {
     "RoleContract": "harness.plugins.contracts",
     "Argument": "harness.plugins.contracts",
     "Pairing": "harness.plugins.contracts",
+    "values_by_meaning": "harness.plugins.contracts",
+    "known_arguments": "harness.plugins.contracts",
     # a family's leaderboard presentation: extra tables and plots
     "Board": "harness.leaderboard.merge",
     "Column": "harness.leaderboard.merge",

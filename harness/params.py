@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness.errors import HarnessError, UnknownNameError
@@ -32,6 +32,14 @@ class Param:
     above: float | None = None
     below: float | None = None
     meaning: str | None = None
+
+    def same_argument(self, other: Param) -> bool:
+        """Whether two tasks' parameters are one argument: by their declared meanings when both declare one, else
+        (a parameter with no meaning) by everything but the default: the same help text, type, choices and bounds."""
+        if self.meaning is not None and other.meaning is not None:
+            return self.meaning == other.meaning
+        mine = replace(self, default=None, type=self.value_type, meaning=None)
+        return mine == replace(other, default=None, type=other.value_type, meaning=None)
 
     @property
     def value_type(self) -> builtins.type:

@@ -267,7 +267,7 @@ def test_the_project_s_own_registrations_use_only_valid_keywords(project):
 def test_the_temperature_sweep_takes_the_run_s_own_options():
     import argparse
 
-    from harness.cli import add_run_arguments
+    from harness import add_run_arguments
     from harness_tasks.commute.sweep import COMMAND, DEFAULT_TASKS
 
     sweep, run = argparse.ArgumentParser(), argparse.ArgumentParser()

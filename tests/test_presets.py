@@ -109,13 +109,18 @@ def test_a_yaml_preset_in_a_temp_folder_runs_through_include_path(fake, tmp_path
 @pytest.mark.parametrize(
     ("text", "line", "key", "problem"),
     [
-        ("name: x\nbase: mean_similarity\ndataset: {loader: line_pairs}\nargz: {scale: 2}\n", 4, "argz", "unknown key"),
-        ("name: x\nbase: mean_similarity\n", 1, "dataset", "is required"),
+        (
+            "name: x\nbase: mean_similarity\ndataset: {loader: line_pairs}\nargz: {scale: 2}\n",
+            4,
+            "argz",
+            "unknown key: did you mean 'args'?",
+        ),
+        ("name: x\nbase: mean_similarity\ndataset: [line_pairs]\n", 3, "dataset", "must be a mapping"),
         (
             "name: x\nbase: mean_similarity\ndataset:\n  loader: line_pairs\n  splitt: a\n",
             5,
             "dataset.splitt",
-            "unknown key",
+            "unknown key: did you mean 'split'?",
         ),
         ("name: x\nname: y\n", 2, "name", "given twice"),
         ("name: x\nbase: [unclosed\n", 3, None, "not valid YAML"),

@@ -15,6 +15,7 @@ from harness.cli.declared import declared_capabilities
 from harness.errors import UnknownNameError
 from harness.plugins.membership import family_members
 from harness.plugins.registry import Registration, Registry
+from harness.run.presets import Preset, source_preset
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
@@ -84,8 +85,8 @@ def task_requirements(registry: Registry, name: str) -> dict[str, Any]:
     cls = registry.load("task", name)
     loader_name = cls.params["dataset"].default if "dataset" in cls.params else cls.dataset
     loader = registry.load("dataset", loader_name)
-    preset = getattr(cls, "preset", None)
-    source = preset.source if preset is not None else None
+    sourced = source_preset(cls)
+    source = sourced.source if sourced is not None else None
     return {
         "requires": {
             "capabilities": [c.value for c in cls.requires],
@@ -180,8 +181,8 @@ def _describe_task(registry: Registry, registration: Registration) -> dict[str, 
     requirements = task_requirements(registry, registration.name)
     data = requirements["requires"]["data"]
     loader = registry.load("dataset", data["loader"])
-    preset = getattr(cls, "preset", None)
-    source = preset.source if preset is not None else None
+    preset, sourced = getattr(cls, "preset", None), source_preset(cls)
+    source = sourced.source if sourced is not None else None
     needs = ["--images DIR (the task compares images)"] if requirements["requires"]["images"] else []
     needs += [f"--{role}-model (optional auxiliary model)" for role in cls.aux_roles]
     # a preset's class carries the preset's values as its parameters' defaults, the loader's included
@@ -204,14 +205,14 @@ def _describe_task(registry: Registry, registration: Registration) -> dict[str, 
             "loader": data["loader"],
             "schema": loader.schema,
             "params": _params(loader_params),
-            "source": source,
+            "source": source if sourced is None else f"{source} ({sourced.source_kind()})",
             "fallback": loader.fallback or None,
         },
         "data": _data_sentence(data, source, loader.fallback),
         "preset": {"base": preset.base, "file": preset.file, "sets": {**preset.loader_args, **preset.args}}
         if preset is not None
         else None,
-        "needs": needs + _network_needs(source),
+        "needs": needs + _network_needs(sourced),
         "example": example_command(registry, registration.name, cls, data, source),
     }
 
@@ -254,9 +255,10 @@ def example_command(registry: Registry, name: str, cls: Any, data: dict[str, Any
     return " ".join(parts)
 
 
-def _network_needs(source: str | None) -> list[str]:
-    if source and _HUB_ID.fullmatch(source) and "$" not in source:
-        return [f"network (the Hub dataset {source}) unless it is in the local Hugging Face cache"]
+def _network_needs(preset: Preset | None) -> list[str]:
+    """The network, for a preset whose source is a Hub id (a local path, even a relative one, needs none)."""
+    if preset is not None and preset.source_kind() == "hub":
+        return [f"network (the Hub dataset {preset.source}) unless it is in the local Hugging Face cache"]
     return []
 
 

@@ -21,6 +21,7 @@ import pluggy
 
 from harness.errors import HarnessError, UnknownNameError
 from harness.plugins import hookspecs
+from harness.plugins.checks import task_class_problems
 from harness.plugins.specs import SPECS, Spec, build_spec
 
 KINDS = ("task", "model", "dataset", "command", "family")
@@ -83,6 +84,7 @@ class Registry:
         self.entries: dict[str, dict[str, Registration]] = {kind: {} for kind in KINDS}
         self.plugins: dict[str, PluginInfo] = {}
         self.warnings: list[str] = []
+        self.checked: set[str] = set()  # task classes already checked (``harness.plugins.checks``): warned once
 
     def names(self, kind: str) -> list[str]:
         """Sorted names of one kind."""
@@ -101,7 +103,13 @@ class Registry:
         if kind == "task" and "yaml_preset" in registration.info:
             build_preset = registration.load()  # a preset's reference names the function that builds its class
             return build_preset(self, registration)
-        return registration.load()
+        loaded = registration.load()
+        if kind == "task" and name not in self.checked:
+            self.checked.add(name)
+            for problem in task_class_problems(self, name, loaded):
+                self.warnings.append(problem)
+                print(f"harness: warning: {problem}", file=sys.stderr)
+        return loaded
 
     def distributions(self, names: Iterable[tuple[str, str]] = (), refs: Iterable[str] = ()) -> dict[str, str]:
         """Distribution -> version of the plugins that registered these (kind, name) pairs or ``module:attr`` references.

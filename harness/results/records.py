@@ -61,6 +61,9 @@ class ResultRecord:
     # a preset inherits both from its base. Lines written before these fields existed have None.
     family: str | None = None
     role: str | None = None
+    # task argument -> its declared meaning (``{"tgt": "lang.target"}``, ``Param.meaning``): how readers find an
+    # argument of a role's contract whatever the task calls it. Lines written before it existed have {}.
+    arg_meanings: dict[str, str] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:

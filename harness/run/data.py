@@ -231,8 +231,11 @@ def is_hub_id(source: str) -> bool:
 
 
 def uses_hf_dataset(source: str) -> bool:
-    """True when ``source`` is a ``save_to_disk`` folder or a Hub id rather than a raw layout."""
-    return is_saved_dataset(source) or ("/" in source and is_hub_id(source))
+    """True when ``source`` is a ``save_to_disk`` folder, a local table file (JSONL, CSV, TSV, Parquet:
+    ``harness.run.files``) or a Hub id rather than a raw layout."""
+    from harness.run.files import is_table_file
+
+    return is_saved_dataset(source) or is_table_file(source) or ("/" in source and is_hub_id(source))
 
 
 def is_saved_dataset(path: str | os.PathLike[str]) -> bool:
@@ -243,12 +246,19 @@ def is_saved_dataset(path: str | os.PathLike[str]) -> bool:
 
 
 def load_hf_dataset(source: str, split: str, revision: str | None = None) -> LoadedData:
-    """A ``datasets.Dataset`` from a ``save_to_disk`` folder or a Hub id, with its identity."""
+    """A ``datasets.Dataset`` from a ``save_to_disk`` folder, a local table file or a Hub id, with its identity."""
     import datasets
 
+    from harness.run.files import is_table_file, load_table_file
+
+    if is_table_file(source):
+        return load_table_file(source, split)
     if Path(source).exists():
         if not is_saved_dataset(source):
-            raise HarnessError(f"{source!r} is neither a raw-layout folder this loader reads nor a save_to_disk folder")
+            raise HarnessError(
+                f"{source!r} is neither a raw-layout folder this loader reads, a save_to_disk folder nor a "
+                "JSONL, CSV, TSV or Parquet file"
+            )
         data = datasets.load_from_disk(source)
         if isinstance(data, datasets.DatasetDict):
             if split not in data:

@@ -16,8 +16,12 @@ each item overlaid on an optional ``defaults:`` mapping)::
     args: {src: en, tgt: de, k: 10}     # arguments of the base task or of the loader
 
 A relative ``source`` is a path inside the preset file's folder (a Hub id ``owner/name`` when no
-such path exists), whatever the working directory; one that leaves the folder (``../data``) is
-refused. ``name`` follows the task-name grammar (letters, digits, ``_``, ``-``). Presets load from ``--include-path DIR`` (every ``*.yaml`` / ``*.yml`` there) or from a plugin
+such path exists), whatever the working directory; one that leaves the folder (``../data``), also
+through a symbolic link, is refused. A local file (``data/pairs.jsonl``, ``.csv``, ``.tsv``, ``.parquet``)
+is read by any loader of Hub data sets (``image-text``) or by the generic ``files`` loader; its
+image-path column is read against the file's folder. A preset whose ``base`` is another preset
+inherits everything it does not set: ``dataset`` (loader, source, split, columns), ``args``,
+``languages``, ``family`` and ``description``; ``dataset`` is required only of a preset of a task. ``name`` follows the task-name grammar (letters, digits, ``_``, ``-``). Presets load from ``--include-path DIR`` (every ``*.yaml`` / ``*.yml`` there) or from a plugin
 that calls ``register_yaml(register, folder)`` in its ``register_tasks`` hook. The preset's
 values become the defaults of the new task's parameters, so ``--task-args`` still overrides
 them, and ``--data-dir`` overrides ``source``. A bad file is an error naming file, line and key,
@@ -37,6 +41,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.plugins.registry import Registration, Registry
+from harness.plugins.specs import nearest
 from harness.run.names import task_name_problem
 
 KEYS = {"name", "base", "description", "family", "languages", "dataset", "args"}
@@ -62,7 +67,7 @@ class Preset:
 
     name: str
     base: str
-    loader: str
+    loader: str | None  # None: the base's (a preset of a preset inherits its data set)
     file: str
     description: str = ""
     family: str | None = None
@@ -95,10 +100,31 @@ class Preset:
 
         if not _is_relative(self.source):
             return os.path.expanduser(_VARIABLE.sub(expand, self.source))
-        inside = Path(self.folder or Path(self.file).absolute().parent) / self.source
+        folder = Path(self.folder or Path(self.file).absolute().parent)
+        inside = folder / self.source
         if not inside.exists() and _HUB_ID.fullmatch(self.source):
             return self.source
+        resolved, root = inside.resolve(), folder.resolve()
+        if inside.exists() and resolved != root and root not in resolved.parents:
+            raise self.error(
+                "dataset.source",
+                f"{self.source!r} is a symbolic link to {resolved}, outside the preset's folder: a relative source "
+                "is read inside the folder of its file; give an absolute path or ${VARIABLE}/... for data elsewhere",
+            )
         return str(inside)
+
+    def source_kind(self) -> str | None:
+        """``local`` (a path, relative ones inside the preset's folder), ``hub`` (a Hub id ``owner/name``: the
+        network unless cached), ``environment`` (``${VAR}/...``: a path known when the variable is set); None
+        without a source."""
+        if self.source is None:
+            return None
+        if _VARIABLE.search(self.source):
+            return "environment"
+        if not _is_relative(self.source):
+            return "local"
+        inside = Path(self.folder or Path(self.file).absolute().parent) / self.source
+        return "hub" if not inside.exists() and _HUB_ID.fullmatch(self.source) else "local"
 
 
 def _is_relative(source: str) -> bool:
@@ -208,7 +234,7 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
 
     unknown = sorted(set(merged) - KEYS)
     if unknown:
-        raise fail(unknown[0], f"unknown key (a preset takes: {', '.join(sorted(KEYS))})", lines.get(unknown[0]))
+        raise fail(unknown[0], _unknown(unknown[0], KEYS, "a preset"), lines.get(unknown[0]))
     for key in ("name", "base"):
         if not isinstance(merged.get(key), str) or not merged[key].strip():
             raise fail(key, "is required and must be a non-empty string")
@@ -217,21 +243,17 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
             raise fail(key, problem)
     if merged["name"].strip() == merged["base"].strip():
         raise fail("base", f"a preset cannot be its own base ({merged['base'].strip()!r}): name a registered task")
-    dataset = merged.get("dataset")
+    dataset = merged.get("dataset", _Mapping())  # none: the base's (required of a preset of a task: when built)
     if not isinstance(dataset, _Mapping):
-        raise fail("dataset", "is required: a mapping with 'loader' (and 'source', 'split', 'columns' as needed)")
+        raise fail("dataset", "must be a mapping with 'loader' (and 'source', 'split', 'columns' as needed)")
     dataset_lines = {f"dataset.{k}": line for k, line in dataset.lines.items()}
     bad = sorted(set(dataset) - DATASET_KEYS)
     if bad:
-        raise fail(
-            f"dataset.{bad[0]}",
-            f"unknown key (dataset takes: {', '.join(sorted(DATASET_KEYS))})",
-            dataset_lines[f"dataset.{bad[0]}"],
-        )
-    if not isinstance(dataset.get("loader"), str):
+        raise fail(f"dataset.{bad[0]}", _unknown(bad[0], DATASET_KEYS, "dataset"), dataset_lines[f"dataset.{bad[0]}"])
+    if "loader" in dataset and not isinstance(dataset["loader"], str):
         raise fail(
             "dataset.loader",
-            "is required: the name of a registered dataset loader",
+            "must be the name of a registered dataset loader",
             dataset_lines.get("dataset.loader"),
         )
     for key in ("source", "split"):
@@ -272,7 +294,7 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
     return Preset(
         name=merged["name"].strip(),
         base=merged["base"].strip(),
-        loader=dataset["loader"],
+        loader=dataset.get("loader"),
         file=where,
         description=merged.get("description", ""),
         family=merged.get("family"),
@@ -283,6 +305,20 @@ def _preset(path: str | os.PathLike[str], item: _Mapping, defaults: _Mapping) ->
         lines={**lines, **dataset_lines, **args_lines},
         folder=str(Path(path).expanduser().absolute().parent),
     )
+
+
+def source_preset(cls: Any) -> Preset | None:
+    """The preset whose ``dataset.source`` a preset's task class reads (its own, else its nearest base preset's)."""
+    for klass in getattr(cls, "__mro__", ()):
+        preset = vars(klass).get("preset")
+        if isinstance(preset, Preset) and preset.source is not None:
+            return preset
+    return None
+
+
+def _unknown(key: str, valid: set[str], owner: str) -> str:
+    """``unknown key: did you mean 'dataset'? (a preset takes: ...)``."""
+    return f"unknown key: {nearest(key, tuple(sorted(valid)))} ({owner} takes: {', '.join(sorted(valid))})"
 
 
 def preset_files(folder: str | os.PathLike[str]) -> list[Path]:
@@ -298,16 +334,37 @@ def preset_files(folder: str | os.PathLike[str]) -> list[Path]:
 
 def register_yaml(register: Callable[..., None], folder: str | os.PathLike[str]) -> None:
     """Register every preset of ``folder`` through a ``register_tasks`` hook's callback (for plugins)."""
-    for path in preset_files(folder):
-        for preset in read_presets(path):
-            register(
-                preset.name,
-                "harness.run.presets:preset_class",
-                preset.description or f"{preset.base} on {preset.loader}",
-                yaml_preset=preset,
-                family=preset.family,
-                languages=preset.languages,
-            )
+    presets = [preset for path in preset_files(folder) for preset in read_presets(path)]
+    by_name = {preset.name: preset for preset in presets}
+    for preset in presets:
+        inherited = _inherited(preset, by_name)
+        register(
+            preset.name,
+            "harness.run.presets:preset_class",
+            inherited.description or f"{preset.base} on {inherited.loader or 'its base task data'}",
+            yaml_preset=preset,
+            family=inherited.family,
+            languages=inherited.languages,
+        )
+
+
+def _inherited(preset: Preset, by_name: Mapping[str, Preset]) -> Preset:
+    """``preset`` with the description, family, languages and loader it does not set taken from its base, when
+    the base is a preset of the same folder (for ``harness list``; the task class inherits from any base)."""
+    seen = {preset.name}
+    found = preset
+    base = by_name.get(preset.base)
+    while base is not None and base.name not in seen:
+        seen.add(base.name)
+        found = replace(
+            found,
+            description=found.description or base.description,
+            family=found.family or base.family,
+            languages=found.languages or base.languages,
+            loader=found.loader or base.loader,
+        )
+        base = by_name.get(base.base)
+    return found
 
 
 def include_presets(registry: Registry, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> Registry:
@@ -373,8 +430,14 @@ def _build_class(registry: Registry, preset: Preset) -> type:
         raise preset.error("base", str(exc)) from None
     if not (isinstance(base, type) and issubclass(base, Task)):
         raise preset.error("base", f"{preset.base!r} is not a Task subclass")
+    base_preset = getattr(base, "preset", None)
+    loader_name = preset.loader or (base.dataset if isinstance(base.dataset, str) else "")
+    if not loader_name:
+        raise preset.error(
+            "dataset", "is required: a mapping with 'loader' (and 'source', 'split', 'columns' as needed)"
+        )
     try:
-        loader = registry.load("dataset", preset.loader)
+        loader = registry.load("dataset", loader_name)
     except HarnessError as exc:
         raise preset.error("dataset.loader", str(exc)) from None
     params = dict(base.params)
@@ -385,7 +448,7 @@ def _build_class(registry: Registry, preset: Preset) -> type:
         if spec is None:
             known = ", ".join(sorted({*base.params, *loader.params}))
             raise preset.error(
-                line_key, f"neither task {preset.base!r} nor loader {preset.loader!r} takes it (they take: {known})"
+                line_key, f"neither task {preset.base!r} nor loader {loader_name!r} takes it (they take: {known})"
             )
         try:
             values[key] = spec.convert(key, value, f"preset {preset.name!r}")
@@ -393,21 +456,22 @@ def _build_class(registry: Registry, preset: Preset) -> type:
             raise preset.error(line_key, str(exc)) from None
         params[key] = replace(spec, default=values[key])
     if "dataset" in base.params:  # tasks that choose their loader through an argument (the retrieval tasks)
-        params["dataset"] = replace(base.params["dataset"], default=preset.loader)
-        values["dataset"] = preset.loader
+        params["dataset"] = replace(base.params["dataset"], default=loader_name)
+        values["dataset"] = loader_name
     for key, spec in loader.params.items():
         params.setdefault(key, spec)  # the loader's other arguments (split, lang) are the preset's too
     if preset.family and base.family and preset.family != base.family:
         raise preset.error("family", f"{preset.base!r} is of family {base.family!r}; a preset keeps its base's")
-    attributes = {
+    attributes: dict[str, Any] = {
         "family": base.family or preset.family,  # membership and role are the base's (harness.plugins.membership)
         "role": base.role or preset.base,
         "__doc__": preset.description or base.__doc__,
         "__module__": __name__,
         "params": params,
-        "dataset": preset.loader,
         "preset": preset,
-        "preset_values": values,
-        "data_source": staticmethod(preset.resolved_source),
+        "preset_values": {**getattr(base, "preset_values", {}), **values},
+        "dataset": loader_name,
     }
+    if preset.source is not None or base_preset is None:  # else the base preset's source, read from its folder
+        attributes["data_source"] = staticmethod(preset.resolved_source)
     return type(f"Preset_{preset.name}", (base,), attributes)

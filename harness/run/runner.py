@@ -11,7 +11,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -181,20 +181,29 @@ def declared_params(registry: Registry, task: Task[Any], data_dir: str | None) -
 
 
 def _check_one_meaning(key: str, value: Any, declared: Mapping[str, Mapping[str, Param]]) -> None:
-    """An unscoped argument that tasks declare with different definitions is an error showing the scoped form."""
-    meanings: dict[Param, list[str]] = {}
+    """An unscoped argument that tasks declare as different arguments (``Param.same_argument``: by declared meaning,
+    else by definition) is an error showing the scoped form."""
+    meanings: list[tuple[Param, list[str]]] = []
     for task, params in declared.items():
         if key in params:
             spec = params[key]
-            meanings.setdefault(replace(spec, default=None, type=spec.value_type), []).append(task)
+            group = next((tasks for first, tasks in meanings if first.same_argument(spec)), None)
+            if group is None:
+                meanings.append((spec, [task]))
+            else:
+                group.append(task)
     if len(meanings) < 2:
         return
-    readings = "; ".join(f"{', '.join(tasks)}: {spec.help!r}" for spec, tasks in meanings.items())
-    users = [task for tasks in meanings.values() for task in tasks]
+    readings = "; ".join(f"{', '.join(tasks)}: {_reading(spec)}" for spec, tasks in meanings)
+    users = [task for _, tasks in meanings for task in tasks]
     raise HarnessError(
         f"task argument {key!r} means different things to the tasks of this run ({readings}); "
         f"scope it to the task it is for: --task-args {','.join(f'{task}.{key}={value}' for task in users)}"
     )
+
+
+def _reading(spec: Param) -> str:
+    return f"{spec.help!r}" + (f" (meaning {spec.meaning!r})" if spec.meaning else "")
 
 
 def resolve_data_source(registry: Registry, task: Task[Any], data_dir: str | None) -> DataSource:
@@ -640,6 +649,7 @@ def _record(
         plugins=_SERVED_BY.get(task, {}),
         family=task.family,
         role=task.role or task.name,
+        arg_meanings={name: param.meaning for name, param in task.params.items() if param.meaning and name in args},
         metric_info=info,
         intervals=intervals,
         warnings=run_warnings(task, result, loaded, seeds, run.get("limit")) + interval_warnings,

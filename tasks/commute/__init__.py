@@ -4,6 +4,7 @@ Registrations only: nothing heavy is imported until a task, loader or command is
 """
 
 from harness.plugins.hookspecs import hookimpl
+from harness_tasks.commute.contracts import CONTRACTS
 
 TASKS = "harness_tasks.commute.tasks"
 
@@ -80,4 +81,5 @@ def register_families(register):
         "CoMMuTE",
         average=True,
         tasks=("commute_tc", "commute_ic", "commute_gtc", "commute_gic", "commute_consistency", "commute_oracle"),
+        contracts=CONTRACTS,
     )

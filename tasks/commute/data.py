@@ -40,12 +40,17 @@ from harness.run.data import (
     require_folder,
     uses_hf_dataset,
 )
+from harness_tasks.commute import contracts
 from harness_tasks.parallel_data.images import check_image, combined_revision, image_file, outside_folder
 
 TEXT_COLUMNS = ("source", "target_a", "target_b", "incorrect_a", "incorrect_b")
 COLUMNS = ("id", *TEXT_COLUMNS, "image_a", "image_b")
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp", ".gif"}
-LANG_PARAM = Param("fr", "target language: the folder en-<lang> (fr, de, cs, ar, ru, zh, or a variant such as fr_dev)")
+LANG_PARAM = Param(
+    "fr",
+    "target language: the folder en-<lang> (fr, de, cs, ar, ru, zh, or a variant such as fr_dev)",
+    meaning=contracts.TARGET.meaning,
+)
 
 
 def target_language(lang: str) -> str:

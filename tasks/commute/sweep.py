@@ -66,7 +66,7 @@ class TemperatureSweep:
     @staticmethod
     def add_arguments(parser: argparse.ArgumentParser) -> None:
         """The options of ``harness run`` (the same definitions: seeds, resume, shard, ...), plus the temperatures."""
-        from harness.cli import add_run_arguments
+        from harness.run.options import add_run_arguments
 
         add_run_arguments(parser, tasks=DEFAULT_TASKS)
         parser.set_defaults(output="results/temperature")
@@ -77,7 +77,7 @@ class TemperatureSweep:
     @staticmethod
     def run(args: argparse.Namespace) -> int:
         """Evaluate at every temperature (``--dry-run``: print each plan), then write and print the table."""
-        from harness.cli import run_config
+        from harness.run.options import run_config
         from harness.run.plan import count_outputs, format_plan
         from harness.run.runner import ShardDone, Skipped, evaluate, prepare, split_names
 

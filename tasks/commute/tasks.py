@@ -24,6 +24,7 @@ from harness.errors import HarnessError
 from harness.params import Param
 from harness.run.context import RunContext
 from harness.run.task import Metric, Task, TaskOutput
+from harness_tasks.commute import contracts
 from harness_tasks.commute.data import LANG_PARAM, target_language
 from harness_tasks.commute.metrics import (
     TIES,
@@ -91,9 +92,23 @@ class CommuteTask(Task[Dataset]):
     dataset = "commute"
     params = {
         "lang": LANG_PARAM,
-        "ties": Param("wrong", "a tie counts as wrong (CoMMuTE's evaluate.py) or right (VGAMT's scorer)", choices=TIES),
-        "prefix_removal": Param(False, "drop the longest token prefix the tuple's translations share before scoring"),
-        "temperature": Param(1.0, "divide the logits by this (positive) before the log-softmax", above=0.0),
+        "ties": Param(
+            "wrong",
+            "a tie counts as wrong (CoMMuTE's evaluate.py) or right (VGAMT's scorer)",
+            choices=TIES,
+            meaning=contracts.TIES.meaning,
+        ),
+        "prefix_removal": Param(
+            False,
+            "drop the longest token prefix the tuple's translations share before scoring",
+            meaning=contracts.PREFIX.meaning,
+        ),
+        "temperature": Param(
+            1.0,
+            "divide the logits by this (positive) before the log-softmax",
+            above=0.0,
+            meaning=contracts.TEMPERATURE.meaning,
+        ),
     }
     needs_images: ClassVar[bool] = False
     image_metrics: ClassVar[tuple[str, ...]] = ()  # undefined when the scores cannot depend on the image

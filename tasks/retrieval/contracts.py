@@ -1,7 +1,7 @@
 """The retrieval family's role contracts (Fain, Twomey and Bollegala, SIGIR 2021): what an xlr-, backretrieval- or
 corr-like task offers, and how meta pairs them. Light on purpose: the family's registration imports it."""
 
-from harness.plugins.contracts import Argument, Pairing, RoleContract
+from harness.plugins.contracts import Argument, Pairing, RoleContract, known_arguments
 
 SOURCE = Argument("lang.source", "src", "language of the source (query) texts")
 TARGET = Argument("lang.target", "tgt", "language of the target (candidate) texts")
@@ -17,6 +17,7 @@ XLR = RoleContract(
     metrics=("recall@k", "mrr", "median_rank"),
     description="cross-lingual retrieval of each source's own target among parallel targets (the ground truth)",
     reference="Fain, Twomey and Bollegala, SIGIR 2021, sect. 3 (XLR)",
+    optional=(SAMPLE, TIES, SCORING, CSLS_K),
 )
 BACKRETRIEVAL = RoleContract(
     "backretrieval",
@@ -24,6 +25,7 @@ BACKRETRIEVAL = RoleContract(
     metrics=("recall@k",),
     description="text retrieval into disjoint targets, then image retrieval back to the source's own image",
     reference="Fain, Twomey and Bollegala, SIGIR 2021, sect. 3 (BackRetrieval)",
+    optional=(SAMPLE, TIES, SCORING, CSLS_K),
 )
 CORR = RoleContract(
     "corr",
@@ -31,11 +33,13 @@ CORR = RoleContract(
     metrics=("spearman",),
     description="Spearman correlation of text and image similarities over source x target pairs (baseline)",
     reference="Fain, Twomey and Bollegala, SIGIR 2021, sect. 4.2 (CORR)",
+    optional=(SAMPLE,),
 )
 META = Pairing(
     "meta",
     roles=("xlr", "backretrieval", "corr"),
-    same=(SOURCE.meaning, TARGET.meaning, SAMPLE.meaning, CUT_OFF.meaning, TIES.meaning),
+    same=tuple(a.meaning for a in (SOURCE, TARGET, SAMPLE, CUT_OFF, TIES, SCORING, CSLS_K)),
 )
 CONTRACTS = (XLR, BACKRETRIEVAL, CORR)
 PAIRINGS = (META,)
+KNOWN = known_arguments(CONTRACTS)  # meaning -> argument, for results lines written before meanings were recorded

@@ -35,13 +35,14 @@ from harness.leaderboard.figures import (
 )
 from harness.leaderboard.merge import Board, Column
 from harness.leaderboard.sections import Section
+from harness.plugins.contracts import unpaired, values_by_meaning
 from harness.results.metrics import info_of
 from harness.results.records import ResultRecord
 from harness_tasks.retrieval.analysis.aggregations import draw_boxes
+from harness_tasks.retrieval.contracts import KNOWN, META, SOURCE, TARGET
 
 FAMILY = "retrieval"
-XLR, BKR, CORR = "xlr", "backretrieval", "corr"
-SHARED = ("dataset", "src", "tgt", "split", "n", "columns")  # what CORR shares with XLR and BkR
+XLR, BKR, CORR = META.roles
 
 
 @dataclass(frozen=True)
@@ -53,31 +54,36 @@ class Triple:
     corr: Column | None
 
 
-def _args(board: Board, column: Column) -> dict[str, Any]:
-    return board.example(column).task_args
+def _unpaired(board: Board, a: Column, b: Column) -> str | None:
+    """Why two columns do not pair under the family's ``META`` pairing (None: they do)."""
+    return unpaired(META, board.example(a), board.example(b), KNOWN)
 
 
-def _same_data(board: Board, a: Column, b: Column) -> bool:
-    return board.example(a).dataset.get("revision") == board.example(b).dataset.get("revision")
+def pairing(board: Board) -> tuple[list[Triple], list[str]]:
+    """(XLR, BkR, CORR) columns that pair under ``META`` (same data; the arguments of ``META.same`` that both tasks
+    declare, read by meaning, equal), with a model in both XLR and BkR; and why each BkR column left out was."""
+    found, left_out = [], []
+    columns = [c for c in board.columns if c.family.name == FAMILY] or board.columns
+    for bkr in (c for c in columns if c.role == BKR):
+        candidates = [c for c in columns if c.role == XLR]
+        xlr = [c for c in candidates if _unpaired(board, c, bkr) is None]
+        where = f"{bkr.label} ({describe(bkr, board)})"
+        if len(xlr) != 1:
+            reasons = sorted({reason for c in candidates if (reason := _unpaired(board, c, bkr)) is not None})
+            why = f"{len(xlr)} xlr columns pair with it" if xlr else "no xlr column pairs with it"
+            left_out.append(f"{where}: {why}" + (f" ({'; '.join(reasons)})" if reasons and not xlr else ""))
+            continue
+        if not models_with(board, xlr[0], bkr):
+            left_out.append(f"{where}: no model has both its xlr and backretrieval results")
+            continue
+        corr = [c for c in columns if c.role == CORR and _unpaired(board, c, bkr) is None]
+        found.append(Triple(xlr[0], bkr, corr[0] if len(corr) == 1 else None))
+    return found, left_out
 
 
 def triples(board: Board) -> list[Triple]:
-    """(XLR, BkR, CORR) columns run with the same arguments on the same data, with a model in both XLR and BkR."""
-    found = []
-    for bkr in (c for c in board.columns if c.role == BKR):
-        args = _args(board, bkr)
-        xlr = [c for c in board.columns if c.role == XLR and _args(board, c) == args and _same_data(board, c, bkr)]
-        if len(xlr) != 1 or not models_with(board, xlr[0], bkr):
-            continue
-        corr = [
-            c
-            for c in board.columns
-            if c.role == CORR
-            and _same_data(board, c, bkr)
-            and all(_args(board, c).get(k) == args.get(k) for k in SHARED)
-        ]
-        found.append(Triple(xlr[0], bkr, corr[0] if len(corr) == 1 else None))
-    return found
+    """The (XLR, BkR, CORR) columns that pair (``pairing``)."""
+    return pairing(board)[0]
 
 
 def _records(board: Board, triple: Triple) -> list[ResultRecord]:
@@ -273,11 +279,12 @@ def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:
         example = board.example(column)
         key = f"{example.dataset.get('loader')} {example.dataset.get('split')}"
         groups.setdefault(key, []).extend(board.cells[k, column].record for k in models_with(board, column))
-    return {
-        key: records
-        for key, records in sorted(groups.items())
-        if len({(r.task_args.get("src"), r.task_args.get("tgt")) for r in records}) > 1
-    }
+    return {key: records for key, records in sorted(groups.items()) if len({_languages(r) for r in records}) > 1}
+
+
+def _languages(record: ResultRecord) -> tuple[Any, Any]:
+    values = values_by_meaning(record, KNOWN)
+    return values.get(SOURCE.meaning), values.get(TARGET.meaning)
 
 
 def pair_plots(board: Board, folder: Path) -> list[Plot]:
@@ -329,7 +336,17 @@ def _significance_rows(tested: dict[str, Any]) -> list[tuple[str, ...]]:
 def sections(board: Board) -> list[Section]:
     """The meta-evaluation per direction, and BackRetrieval averaged over the directions of each data set."""
     found = []
-    for triple in triples(board):
+    paired, left_out = pairing(board)
+    if left_out:
+        found.append(
+            Section(
+                "Meta-evaluation: columns left out",
+                ("backretrieval column: why",),
+                tuple((reason,) for reason in left_out),
+                "meta pairs xlr, backretrieval and corr of one configuration (same data, same declared arguments)",
+            )
+        )
+    for triple in paired:
         description = describe(triple.xlr, board)
         try:
             result = meta_result(board, triple)

@@ -4,6 +4,7 @@ Registrations only; nothing heavy is imported here.
 """
 
 from harness.plugins.hookspecs import hookimpl
+from harness_tasks.yisi.contracts import CONTRACTS
 
 
 @hookimpl
@@ -68,4 +69,5 @@ def register_families(register):
             "yisi2_sts_layers",
             "yisi2_filter_layers",
         ),
+        contracts=CONTRACTS,
     )

@@ -30,6 +30,7 @@ import numpy as np
 from harness.errors import DataError, HarnessError
 from harness.params import Param
 from harness.run.data import DatasetLoader, LoadedData, uses_hf_dataset
+from harness_tasks.yisi import contracts
 from harness_tasks.yisi.corruption import content_vocabulary, drop_clause, swap_word
 from harness_tasks.yisi.pairs_data import check_label, load_pairs
 
@@ -87,8 +88,8 @@ class Multi30kFilterLoader(DatasetLoader):
     """Good and corrupted translation pairs from a Multi30K folder (any two of its languages)."""
 
     params = {
-        "src": Param("en", "language of sentence1"),
-        "tgt": Param("de", "language of sentence2"),
+        "src": Param("en", "language of sentence1", meaning=contracts.SOURCE.meaning),
+        "tgt": Param("de", "language of sentence2", meaning=contracts.TARGET.meaning),
         "split": Param("test_2016_flickr", "Multi30K split file prefix (or the split of a Hub dataset)"),
         "corruption_seed": Param(0, "seed of the procedure that builds the bad pairs"),
     }

@@ -24,6 +24,7 @@ from typing import Any
 from harness.errors import DataError, HarnessError
 from harness.params import Param
 from harness.run.data import DatasetLoader, LoadedData, files_revision, read_aligned, require_folder, uses_hf_dataset
+from harness_tasks.yisi import contracts
 from harness_tasks.yisi.language import first_column_is
 from harness_tasks.yisi.pairs_data import check_score, load_pairs
 
@@ -84,8 +85,8 @@ class StsLoader(DatasetLoader):
     """Cross-lingual STS: the SemEval-2016 layout, or any dataset with sentence1, sentence2, score."""
 
     params = {
-        "src": Param("en", "language of sentence1"),
-        "tgt": Param("es", "language of sentence2"),
+        "src": Param("en", "language of sentence1", meaning=contracts.SOURCE.meaning),
+        "tgt": Param("es", "language of sentence2", meaning=contracts.TARGET.meaning),
         "set": Param("all", "raw layout: set names joined by '+', or 'all'"),
         "split": Param("test", "split of a Hub / save_to_disk dataset"),
     }

@@ -53,7 +53,7 @@ def record(
             "args": model_args or {},
             "dtype": "float32",
         },
-        dataset={"loader": "ikea", "revision": revision, "split": "test", "size": 367},
+        dataset={"loader": "ikea", "revision": revision, "split": task_args["split"], "size": 367},  # as the runner
         run={},
         signature=signature.replace("|v:1", f"|model:{model}@r|v:1"),
         task_signature=signature,

@@ -8,7 +8,10 @@ chooses the map whose worse error (RMSE) is smaller, and saves it as JSON with i
 ``apply`` reads backretrieval results on data without parallel data and prints the estimated
 XLR with an interval. Points are comparable only with one k, one tie rule, one ranking (the
 ``retrieval`` argument: cosine or CSLS, with its neighbourhood), one task version per task and one
-task argument n, and candidate pools (n_used) within ``N_TOLERANCE`` of each other.
+task argument n, and candidate pools (n_used) within ``N_TOLERANCE`` of each other. Arguments are
+read by their declared meaning (the family's contracts, ``retrieval.k`` for k), so any task of the
+xlr and backretrieval roles is read alike; a task without an argument (no ``n``, no ``ties``) has
+none to disagree with.
 """
 
 from __future__ import annotations
@@ -29,13 +32,15 @@ from harness.errors import HarnessError
 from harness.params import parse_kv
 from harness.results.records import ResultRecord
 from harness_tasks.retrieval.analysis import calibrate_fit, meta
+from harness_tasks.retrieval.analysis.meta import argument, direction
+from harness_tasks.retrieval.contracts import CSLS_K, CUT_OFF, SAMPLE, SCORING, TIES
 
 FORMAT = 2  # version of the calibration file (2: scope.retrieval)
 N_TOLERANCE = (
     0.10  # candidate pools may differ by this share of the smallest (IKEA en-de 183, en-fr 169 BkR candidates)
 )
 CONFIDENCE = 0.95
-SHARED = ("k", "ties", "n")  # task arguments every point must share (besides the ranking and the task versions)
+SHARED = {"k": CUT_OFF, "ties": TIES, "n": SAMPLE}  # what every point must share (besides ranking, versions)
 SCHEMES = {"model": "leave one model out", "pair": "leave one language pair (both directions) out"}
 
 
@@ -63,20 +68,16 @@ class Point:
         return self.bkr_std / math.sqrt(self.seeds)
 
 
-def _direction(record: ResultRecord) -> str:
-    return f"{record.task_args.get('src')}-{record.task_args.get('tgt')}"
-
-
 def ranking(record: ResultRecord) -> str:
     """How the record's texts were ranked: ``cosine`` (also results from before the ``retrieval`` argument) or
     ``csls (csls_k=K)``."""
-    method = str(record.task_args.get("retrieval", "cosine"))
-    return f"{method} (csls_k={record.task_args.get('csls_k')})" if method == "csls" else method
+    method = str(argument(record, SCORING) or "cosine")
+    return f"{method} (csls_k={argument(record, CSLS_K)})" if method == "csls" else method
 
 
 def _shared(record: ResultRecord) -> dict[str, Any]:
     return {
-        **{key: record.task_args.get(key) for key in SHARED},
+        **{key: argument(record, which) for key, which in SHARED.items()},
         "retrieval": ranking(record),
         "version": record.task_version,
         "g": record.extra.get("g"),
@@ -86,7 +87,7 @@ def _shared(record: ResultRecord) -> dict[str, Any]:
 def _where(record: ResultRecord, origins: Mapping[int, str]) -> str:
     """``model 'a', en-de`` and, when known, ``in <results file>``."""
     found = origins.get(id(record))
-    return f"model {record.model.get('name')!r}, {_direction(record)}" + (f", in {found}" if found else "")
+    return f"model {record.model.get('name')!r}, {direction(record)}" + (f", in {found}" if found else "")
 
 
 def check_comparable(
@@ -126,24 +127,24 @@ def points_from_records(records: Sequence[ResultRecord]) -> list[Point]:
     """One point per model and direction with both results (each direction checked as ``harness meta`` checks it)."""
     by_direction: dict[str, list[ResultRecord]] = {}
     for record in records:
-        by_direction.setdefault(_direction(record), []).append(record)
+        by_direction.setdefault(direction(record), []).append(record)
     points = []
-    for direction, found in sorted(by_direction.items()):
+    for pair, found in sorted(by_direction.items()):
         for row in meta.group_models([r for r in found if meta.retrieval_role(r) in ("xlr", "backretrieval")]):
             if "xlr" not in row.records or "backretrieval" not in row.records:
                 continue
             xlr, bkr = row.records["xlr"], row.records["backretrieval"]
             y, x = xlr.metrics.get(xlr.main_metric), bkr.metrics.get(bkr.main_metric)
             if x is None or y is None or not math.isfinite(x) or not math.isfinite(y):
-                raise HarnessError(f"{row.label} {direction}: xlr or backretrieval {xlr.main_metric} is undefined")
+                raise HarnessError(f"{row.label} {pair}: xlr or backretrieval {xlr.main_metric} is undefined")
             n_bkr, n_xlr = bkr.extra.get("n_used"), xlr.extra.get("n_used")
             if not isinstance(n_bkr, int) or not isinstance(n_xlr, int):
                 raise HarnessError(
-                    f"{row.label} {direction}: the results hold no n_used (extra.n_used): rerun them with this harness"
+                    f"{row.label} {pair}: the results hold no n_used (extra.n_used): rerun them with this harness"
                 )
             defined = [v for v in bkr.per_seed.get(bkr.main_metric, []) if v is not None]
             std = float(bkr.metrics_std.get(bkr.main_metric) or 0.0)
-            points.append(Point(row.label, direction, float(x), std, max(1, len(defined)), float(y), n_bkr, n_xlr))
+            points.append(Point(row.label, pair, float(x), std, max(1, len(defined)), float(y), n_bkr, n_xlr))
     return points
 
 
@@ -318,10 +319,10 @@ def model_label(record: ResultRecord, others: Sequence[ResultRecord] = ()) -> st
 def estimate(calibration: dict[str, Any], record: ResultRecord, others: Sequence[ResultRecord] = ()) -> dict[str, Any]:
     """The estimated XLR of one backretrieval result, its interval, and any warnings; refuses another k, tie rule or pool size."""
     scope = calibration["scope"]
-    label = f"{model_label(record, others)} {_direction(record)}"
+    label = f"{model_label(record, others)} {direction(record)}"
     for key, value in (
-        ("k", record.task_args.get("k")),
-        ("ties", record.task_args.get("ties")),
+        ("k", argument(record, CUT_OFF)),
+        ("ties", argument(record, TIES)),
         ("retrieval", ranking(record)),
     ):
         if value != scope[key]:
@@ -412,8 +413,8 @@ def plot(calibration: dict[str, Any], path: Path) -> None:
     points = [Point(**p) for p in calibration["provenance"]["points"]]
     figure = Figure(figsize=(5.6, 4.0))
     axes = figure.subplots()
-    for index, direction in enumerate(sorted({p.direction for p in points})):
-        chosen = [p for p in points if p.direction == direction]
+    for index, pair in enumerate(sorted({p.direction for p in points})):
+        chosen = [p for p in points if p.direction == pair]
         axes.errorbar(
             [p.bkr for p in chosen],
             [p.xlr for p in chosen],
@@ -423,7 +424,7 @@ def plot(calibration: dict[str, Any], path: Path) -> None:
             capsize=2,
             linestyle="none",
             alpha=0.8,
-            label=direction,
+            label=pair,
         )
     low, high = calibration["scope"]["bkr_range"]
     grid = np.linspace(max(0.0, low - 0.02), min(1.0, high + 0.02), 200)

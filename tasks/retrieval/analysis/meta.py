@@ -6,9 +6,12 @@ Reads the results of many models on the same data; per direction, for every seed
 BkR tracks XLR better than CORR (``significance``). Over several directions of one data set it
 also averages BkR over the language pairs and draws a box per model (``aggregations``). It
 refuses results that are not comparable: a task whose signature (arguments, data revision,
-seeds, version) differs between models, tasks run on different data, different image
-similarities g, or different seeds between tasks (except an XLR that scores every item, whose
-value cannot depend on the seed).
+seeds, version) differs between models, tasks that do not pair under the family's ``META`` pairing
+(different data, or an argument of ``META.same`` both declare with different values: read by its
+declared meaning, ``harness.plugins.contracts``), different image similarities g, or different seeds
+between tasks (except an XLR that scores every item, whose value cannot depend on the seed). Any task
+of the roles is read: a built-in, a YAML preset or a plugin's task; lines of other roles are named as
+left out.
 """
 
 from __future__ import annotations
@@ -29,15 +32,16 @@ from harness.errors import HarnessError
 from harness.leaderboard.figures import LEGEND_MODELS, save
 from harness.leaderboard.merge import model_labels
 from harness.params import parse_kv
+from harness.plugins.contracts import Argument, names_by_meaning, unpaired, values_by_meaning
 from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records, role_of
 from harness.results.signature import Signature, SignatureError
 from harness_tasks.retrieval.analysis import aggregations, significance
 from harness_tasks.retrieval.analysis.correlation import MIN_MODELS, meta_correlation
+from harness_tasks.retrieval.contracts import CUT_OFF, KNOWN, META, SOURCE, TARGET
 
 FAMILY = "retrieval"
-TASKS = ("xlr", "backretrieval", "corr")  # the roles meta reads (a preset of xlr plays xlr)
-COMPARED = ("backretrieval", "corr")
-SHARED_ARGS = ("dataset", "src", "tgt", "split", "n", "columns")
+TASKS = META.roles  # the roles meta reads (a preset of xlr plays xlr), the reference first
+COMPARED = META.roles[1:]
 
 
 @dataclass
@@ -82,13 +86,35 @@ def role_signature(record: ResultRecord) -> str:
         return record.task_signature
 
 
-def select(records: Sequence[ResultRecord], where: dict[str, Any]) -> list[ResultRecord]:
-    """The retrieval-family records whose task arguments match ``where`` (an argument a task lacks is not checked)."""
+def argument(record: ResultRecord, which: Argument) -> Any:
+    """The value of a contract's argument in ``record``, whatever the task calls it (None: it has none)."""
+    return values_by_meaning(record, KNOWN).get(which.meaning)
+
+
+def named_args(record: ResultRecord) -> dict[str, Any]:
+    """The record's task arguments, plus those of the family's contracts under their conventional names
+    (``tgt`` for a plugin's ``target`` that means ``lang.target``)."""
+    return {**record.task_args, **{KNOWN[m].name: v for m, v in values_by_meaning(record, KNOWN).items() if m in KNOWN}}
+
+
+def select(records: Sequence[ResultRecord], where: dict[str, Any], *, quiet: bool = False) -> list[ResultRecord]:
+    """The retrieval-family records whose task arguments match ``where`` (an argument a task lacks is not checked;
+    a contract's argument matches by its conventional name whatever the task calls it). The lines of tasks that
+    play none of the roles are left out with a note naming them (unless ``quiet``)."""
+    outside = sorted(
+        {f"{r.task} ({family_of(r) or 'no family'}, role {role_of(r)})" for r in records if retrieval_role(r) is None}
+    )
+    if outside and not quiet:
+        print(
+            f"harness: note: left out the results of {', '.join(outside)}: meta reads the roles "
+            f"{', '.join(TASKS)} of family {FAMILY!r}",
+            file=sys.stderr,
+        )
     return [
         r
         for r in records
         if retrieval_role(r) is not None
-        and all(str(r.task_args[key]) == str(value) for key, value in where.items() if key in r.task_args)
+        and all(str(args[key]) == str(value) for args in [named_args(r)] for key, value in where.items() if key in args)
     ]
 
 
@@ -135,16 +161,11 @@ def _check_shared(by_task: dict[str, list[ResultRecord]]) -> None:
     first = {task: records[0] for task, records in by_task.items()}
     reference = first["xlr"]
     for task, record in first.items():
-        for name in SHARED_ARGS:
-            if record.task_args.get(name) != reference.task_args.get(name):
-                raise HarnessError(
-                    f"{task} and xlr were run with different {name} ({record.task_args.get(name)!r} "
-                    f"vs {reference.task_args.get(name)!r}); meta compares one dataset and direction"
-                )
-        if record.dataset.get("revision") != reference.dataset.get("revision"):
+        reason = unpaired(META, reference, record, KNOWN)
+        if reason is not None:
             raise HarnessError(
-                f"{task} and xlr were run on different data ({record.dataset.get('revision')} vs "
-                f"{reference.dataset.get('revision')})"
+                f"{task} ({record.task}) and xlr ({reference.task}) do not pair: {reason}; "
+                "meta compares one dataset and direction"
             )
         seeded = first.get("backretrieval", reference)
         if record.seeds != seeded.seeds and not (task == "xlr" and _seed_independent(record)):
@@ -224,7 +245,7 @@ def meta_evaluate(
             if any(task in r.records for r in rows)
         },
         "dataset": reference.dataset,
-        "direction": _direction(reference),
+        "direction": direction(reference),
         "g": next((r.records[t].extra.get("g") for r in rows for t in COMPARED if t in r.records), None),
         "seeds": seeds,
         "models": [
@@ -243,7 +264,7 @@ def meta_evaluate(
             }
             for r in rows
         ],
-        "k": reference.task_args.get("k"),
+        "k": argument(reference, CUT_OFF),
         "chance": {
             task: _chance([r.records[task] for r in rows if task in r.records])
             for task in ("xlr", "backretrieval")
@@ -254,8 +275,9 @@ def meta_evaluate(
     }
 
 
-def _direction(record: ResultRecord) -> str:
-    return f"{record.task_args.get('src')}-{record.task_args.get('tgt')}"
+def direction(record: ResultRecord) -> str:
+    """``en-de``: the record's source and target languages, by their declared meanings."""
+    return f"{argument(record, SOURCE)}-{argument(record, TARGET)}"
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -437,7 +459,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 def _pair_config(record: ResultRecord) -> str:
     """What must agree between the language pairs of one aggregation: every argument but the direction, version, seeds, g."""
-    args = {k: v for k, v in record.task_args.items() if k not in ("src", "tgt")}
+    languages = {names_by_meaning(record, KNOWN).get(which.meaning) for which in (SOURCE, TARGET)}
+    args = {k: v for k, v in record.task_args.items() if k not in languages}
     return json.dumps([args, record.task_version, record.seeds, record.extra.get("g")], sort_keys=True, default=str)
 
 
@@ -447,7 +470,7 @@ def _chance(records: Sequence[ResultRecord]) -> float | None:
     declared = (record.metric_info.get(record.main_metric) or {}).get("chance")
     if declared is not None:
         return float(declared)
-    k, used = record.task_args.get("k"), record.extra.get("n_used")
+    k, used = argument(record, CUT_OFF), record.extra.get("n_used")
     return min(1.0, int(k) / int(used)) if k is not None and used else None
 
 
@@ -464,7 +487,7 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
         )
     rows: dict[str, ModelRow] = {}
     for record in bkr:
-        rows.setdefault(_model_key(record), ModelRow("", record.model, {})).records[_direction(record)] = record
+        rows.setdefault(_model_key(record), ModelRow("", record.model, {})).records[direction(record)] = record
     _label(list(rows.values()))
     scores = {
         row.label: {pair: rec.metrics.get(rec.main_metric) for pair, rec in row.records.items()}
@@ -472,7 +495,7 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
     }
     by_pair: dict[str, list[ResultRecord]] = {}
     for record in bkr:
-        by_pair.setdefault(_direction(record), []).append(record)
+        by_pair.setdefault(direction(record), []).append(record)
     chance = {pair: c for pair, recs in by_pair.items() if (c := _chance(recs)) is not None}
     table = aggregations.pair_table(scores)
     per_seed = {
@@ -481,7 +504,7 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
     }
     return {
         "metric": f"{bkr[0].main_metric} (mean over seeds)",
-        "k": bkr[0].task_args.get("k"),
+        "k": argument(bkr[0], CUT_OFF),
         "table": table.to_dict(),
         "scores": scores,
         "chance": chance,
@@ -491,7 +514,7 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
 
 def meta_by_direction(records: Sequence[ResultRecord], *, resamples: int, bootstrap_seed: int) -> dict[str, Any]:
     """Several directions of one data set: the meta-evaluation of each direction and the aggregation over them."""
-    datasets = sorted({(str(r.task_args.get("dataset")), str(r.task_args.get("split"))) for r in records})
+    datasets = sorted({(str(r.dataset.get("loader")), str(r.dataset.get("split"))) for r in records})
     if len(datasets) > 1:
         raise HarnessError(
             f"the results span {len(datasets)} data sets or splits ({', '.join(' '.join(d) for d in datasets)}); "
@@ -499,16 +522,14 @@ def meta_by_direction(records: Sequence[ResultRecord], *, resamples: int, bootst
         )
     by_direction: dict[str, list[ResultRecord]] = {}
     for record in records:
-        by_direction.setdefault(_direction(record), []).append(record)
+        by_direction.setdefault(direction(record), []).append(record)
     directions: dict[str, Any] = {}
-    for direction, found in sorted(by_direction.items()):
+    for pair, found in sorted(by_direction.items()):
         try:
-            directions[direction] = meta_evaluate(
-                group_models(found), resamples=resamples, bootstrap_seed=bootstrap_seed
-            )
+            directions[pair] = meta_evaluate(group_models(found), resamples=resamples, bootstrap_seed=bootstrap_seed)
         except HarnessError as exc:
-            print(f"harness: warning: {direction}: no meta-evaluation: {exc}", file=sys.stderr)
-            directions[direction] = {"skipped": str(exc)}
+            print(f"harness: warning: {pair}: no meta-evaluation: {exc}", file=sys.stderr)
+            directions[pair] = {"skipped": str(exc)}
     try:
         aggregation = aggregate_pairs(records)
     except HarnessError as exc:
@@ -585,7 +606,7 @@ class MetaCommand:
             raise HarnessError(f"--resamples must be a positive number, got {args.resamples}")
         records = select(load_records(args.results), parse_kv(args.select, "--select"))
         options = {"resamples": args.resamples, "bootstrap_seed": args.bootstrap_seed}
-        if len({_direction(r) for r in records}) > 1:
+        if len({direction(r) for r in records}) > 1:
             result = meta_by_direction(records, **options)
             text = "\n\n".join(
                 [
