@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from harness.adapters.model import ModelAdapter
 from harness.plugins.registry import Registry
 from harness.results.records import ResultRecord
 from harness.run.distributed import parse_shard
@@ -50,13 +49,16 @@ def record_configuration(record: ResultRecord) -> Configuration:
     )
 
 
-def cell_configurations(registry: Registry, cell: Cell, adapter: ModelAdapter) -> list[Configuration]:
-    """The configuration of each line the cell writes: the arguments the runner records (defaults filled in)."""
+def cell_configurations(
+    registry: Registry, cell: Cell, model: str, model_args: Mapping[str, Any]
+) -> list[Configuration]:
+    """The configuration of each line the cell writes: ``model`` and its recorded (identity) arguments, and the
+    task arguments the runner records (defaults filled in)."""
     from harness.run.runner import loader_args, resolve_data_source, resolve_tasks
 
     found = []
     for task, given in resolve_tasks(registry, list(cell.group.tasks), cell.task_args, cell.group.data_dir):
         source = resolve_data_source(registry, task, cell.group.data_dir)
         recorded = {**loader_args(registry, task, source, given), **task.recorded_args(source.loader)}
-        found.append(Configuration(task.name, adapter.name, as_json(adapter.identity().args), as_json(recorded)))
+        found.append(Configuration(task.name, model, as_json(model_args), as_json(recorded)))
     return found

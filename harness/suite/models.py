@@ -10,6 +10,7 @@ identity, and so every signature, is the one a ``harness run --model NAME`` woul
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from harness.adapters.capabilities import Capability
 from harness.adapters.model import ModelAdapter
@@ -43,6 +44,7 @@ class ModelPool:
     def __init__(self, registry: Registry):
         self.registry = registry
         self._adapters: dict[ModelKey, ModelAdapter] = {}
+        self._recorded: dict[ModelKey, dict[str, Any]] = {}
 
     def key(self, cell: Cell) -> ModelKey:
         """What makes two cells' models the same: adapter class, name, resolved arguments, device, batch size."""
@@ -59,6 +61,14 @@ class ModelPool:
             batch_size=cell_batch_size(cell),
         )
         return self._adapters.setdefault(_key(built), built)
+
+    def recorded_args(self, cell: Cell) -> dict[str, Any]:
+        """The adapter arguments a results line of the cell records (its identity's), read once per model."""
+        adapter = self.adapter(cell)
+        key = _key(adapter)
+        if key not in self._recorded:
+            self._recorded[key] = dict(adapter.identity().args)
+        return self._recorded[key]
 
     def release(self, key: ModelKey) -> None:
         """Forget a model no cell needs any more (its weights are freed with the last reference)."""

@@ -240,7 +240,7 @@ def dry_run(suite: Suite, shard: str | None, out: TextIO, registry: Registry | N
         if folder not in held:
             records = read_records(folder / RESULTS_FILE)[0] if (folder / RESULTS_FILE).is_file() else []
             held[folder] = {record_configuration(record) for record in records}
-        wanted = cell_configurations(pool.registry, cell, pool.adapter(cell))
+        wanted = cell_configurations(pool.registry, cell, cell.model.name, pool.recorded_args(cell))
         have = sum(configuration in held[folder] for configuration in wanted)
         state = "in the results" if have == len(wanted) else f"to run ({have}/{len(wanted)} tasks in the results)"
         print(f"cell {index + 1}/{total}: {cell_label(cell)} -> {shown_path(folder)}: {state}", file=out)
