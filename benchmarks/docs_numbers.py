@@ -214,7 +214,7 @@ class Numbers:
 
     def real_data_commute(self) -> str:
         """Per pair: TC, GTC, ties (results lines), the reference translations' perplexities and the gap within a
-        tuple (the ``commute_tc`` per-sample log), as ``benchmarks/offline_models_real_runs.py`` sums them up."""
+        tuple (the ``commute_tc`` per-sample log)."""
         import json
 
         import numpy as np

@@ -20,7 +20,7 @@ from harness.run.options import add_run_arguments, run_config
 if TYPE_CHECKING:
     from harness.run.config import RunConfig
 
-BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compare")
+BUILTIN_COMMANDS = ("run", "list", "describe", "plugins", "leaderboard", "compare", "suite")
 
 
 def _command_run(args: argparse.Namespace) -> int:
@@ -172,6 +172,13 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     compare = sub.add_parser("compare", help="paired bootstrap of two models on a task, from their per-sample logs")
     board.add_compare_arguments(compare)
     compare.set_defaults(handler=board.run_compare)
+    from harness.suite import command as suite  # argparse only, as for the leaderboard
+
+    suite_parser = sub.add_parser(
+        "suite", help="run a suite file (models x tasks x arguments) with resume and shards, then build the board"
+    )
+    suite.add_suite_arguments(suite_parser)
+    suite_parser.set_defaults(handler=suite.run_suite_command)
     if plugin_command is not None:
         name, command = plugin_command
         command_parser = sub.add_parser(name, help=getattr(command, "__doc__", None))

@@ -3,15 +3,18 @@
 A sample is keyed by its ``id`` and, for seeded tasks, its ``seed``; the unit of resampling is
 the id, so all samples of an id (one per seed) move together.
 
-A log may also be kept compact (``compact_folder``, for the committed leaderboard): beside the
-results file as ``<samples_file>.gz``, gzip-compressed JSON Lines whose first line is a header
-``{"signature": ..., "compact": [fields]}`` and whose samples keep only ``id``, ``seed`` and the
-fields that the line's ``metric_info`` statistics read, which is all ``harness compare`` needs.
+A log may also be compact (what the committed leaderboard keeps): gzip-compressed JSON Lines named
+``samples_<task>_<hash>.jsonl.gz``, whose first line is a header ``{"signature": ..., "compact": [fields]}``
+and whose samples keep only ``id``, ``seed`` and the fields that the line's ``metric_info`` statistics
+read, which is all ``harness compare`` needs. A run writes it so with ``log_form="compact"`` (``harness
+suite``'s ``logs: compact``) and its line names that file; ``compact_folder`` converts full logs. Lines
+written before that name the full ``.jsonl``: the compact file beside it (``<samples_file>.gz``) is found too.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
 import os
@@ -24,7 +27,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.results.bootstrap import Paired, Statistic, Units
-from harness.results.jsonl import BadLine, LineError, iter_json_lines, parse_line
+from harness.results.jsonl import BadLine, LineError, iter_json_lines, parse_line, write_json_lines_atomic
 from harness.results.load import Entry
 from harness.results.records import RESULTS_FILE, ResultRecord, read_records, role_of
 
@@ -209,22 +212,42 @@ def compact_rows(rows: Iterable[Any], fields: Sequence[str]) -> Iterator[dict[st
             yield {name: row[name] for name in keep if name in row}
 
 
-def write_compact(entry: Entry, destination: Path) -> Path:
-    """The compact, compressed form of ``entry``'s per-sample log, written into the folder ``destination``.
+def samples_name(task: str, signature: str, form: str = "full") -> str:
+    """The file name of a run's per-sample log: ``samples_<task>_<hash>.jsonl``, ``.jsonl.gz`` when compact."""
+    name = f"samples_{task}_{hashlib.sha256(signature.encode()).hexdigest()[:12]}.jsonl"
+    return name + COMPACT_SUFFIX if form == "compact" else name
 
-    The bytes depend only on the samples (no time or file name in the gzip header), so a rerun that
-    gives the same samples rewrites the same file. Written to a temporary file and renamed.
-    """
+
+def write_samples(path: Path, signature: str, samples: Sequence[Any], fields: Sequence[str]) -> None:
+    """A run's per-sample log at ``path``: compact (a ``.gz`` name: ``id``, ``seed`` and ``fields``) or whole."""
+    if path.suffix == COMPACT_SUFFIX:
+        _write_compact_file(path, signature, fields, samples)
+    else:
+        write_json_lines_atomic(path, [{"signature": signature, **sample} for sample in samples])
+
+
+def write_compact(entry: Entry, destination: Path) -> Path:
+    """The compact, compressed form of ``entry``'s per-sample log, written into the folder ``destination``."""
     source = samples_path(entry)
-    fields = statistic_fields(entry.record)
-    header = {"signature": entry.record.signature, "compact": fields}
     rows = []
     for item in _lines(source):
         if isinstance(item, BadLine):
             raise _bad(source, item.line, item.reason)
         if not (isinstance(item[1], dict) and "compact" in item[1] and "id" not in item[1]):
             rows.append(item[1])
-    target = compact_path(destination / str(entry.record.samples_file))
+    name = str(entry.record.samples_file)
+    target = destination / (name if name.endswith(COMPACT_SUFFIX) else compact_path(Path(name)).name)
+    _write_compact_file(target, entry.record.signature, statistic_fields(entry.record), rows)
+    return target
+
+
+def _write_compact_file(target: Path, signature: str, fields: Sequence[str], rows: Iterable[Any]) -> None:
+    """The header ``{"signature", "compact": fields}`` and ``compact_rows``, gzip-compressed, via a temporary file.
+
+    The bytes depend only on the samples (no time or file name in the gzip header), so a rerun that
+    gives the same samples rewrites the same file.
+    """
+    header = {"signature": signature, "compact": list(fields)}
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with open(temporary, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as handle:
@@ -234,7 +257,6 @@ def write_compact(entry: Entry, destination: Path) -> Path:
     except OSError as exc:
         temporary.unlink(missing_ok=True)
         raise HarnessError(f"cannot write {target}: {exc.strerror or exc}") from None
-    return target
 
 
 def compact_folder(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from harness.plugins.registry import Registry
     from harness.progress import Progress
 
+LOG_FORMS = ("full", "compact")
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 
 
@@ -32,6 +33,11 @@ class RunConfig:
     depend on the tasks or the machine (batch size, seeds, seed, limit, resamples, the device's spelling, shard, output);
     whether a CUDA device is usable is checked when the run is prepared. ``output=None`` writes
     nothing. ``registry`` and ``progress`` default to the installed plugins and no progress bars.
+    ``log_samples`` writes each task's per-sample log beside the results: ``log_form="full"`` every field
+    (``samples_<task>_<hash>.jsonl``), ``"compact"`` only ``id``, ``seed`` and the fields the line's statistics
+    read, gzip-compressed (``.jsonl.gz``, what the committed leaderboard keeps); tasks whose role is in
+    ``log_without`` write none. Runs given one ``data_cache`` mapping read each data set once between them
+    (``harness suite``).
     """
 
     model_args: Mapping[str, Any] = field(default_factory=dict)
@@ -48,6 +54,8 @@ class RunConfig:
     device: str = "auto"
     output: str | os.PathLike[str] | None = "results"
     log_samples: bool = False
+    log_form: str = "full"
+    log_without: Sequence[str] = ()
     resume: bool = False
     use_cache: bool = True
     shard: str | None = None
@@ -56,6 +64,7 @@ class RunConfig:
     include_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None
     progress: Progress | None = field(default=None, compare=False)
     registry: Registry | None = field(default=None, compare=False)
+    data_cache: MutableMapping[tuple[Any, ...], Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name, what in (
@@ -73,6 +82,9 @@ class RunConfig:
         _at_least("--resamples", self.resamples, 0)
         if not _DEVICE.fullmatch(self.device):
             raise HarnessError(f"--device takes cpu, cuda, cuda:N or auto, got {self.device!r}")
+        if self.log_form not in LOG_FORMS:
+            raise HarnessError(f"log_form takes {' or '.join(LOG_FORMS)}, got {self.log_form!r}")
+        object.__setattr__(self, "log_without", tuple(self.log_without))
         if self.output is None and (self.resume or self.log_samples):
             raise HarnessError("--resume and --log-samples need an output folder (output=None writes nothing)")
         if self.shard:

@@ -84,6 +84,8 @@ class RunPlan:
     progress: Progress = field(default_factory=lambda: Progress(enabled=False))
     shard: str | None = None
     log_samples: bool = False
+    log_form: str = "full"
+    log_without: frozenset[str] = frozenset()
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready summary of the plan (what ``--dry-run`` prints)."""

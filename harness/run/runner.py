@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import os
 import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,9 @@ from harness.progress import Progress
 from harness.results import provenance
 from harness.results.dataframe import warn_about
 from harness.results.intervals import DEFAULT_RESAMPLES, item_intervals
-from harness.results.jsonl import open_for_append, write_json_lines_atomic
+from harness.results.jsonl import open_for_append
 from harness.results.records import RESULTS_FILE, ResultRecord, append_record, read_records
+from harness.results.samples import samples_name, statistic_fields, write_samples
 from harness.results.seedstats import mean_and_std
 from harness.results.signature import Signature
 from harness.run.config import RunConfig, run_config
@@ -402,7 +402,8 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         done = partition.from_main(done, "agreeing on finished tasks")
     world_size = partition.world_size if isinstance(partition, RankPartition) else 1
     plans = []
-    read: dict[tuple[Any, ...], LoadedData] = {}  # tasks that read the same data share one LoadedData
+    # tasks that read the same data share one LoadedData (and so do runs given one data_cache)
+    read: MutableMapping[tuple[Any, ...], LoadedData] = {} if config.data_cache is None else config.data_cache
     for task, given_args in resolved:
         clock = time.perf_counter()
         source = resolve_data_source(registry, task, config.data_dir)
@@ -478,7 +479,17 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         "world_size": world_size,
     }
     return RunPlan(
-        plans, cached_model, folder, settings, partition, is_main, progress, config.shard, config.log_samples
+        plans,
+        cached_model,
+        folder,
+        settings,
+        partition,
+        is_main,
+        progress,
+        config.shard,
+        config.log_samples,
+        config.log_form,
+        frozenset(config.log_without),
     )
 
 
@@ -554,7 +565,8 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
                 f"task {task.name!r} returned {len(result.per_seed)} metric sets for {len(task_plan.seeds)} seeds"
             )
         signature = str(task_plan.signature)
-        samples_file = _write_samples(folder, task.name, signature, result) if plan.log_samples and folder else None
+        logged = plan.log_samples and folder is not None and (task.role or task.name) not in plan.log_without
+        samples_file = samples_name(task.name, signature, plan.log_form) if logged else None
         described = described or {
             **cached_model.identity.as_dict(),
             CARD_KEY: card_of(cached_model.adapter, cached_model.identity),  # the card: no identity
@@ -574,6 +586,8 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
             time.perf_counter() - clock + task_plan.load_seconds,
         )
         if folder is not None:
+            if samples_file is not None:
+                write_samples(folder / samples_file, signature, result.samples, statistic_fields(record))
             append_record(folder, record)
         outcomes.append(record)
     plan.leave_together()
@@ -673,10 +687,3 @@ def run_warnings(
             "the spread over seeds is undefined; the interval over items is shown instead."
         )
     return found
-
-
-def _write_samples(folder: Path, task: str, signature: str, result: TaskOutput) -> str:
-    name = f"samples_{task}_{hashlib.sha256(signature.encode()).hexdigest()[:12]}.jsonl"
-    rows = [{"signature": signature, **sample} for sample in result.samples]
-    write_json_lines_atomic(folder / name, rows)
-    return name

@@ -10,9 +10,10 @@ import math
 import pytest
 from conftest import shared_data
 from packaged.helpers import need
-from real.helpers import real_runs_script, samples
+from real.helpers import samples
 
 import harness
+from harness.cli import main
 from harness_tasks.commute.data import CommuteLoader
 from harness_tasks.commute.metrics import TIE_RTOL
 
@@ -23,8 +24,10 @@ INEXACT = {"fr": 2, "de": 0, "cs": 0}  # en-fr tuples 12 and 50: the incorrect l
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory):
-    data = shared_data("commute").parent
-    return real_runs_script().stand_in_images(data, tmp_path_factory.mktemp("stand-in-images"))
+    # the images the committed suite prepares (leaderboard/suite.yaml): `harness commute-stand-in-images`
+    folder = tmp_path_factory.mktemp("stand-in-images")
+    assert main(["commute-stand-in-images", "--data-dir", str(shared_data("commute")), "--output", str(folder)]) == 0
+    return folder
 
 
 def exact_swaps(lang: str) -> set[str]:
