@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -91,7 +92,6 @@ def add_run_arguments(parser: argparse.ArgumentParser, tasks: str | None = None)
 
 def run_config(args: argparse.Namespace) -> RunConfig:
     """The ``RunConfig`` of parsed ``add_run_arguments`` options (a plugin command that runs tasks builds it here)."""
-    from harness.progress import Progress
     from harness.run.config import RunConfig
 
     return RunConfig(
@@ -113,7 +113,7 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         use_cache=not args.no_cache,
         shard=args.shard,
         dist_timeout=args.dist_timeout,
-        progress=Progress(enabled=True),
+        progress=True,
         include_path=args.include_path,
     )
 
@@ -310,6 +310,18 @@ def _install_sigterm() -> Any:
     return signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+def _exit_now_if_abandoned(code: int) -> None:
+    """End the process at once when a signal left a worker computing (``harness.interrupt``): a normal exit would
+    wait for the thread pools it started. Everything finished is already written; streams are flushed first."""
+    from harness.interrupt import end_abandoned_work
+
+    if end_abandoned_work():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+
+
 def _silence_stdout() -> None:
     """After a closed pipe (``harness plugins | head -1``): later writes and the exit flush go nowhere."""
     try:
@@ -322,6 +334,7 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` command; returns the exit code."""
+    from_command_line = argv is None  # the process is ours (the ``harness`` script, ``python -m harness``)
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     previous = _install_sigterm()
@@ -345,7 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         what = "interrupted by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
         print(f"harness: {what}; finished results and cache entries are kept", file=sys.stderr)
-        return 143 if isinstance(exc, Terminated) else 130
+        code = 143 if isinstance(exc, Terminated) else 130
+        if from_command_line:
+            _exit_now_if_abandoned(code)
+        return code
     except Exception as exc:  # an unexpected failure: one line unless --debug
         if debug:
             traceback.print_exc()
