@@ -31,7 +31,9 @@ class RunConfig:
     the ``"image"`` role's (``--image-model``). Construction checks every value that does not
     depend on the tasks or the machine (batch size, seeds, seed, limit, resamples, the device's spelling, shard, output);
     whether a CUDA device is usable is checked when the run is prepared. ``output=None`` writes
-    nothing. ``registry`` and ``progress`` default to the installed plugins and no progress bars.
+    nothing. ``registry`` defaults to the installed plugins. ``progress`` shows what the run computes, on stderr, as
+    the command line does (bars on a terminal, a line at least every 10 s in a log or a notebook); ``False`` turns
+    it off, a ``Progress`` sends it elsewhere.
     """
 
     model_args: Mapping[str, Any] = field(default_factory=dict)
@@ -54,7 +56,7 @@ class RunConfig:
     dist_timeout: float | None = None
     resamples: int = DEFAULT_RESAMPLES
     include_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None
-    progress: Progress | None = field(default=None, compare=False)
+    progress: Progress | bool = field(default=True, compare=False)
     registry: Registry | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

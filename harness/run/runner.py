@@ -351,7 +351,7 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
     registry = config.registry or get_registry()
     if config.include_path is not None:
         registry = include_presets(registry, config.include_path)
-    progress = config.progress or Progress(enabled=False)
+    progress = config.progress if isinstance(config.progress, Progress) else Progress(enabled=bool(config.progress))
     resolved = resolve_tasks(registry, names, config.task_args, config.data_dir)
     task_objects = [task for task, _ in resolved]
     partition: RankPartition | ShardPartition | None = parse_shard(config.shard) if config.shard else None
