@@ -14,14 +14,16 @@ T = TypeVar("T")
 class Progress:
     """Progress of loops over data, written to ``stream`` (stderr by default).
 
-    On a terminal it draws rich progress bars with counts, rate and elapsed time; elsewhere it
-    prints one line at start, at every 25% and at the end, so logs stay readable.
-    ``enabled=False`` prints nothing (library use, non-zero ranks).
+    On a terminal it draws rich progress bars with counts, rate and elapsed time; elsewhere (a log, a pipe, a
+    notebook) it prints one line at the start, one at least every ``every`` seconds while the loop runs (also
+    while no item finishes: ``advance(0)`` is a heartbeat) and one at the end, so logs stay readable and a slow
+    loop never looks stuck. ``enabled=False`` prints nothing (``progress=False``, non-zero ranks).
     """
 
-    def __init__(self, enabled: bool = True, stream: TextIO | None = None):
+    def __init__(self, enabled: bool = True, stream: TextIO | None = None, every: float = 10.0):
         self.enabled = enabled
         self.stream = stream or sys.stderr
+        self.every = every
         self._bars: Any = None
 
     @property
@@ -31,7 +33,7 @@ class Progress:
 
     @contextmanager
     def task(self, description: str, total: int) -> Iterator[Callable[[int], None]]:
-        """A context giving ``advance(n)`` for a loop of ``total`` items."""
+        """A context giving ``advance(n)`` for a loop of ``total`` items (``advance(0)``: a heartbeat)."""
         if not self.enabled or total <= 0:
             yield lambda n: None
             return
@@ -85,19 +87,20 @@ class Progress:
 
     def _plain_task(self, description: str, total: int) -> Iterator[Callable[[int], None]]:
         start = time.perf_counter()
-        state = {"done": 0, "next": max(1, total // 4)}
+        state = {"done": 0, "shown": start}
 
-        def line(done: int) -> None:
-            elapsed = time.perf_counter() - start
+        def line(done: int, now: float) -> None:
+            elapsed = now - start
             rate = done / elapsed if elapsed > 0 else 0.0
             print(f"{description}: {done}/{total} ({rate:,.1f}/s, {elapsed:.1f}s)", file=self.stream, flush=True)
+            state["shown"] = now
 
         def advance(n: int) -> None:
             state["done"] += n
-            if state["done"] >= state["next"] and state["done"] < total:
-                line(state["done"])
-                state["next"] = state["done"] + max(1, total // 4)
+            now = time.perf_counter()
+            if now - state["shown"] >= self.every and state["done"] < total:
+                line(int(state["done"]), now)
 
         print(f"{description}: 0/{total}", file=self.stream, flush=True)
         yield advance
-        line(state["done"])
+        line(int(state["done"]), time.perf_counter())

@@ -1,7 +1,9 @@
 """The model as tasks see it: every capability call goes through the cache.
 
 Only inputs missing from the cache reach the adapter, deduplicated, in chunks that are stored
-as soon as they are computed (a killed run keeps what it finished). With ``cache=None`` every
+as soon as they are computed (a killed run keeps what it finished); each chunk is computed in a
+worker thread (``harness.interrupt``), so Ctrl-C or SIGTERM stops a run at once even inside a
+long native call. With ``cache=None`` every
 call goes to the adapter. An adapter with ``transductive = True`` (its output for one input
 depends on all inputs of the call, as TF-IDF fitted on the corpus does) receives the whole
 deduplicated input set in one call, and its cache keys cover that set.
@@ -33,7 +35,11 @@ from harness.adapters.capabilities import (  # noqa: F401 - re-exported for call
 )
 from harness.adapters.model import ModelAdapter
 from harness.errors import CapabilityError
+from harness.interrupt import interruptible
 from harness.progress import Progress
+
+_CHUNK_BATCHES = 8  # the largest chunk of inputs computed (and cached) at once, in batches (a fixed schedule: the
+# chunks, and so the batches a scorer pads together, never depend on the machine's speed)
 
 
 class CachedModel:
@@ -109,12 +115,16 @@ class CachedModel:
         encoded: dict[str, bytes] = {}
         if not todo:
             return encoded
-        self.adapter.ensure_loaded()
-        chunk_size = len(todo) if transductive else max(1, self.adapter.batch_size) * 8
-        with self.progress.task(description, total=len(todo)) as advance:
-            for start in range(0, len(todo), chunk_size):
+        interruptible(self.adapter.ensure_loaded)  # a conversion or export on first use: a signal stops it too
+        batch = max(1, self.adapter.batch_size)
+        chunk_size, largest = (len(todo), len(todo)) if transductive else (batch, batch * _CHUNK_BATCHES)
+        start = 0
+        with self.progress.task(f"{self.adapter.name}: {description}", total=len(todo)) as advance:
+            while start < len(todo):
                 chunk = todo[start : start + chunk_size]
-                results = compute(chunk)
+                start += len(chunk)
+                chunk_size = min(chunk_size * 2, largest)  # one batch first, then twice as many: progress shows early
+                results = interruptible(compute, chunk, while_waiting=lambda: advance(0))
                 if len(results) != len(chunk):
                     raise RuntimeError(
                         f"{self.adapter.adapter_name} returned {len(results)} results for {len(chunk)} inputs"

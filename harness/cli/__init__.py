@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -222,6 +223,18 @@ def _install_sigterm() -> Any:
     return signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+def _exit_now_if_abandoned(code: int) -> None:
+    """End the process at once when a signal left a worker computing (``harness.interrupt``): a normal exit would
+    wait for the thread pools it started. Everything finished is already written; streams are flushed first."""
+    from harness.interrupt import end_abandoned_work
+
+    if end_abandoned_work():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
+
+
 def _silence_stdout() -> None:
     """After a closed pipe (``harness plugins | head -1``): later writes and the exit flush go nowhere."""
     try:
@@ -234,6 +247,7 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` command; returns the exit code."""
+    from_command_line = argv is None  # the process is ours (the ``harness`` script, ``python -m harness``)
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     previous = _install_sigterm()
@@ -257,7 +271,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         what = "interrupted by SIGTERM" if isinstance(exc, Terminated) else "interrupted"
         print(f"harness: {what}; finished results and cache entries are kept", file=sys.stderr)
-        return 143 if isinstance(exc, Terminated) else 130
+        code = 143 if isinstance(exc, Terminated) else 130
+        if from_command_line:
+            _exit_now_if_abandoned(code)
+        return code
     except Exception as exc:  # an unexpected failure: one line unless --debug
         if debug:
             traceback.print_exc()

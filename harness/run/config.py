@@ -32,8 +32,9 @@ class RunConfig:
     the ``"image"`` role's (``--image-model``). Construction checks every value that does not
     depend on the tasks or the machine (batch size, seeds, seed, limit, resamples, the device's spelling, shard, output);
     whether a CUDA device is usable is checked when the run is prepared. ``output=None`` writes
-    nothing. ``registry`` and ``progress`` default to the installed plugins and no progress bars.
-    ``log_samples`` writes each task's per-sample log beside the results: ``log_form="full"`` every field
+    nothing. ``registry`` defaults to the installed plugins. ``progress`` shows what the run computes, on stderr, as
+    the command line does (bars on a terminal, a line at least every 10 s in a log or a notebook); ``False`` turns
+    it off, a ``Progress`` sends it elsewhere. ``log_samples`` writes each task's per-sample log beside the results: ``log_form="full"`` every field
     (``samples_<task>_<hash>.jsonl``), ``"compact"`` only ``id``, ``seed`` and the fields the line's statistics
     read, gzip-compressed (``.jsonl.gz``, what the committed leaderboard keeps); tasks whose role is in
     ``log_without`` write none. Runs given one ``data_cache`` mapping read each data set once between them
@@ -62,7 +63,7 @@ class RunConfig:
     dist_timeout: float | None = None
     resamples: int = DEFAULT_RESAMPLES
     include_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None
-    progress: Progress | None = field(default=None, compare=False)
+    progress: Progress | bool = field(default=True, compare=False)
     registry: Registry | None = field(default=None, compare=False)
     data_cache: MutableMapping[tuple[Any, ...], Any] | None = field(default=None, compare=False)
 

@@ -91,7 +91,6 @@ def add_run_arguments(parser: argparse.ArgumentParser, tasks: str | None = None)
 
 def run_config(args: argparse.Namespace) -> RunConfig:
     """The ``RunConfig`` of parsed ``add_run_arguments`` options (a plugin command that runs tasks builds it here)."""
-    from harness.progress import Progress
     from harness.run.config import RunConfig
 
     return RunConfig(
@@ -113,6 +112,6 @@ def run_config(args: argparse.Namespace) -> RunConfig:
         use_cache=not args.no_cache,
         shard=args.shard,
         dist_timeout=args.dist_timeout,
-        progress=Progress(enabled=True),
+        progress=True,
         include_path=args.include_path,
     )

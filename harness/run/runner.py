@@ -10,7 +10,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -360,7 +360,7 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
     registry = config.registry or get_registry()
     if config.include_path is not None:
         registry = include_presets(registry, config.include_path)
-    progress = config.progress or Progress(enabled=False)
+    progress = config.progress if isinstance(config.progress, Progress) else Progress(enabled=bool(config.progress))
     resolved = resolve_tasks(registry, names, config.task_args, config.data_dir)
     task_objects = [task for task, _ in resolved]
     partition: RankPartition | ShardPartition | None = parse_shard(config.shard) if config.shard else None

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.adapters.cache import default_cache_dir
 from harness.errors import HarnessError
+from harness.interrupt import interruptible, on_stop
 
 
 def models_dir() -> Path:
@@ -50,7 +51,8 @@ def ensure_converted(folder: Path, build: Callable[[Path], None], what: str = ""
             f"cannot write converted models to {folder.parent}: {exc} (set HARNESS_MODELS_DIR)"
         ) from None
     try:
-        build(scratch)
+        with on_stop(lambda: shutil.rmtree(scratch, ignore_errors=True)):  # Ctrl-C, SIGTERM: stopped at once
+            interruptible(build, scratch)
         try:
             scratch.rename(folder)
         except OSError:
