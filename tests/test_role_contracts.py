@@ -77,7 +77,7 @@ def _record(task_args, meanings=None, revision="sha256:a", size=10):
         harness={},
         environment={},
         hardware={},
-        started="",
+        started="2026-01-01T00:00:00+00:00",
         wall_seconds=0.0,
         arg_meanings=meanings or {},
     )

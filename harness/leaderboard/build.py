@@ -19,7 +19,7 @@ from harness.leaderboard.plots import start_plots
 from harness.leaderboard.sections import family_sections
 from harness.leaderboard.tables import family_tables
 from harness.results.jsonl import BadLine
-from harness.results.load import load_entries
+from harness.results.load import load_entries, skipped
 
 PLOTS = "plots"
 
@@ -49,9 +49,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
     """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, plots/ and the manifest."""
     entries, problems = load_entries(locations)
     if not entries:
-        raise HarnessError(
-            f"no valid results in {', '.join(locations)}" + (f" ({len(problems)} lines skipped)" if problems else "")
-        )
+        raise HarnessError(f"no valid results in {', '.join(locations)}" + skipped(problems))
     with _frozen():
         board = merge(entries)
         folder = Path(output)

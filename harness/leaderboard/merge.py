@@ -25,7 +25,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.leaderboard.families import OTHER, Families, Family, registered_families
 from harness.results.load import Entry
-from harness.results.records import ResultRecord, role_of
+from harness.results.records import ResultRecord, role_of, started_time
 from harness.results.signature import Signature, SignatureError
 
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
@@ -136,12 +136,12 @@ def model_key(model: dict[str, Any]) -> str:
 
 
 def started_at(text: str) -> datetime:
-    """A record's start time (UTC when the text gives no zone; the oldest possible when unreadable)."""
+    """A record's start time (UTC when the text gives no zone); the reader refuses lines without one, so the
+    oldest possible time only orders records built in code."""
     try:
-        moment = datetime.fromisoformat(text)
+        return started_time(text)
     except ValueError:
         return _OLDEST
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _canonical(entry: Entry) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
+import re
 from collections.abc import Sequence
 
 from harness.leaderboard.figures import Plot
@@ -177,9 +178,13 @@ SCRIPT = """
 """
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def esc(text: object) -> str:
-    """Escaped text for element content and quoted attribute values."""
-    return html.escape(str(text), quote=True)
+    """Escaped text for element content and quoted attribute values; a NUL is dropped and a lone surrogate (a file
+    name's undecodable byte) becomes U+FFFD, so the page is always valid UTF-8 without NUL."""
+    return html.escape(_SURROGATE.sub("\ufffd", str(text).replace("\0", "")), quote=True)
 
 
 def _number(value: float | None) -> str:

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import fcntl
 import json
+import math
 import os
 import stat
 import sys
@@ -79,7 +80,9 @@ _LONG_DIGITS = b"0" * 19  # -9999999999999999999 is already below -2**63
 
 def _parse_strictly(raw: bytes | str) -> Any:
     try:
-        return json.loads(raw, object_pairs_hook=_no_repeated_keys, parse_constant=_no_constant)
+        data = json.loads(raw, object_pairs_hook=_no_repeated_keys, parse_constant=_no_constant)
+        _check_values(data)
+        return data
     except LineError:
         raise
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -89,6 +92,37 @@ def _parse_strictly(raw: bytes | str) -> Any:
     except ValueError as exc:  # int(): "Exceeds the limit (4300 digits) for integer string conversion"
         digits = sys.get_int_max_str_digits()
         raise LineError(f"an integer of more than {digits} digits" if "digits" in str(exc) else str(exc)) from None
+
+
+def _check_values(data: Any) -> None:
+    """What JSON allows but no line the harness writes holds, named by its field: a number out of a float's range
+    (``1e400`` reads as infinity), and text with a lone surrogate (not text: no UTF-8 encodes it) or a NUL
+    character. orjson refuses infinities and lone surrogates, and a NUL can only be written as a ``\\u`` escape, which
+    sends a line here: only lines read by ``json.loads`` need this walk."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        problem = None
+        if isinstance(value, dict):
+            named = [(f"{where}.{key}" if where else str(key), key, item) for key, item in value.items()]
+            stack += ((name, item) for name, _, item in named)
+            stack += ((name, key) for name, key, _ in named if not key.isprintable())  # a key is text too
+        elif isinstance(value, list):
+            stack += ((f"{where}[{index}]", item) for index, item in enumerate(value))
+        elif isinstance(value, float) and not math.isfinite(value):
+            problem = "a number out of range (it reads as infinity)"
+        elif isinstance(value, str) and ("\0" in value or _has_lone_surrogate(value)):
+            problem = "text with a NUL character" if "\0" in value else "text with a lone surrogate (not valid Unicode)"
+        if problem:
+            raise LineError(f"field {where or 'the line'!r}: {problem}")
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def regular_file(path: str | os.PathLike[str]) -> int:

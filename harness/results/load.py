@@ -64,3 +64,12 @@ def load_entries(locations: Sequence[str]) -> tuple[list[Entry], list[BadLine]]:
             entries.extend(Entry(record, path) for record in records)
             problems.extend(bad)
     return entries, problems
+
+
+def skipped(problems: Sequence[BadLine], shown: int = 3) -> str:
+    """`` (N lines skipped: why, why, ...)`` for an error that follows from every line being bad; empty for none."""
+    if not problems:
+        return ""
+    reasons = "; ".join(str(problem) for problem in problems[:shown])
+    more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
+    return f" ({len(problems)} lines skipped: {reasons}{more})"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Union
 
@@ -17,6 +19,8 @@ from harness.results.signature import Signature, SignatureError
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
+FUTURE_TOLERANCE = timedelta(days=1)
+MAX_FLOAT = int(sys.float_info.max)  # an integer past it is no number a metric can be
 
 
 class SchemaError(ValueError):
@@ -120,8 +124,9 @@ def validate(data: Any) -> None:
 
 def _check_values(data: dict[str, Any]) -> None:
     """What the types alone do not say, for every field a command reads: the model's name and arguments,
-    the spread over seeds, the chance levels, the main metric, one value per seed, and a signature that
-    says what the line says (a repeated key could make a line's ``task`` differ from its signature's)."""
+    the spread over seeds, the chance levels, the main metric, one value per seed, the data set's size, a start
+    time that is one, and a signature that says what the line says (a repeated key could make a line's ``task``
+    differ from its signature's)."""
     model = data["model"]
     if not isinstance(model.get("name"), str):
         raise SchemaError(f"field 'model.name': expected a string, got {type(model.get('name')).__name__}")
@@ -144,7 +149,28 @@ def _check_values(data: dict[str, Any]) -> None:
             raise SchemaError(
                 f"field 'per_seed.{name}': {len(values)} values for {len(data['seeds'])} seeds (one per seed)"
             )
+    size = data["dataset"].get("size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or not 0 <= size < 2**63):
+        raise SchemaError(f"field 'dataset.size': expected a count of items, got {str(size)[:40]!r}")
+    _check_started(data["started"])
     _check_signature(data)
+
+
+def started_time(text: str) -> datetime:
+    """A line's ``started`` as a time (UTC when the text names no zone); ``ValueError`` when it is none."""
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _check_started(text: str) -> None:
+    """``started`` orders a model's runs (the newest is current): a time, and not one in the future (a line
+    from the future would supersede every run after it; a day is left for clocks that disagree)."""
+    try:
+        moment = started_time(text)
+    except ValueError:
+        raise SchemaError(f"field 'started': {text!r} is not an ISO 8601 time") from None
+    if moment > datetime.now(timezone.utc) + FUTURE_TOLERANCE:
+        raise SchemaError(f"field 'started': {text} is in the future (a run cannot have started then)")
 
 
 def _check_optional(info: dict[str, Any], where: str, key: str, check: Checker) -> None:
@@ -263,12 +289,18 @@ def _whole_list_check(hint: Any) -> Callable[[list[Any]], bool] | None:
     if hint is str:  # warnings, plugins' versions, why a metric is undefined
         return lambda values: set(map(type, values)) <= {str}
     if hint is float:
-        return lambda values: set(map(type, values)) <= {int, float} and all(map(math.isfinite, values))
+        return lambda values: set(map(type, values)) <= {int, float} and _all_finite(values)
     if set(typing.get_args(hint)) == {float, type(None)}:
-        return lambda values: (
-            set(map(type, values)) <= {int, float, type(None)} and all(map(math.isfinite, filter(None, values)))
-        )
+        return lambda values: set(map(type, values)) <= {int, float, type(None)} and _all_finite(filter(None, values))
     return None
+
+
+def _all_finite(values: Iterable[float]) -> bool:
+    """Whether every number is finite; False for an integer past a float's range (checked one by one, then named)."""
+    try:
+        return all(map(math.isfinite, values))
+    except OverflowError:
+        return False
 
 
 def _instance_checker(hint: type) -> Checker:
@@ -289,7 +321,11 @@ def _check_any(value: Any, where: str) -> None:
 
 
 def _check_number(value: Any, where: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
+    if isinstance(value, int) and not -MAX_FLOAT <= value <= MAX_FLOAT:  # math.isfinite would raise OverflowError
+        raise SchemaError(f"field {where!r}: an integer of {len(str(abs(value)))} digits, past a float's range")
+    if not math.isfinite(value):
         raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
 
 

@@ -13,13 +13,17 @@ import json
 import os
 import signal
 from collections.abc import Callable, Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 from faults.conftest import results_lines, run_cli, run_counting
+from fixtures.registries import entry_points
 
+import harness.plugins.registry
 import harness.results.jsonl
+from harness.plugins.registry import build_registry
 from harness.results.jsonl import write_json_lines_atomic
 from harness.results.records import read_records
 
@@ -114,6 +118,24 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+LONG = "1" * 400  # within Python's 4300-digit limit, far past a float's range
+
+
+def _with_raw(good: dict[str, Any], path: str, raw: str) -> str:
+    """The line with the value at ``path`` (a list: its first item) written as the raw JSON ``raw``."""
+    marker = "__HOSTILE__"
+    *parents, last = path.split(".")
+    line = json.loads(json.dumps(good))
+    target = line
+    for name in parents:
+        target = target[name]
+    if isinstance(target.get(last), list):
+        target[last] = [marker, *target[last][1:]]
+    else:
+        target[last] = marker
+    return json.dumps(line).replace(f'"{marker}"', raw)
+
+
 def _signature_task(line: dict[str, Any]) -> None:
     line["task"] = "corr"
 
@@ -146,6 +168,38 @@ HOSTILE_VALUES: dict[str, tuple[Callable[[dict[str, Any]], str], str]] = {
     "repeated key": (
         lambda g: json.dumps(g).replace('"task": "mean_similarity"', '"task": "corr", "task": "mean_similarity"', 1),
         "repeated key 'task'",
+    ),
+    # issue 38.5: values JSON allows that no line the harness writes holds, each named by its field
+    **{
+        f"400-digit integer in {where}": (
+            lambda g, where=where: _with_raw(g, where, LONG),
+            f"field '{where}{index}': an integer of 400 digits, past a float's range",
+        )
+        for where, index in (
+            ("metrics.similarity", ""),
+            ("per_seed.similarity", "[0]"),
+            ("metrics_std.similarity", ""),
+            ("wall_seconds", ""),
+        )
+    },
+    "1e400 in dataset.size": (lambda g: _with_raw(g, "dataset.size", "1e400"), "field 'dataset.size': a number out"),
+    "400-digit dataset.size": (lambda g: _with_raw(g, "dataset.size", LONG), "field 'dataset.size': expected a count"),
+    "lone surrogate in model.name": (
+        lambda g: _with_raw(g, "model.name", '"e5\\ud800"'),
+        "field 'model.name': text with a lone surrogate",
+    ),
+    "NUL in model.name": (
+        lambda g: _with_raw(g, "model.name", '"e5\\u0000x"'),
+        "field 'model.name': text with a NUL character",
+    ),
+    "NUL in a key": (lambda g: _with_raw(g, "extra", '{"a\\u0000": 1}'), "field 'extra.a\\x00'"),
+    "unparseable started": (
+        lambda g: _mutated(g, _set("started", "yesterday")),
+        "field 'started': 'yesterday' is not an ISO 8601 time",
+    ),
+    "far-future started": (
+        lambda g: _mutated(g, _set("started", "9999-01-01T00:00:00+00:00")),
+        "field 'started': 9999-01-01T00:00:00+00:00 is in the future",
     ),
 }
 
@@ -195,3 +249,55 @@ def test_ctrl_c_while_writing_the_samples_file_leaves_no_temporary(tmp_path, mon
     with pytest.raises(KeyboardInterrupt):
         write_json_lines_atomic(tmp_path / "samples_x.jsonl", [{"id": 1}])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_every_command_skips_a_400_digit_metric_and_writes_clean_outputs(
+    tmp_path, good_line, capsys, data_dir, monkeypatch
+):
+    # issue 38.5: an OverflowError took down leaderboard, compare, --resume, meta and calibrate; NUL reached the page
+    installed = list(metadata.entry_points(group="harness"))  # meta and calibrate are the built-in plugins' commands
+    monkeypatch.setattr(harness.plugins.registry, "_REGISTRY", build_registry([*installed, *entry_points("fake")]))
+    hostile = [
+        _with_raw(good_line, "metrics.similarity", LONG),
+        _with_raw(good_line, "model.name", '"e5\\u0000x"'),
+        _with_raw(good_line, "dataset.size", "1e400"),
+    ]
+    path = _file_with(tmp_path, good_line, *hostile)
+    skipped = [f"{path}, line {n}: " for n in (2, 3, 4)]
+    code, out, err = run_cli(capsys, "leaderboard", str(path), "-o", str(tmp_path / "board"), "--no-plots")
+    assert code == 0 and "merged 1 results" in out and all(line in err for line in skipped), err
+    for name in ("index.html", "README.md", "leaderboard.json", "leaderboard.csv"):
+        data = (tmp_path / "board" / name).read_bytes()
+        assert b"\x00" not in data and b"Infinity" not in data and b"\\u0000" not in data
+        data.decode("utf-8")
+    json.loads((tmp_path / "board" / "leaderboard.json").read_text())
+    for command in (
+        ("compare", "counting-encoder", "x", "--task", "mean_similarity", "--results", str(path)),
+        ("meta", str(path), "--output", str(tmp_path / "meta")),
+        ("calibrate", "fit", str(path), "--output", str(tmp_path / "calibration.json")),
+    ):
+        code, _, err = run_cli(capsys, *command)
+        assert code in (0, 2) and "internal error" not in err and all(line in err for line in skipped), err
+    code, _, err = _run(capsys, data_dir, path.parent, "--seed", "0", "--resume")
+    assert code == 0 and "skipped mean_similarity: already in the results" in err and skipped[0] in err
+
+
+def test_a_file_of_bad_lines_says_why_each_was_skipped(tmp_path, good_line, capsys):
+    lines = [_with_raw(good_line, "wall_seconds", LONG), _mutated(good_line, _set("started", "soon"))]
+    path = tmp_path / "bad" / "results.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(capsys, "leaderboard", str(path), "-o", str(tmp_path / "board"))
+    assert code == 2 and err == (
+        f"harness: error: no valid results in {path} (2 lines skipped: {path}, line 1: does not match the results "
+        f"schema: field 'wall_seconds': an integer of 400 digits, past a float's range; {path}, line 2: does not "
+        "match the results schema: field 'started': 'soon' is not an ISO 8601 time)\n"
+    )
+
+
+def test_the_page_escapes_nul_and_lone_surrogates_of_any_other_source():
+    from harness.leaderboard.page import esc
+
+    # a folder name's undecodable byte (surrogateescape) labels a model: the page stays valid UTF-8 without NUL
+    name = b"mod\xe8le\x00<b>".decode("utf-8", "surrogateescape")
+    assert esc(name) == "mod\ufffdle&lt;b&gt;" and esc(name).encode("utf-8")

@@ -60,7 +60,7 @@ def record(
         harness={},
         environment={},
         hardware={},
-        started="",
+        started="2026-01-01T00:00:00+00:00",
         wall_seconds=0.0,
         extra=extra,
     )
