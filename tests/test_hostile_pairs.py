@@ -12,6 +12,7 @@ import pytest
 from leaderboard.builders import record, with_samples, write_results
 
 from harness.cli import main
+from harness.errors import HarnessError
 from harness.leaderboard.compare import paired_difference
 from harness.leaderboard.merge import merge
 from harness.results.load import load_entries
@@ -129,3 +130,84 @@ def test_one_damaged_side_is_enough_and_a_chosen_statistic_is_not_held_to_the_re
     assert "is 0.275000, but its xlr line records recall@k = 0.25" in capsys.readouterr().err
     assert main([*command, "mean:hit,hit", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["bootstrap"]["b"] == pytest.approx(0.275)
+
+
+# Issue 38.6: compact logs that are damaged, that expand without bound, or that name a file outside the folder.
+
+
+def test_a_flipped_byte_inside_the_deflate_stream_is_one_line_naming_the_file(tmp_path, capsys):
+    kept = tmp_path / "kept"
+    compact_folder(xlr_pair(tmp_path / "full"), kept)
+    log = kept / "samples_xlr_poor.jsonl.gz"
+    data = bytearray(log.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    log.write_bytes(bytes(data))
+    assert main(["compare", "good", "poor", "--task", "xlr", "--results", str(kept)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"harness: error: {log}: not a readable gzip file (")
+    overview, err = board_overview(kept, tmp_path, capsys)
+    assert "is better" not in overview and "Not compared: " in overview and "not a readable gzip file (" in overview
+
+
+def bomb(path: Path, megabytes: int) -> None:
+    """A compact log whose header is followed by one line of ``megabytes`` MiB without a newline."""
+    zeros = b"0" * (1 << 20)
+    with gzip.GzipFile(path, "wb", compresslevel=1, mtime=0) as handle:
+        handle.write(b'{"signature": "x", "compact": ["hit"]}\n{"id": "')
+        for _ in range(megabytes):
+            handle.write(zeros)
+
+
+def test_a_line_that_expands_without_bound_is_refused_as_soon_as_it_passes_the_cap(tmp_path, capsys, monkeypatch):
+    import harness.results.jsonl
+    import harness.results.samples
+
+    monkeypatch.setattr(harness.results.jsonl, "MAX_LINE", 1 << 20)
+    kept = tmp_path / "kept"
+    compact_folder(xlr_pair(tmp_path / "full"), kept)
+    log = kept / "samples_xlr_poor.jsonl.gz"
+    bomb(log, 64)  # 64 MiB of one line, in about 300 KB
+    read = []
+
+    class Spy(gzip.GzipFile):
+        def close(self):
+            if not self.closed:
+                read.append(self.tell())
+            super().close()
+
+    monkeypatch.setattr(harness.results.samples.gzip, "open", lambda path, mode: Spy(path, mode))
+    assert main(["compare", "good", "poor", "--task", "xlr", "--results", str(kept)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"harness: error: {log}, line 2: a line longer than 1 MiB (no line the harness writes is)\n"
+    assert read[-1] <= (1 << 20) + 64  # it stopped at the cap: the 63 MiB behind it were never decompressed
+
+
+def test_a_log_that_expands_past_the_total_cap_is_refused(tmp_path, capsys, monkeypatch):
+    import harness.results.samples
+
+    monkeypatch.setattr(harness.results.samples, "MAX_DECOMPRESSED", 200)
+    kept = tmp_path / "kept"
+    compact_folder(xlr_pair(tmp_path / "full"), kept)
+    assert main(["compare", "good", "poor", "--task", "xlr", "--results", str(kept)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"harness: error: {kept / 'samples_xlr_good.jsonl.gz'}: expands past 0 MiB, which no compact log the "
+        "harness writes does; not read further\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["../../../../etc/passwd", "/etc/passwd", "sub/../../x.jsonl"])
+def test_a_samples_file_outside_the_results_folder_is_refused(tmp_path, capsys, name):
+    folder = xlr_pair(tmp_path / "full")
+    (tmp_path / "passwd").write_text('{"id": "s00", "hit": 1.0}\n')
+    text = (folder / "results.jsonl").read_text().replace('"samples_xlr_poor.jsonl"', json.dumps(name))
+    (folder / "results.jsonl").write_text(text)
+    assert main(["compare", "good", "poor", "--task", "xlr", "--results", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"harness: error: {folder / 'results.jsonl'}: samples_file {name!r} is not a file name inside the "
+        "results folder; not read or written\n"
+    )
+    with pytest.raises(HarnessError, match="is not a file name inside the results folder"):
+        compact_folder(folder, tmp_path / "kept")
+    assert not (tmp_path / "kept" / "results.jsonl").exists()  # refused before the results were kept

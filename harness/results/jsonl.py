@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -247,20 +247,57 @@ def _last_line_start(fd: int, size: int, block: int = 1 << 16) -> int:
     return 0
 
 
-def iter_json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any] | BadLine]:
-    """Yield ``(line_number, object)`` per good line and a ``BadLine`` per unreadable one (``parse_line``).
+MAX_LINE = 64 << 20  # bytes: no line the harness writes comes near; a longer one is refused, never held whole
 
-    Anything but a regular file (a FIFO would block forever) is a ``HarnessError`` naming it.
-    """
-    with open(regular_file(path), "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
+
+class Readable(Protocol):
+    """A binary file, plain or decompressing, as ``bounded_lines`` reads it."""
+
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def bounded_lines(handle: Readable, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """``(line_number, bytes)`` per line of a binary file, None for a line longer than ``limit`` bytes: said as soon
+    as it is seen (a reader that stops there reads no further), then read past in pieces, so memory stays bounded
+    whatever the file holds."""
+    number = 0
+    while raw := handle.readline(limit + 1):
+        number += 1
+        if len(raw) <= limit or raw.endswith(b"\n"):
+            yield number, raw
+            continue
+        yield number, None
+        while (rest := handle.readline(limit)) and not rest.endswith(b"\n"):
+            pass
+
+
+def too_long() -> str:
+    """Why a line past ``MAX_LINE`` is not read."""
+    return f"a line longer than {MAX_LINE >> 20} MiB (no line the harness writes is)"
+
+
+def json_lines(handle: Readable, name: str) -> Iterator[tuple[int, Any] | BadLine]:
+    """``(line_number, object)`` per good line of an open file and a ``BadLine`` per unreadable one, blank lines
+    left out; ``name`` names the file in the reasons."""
+    for number, raw in bounded_lines(handle, MAX_LINE):
+        if raw is None:
+            yield BadLine(name, number, too_long())
+        elif raw.strip():
             try:
                 yield number, parse_line(raw)
             except LineError as exc:
                 torn = "" if raw.endswith(b"\n") else " (torn last line)"
-                yield BadLine(str(path), number, f"not valid JSON{torn}: {exc}")
+                yield BadLine(name, number, f"not valid JSON{torn}: {exc}")
+
+
+def iter_json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any] | BadLine]:
+    """Yield ``(line_number, object)`` per good line and a ``BadLine`` per unreadable one (``parse_line``, or a
+    line past ``MAX_LINE``).
+
+    Anything but a regular file (a FIFO would block forever) is a ``HarnessError`` naming it.
+    """
+    with open(regular_file(path), "rb") as handle:
+        yield from json_lines(handle, str(path))
 
 
 def write_json_lines_atomic(path: str | os.PathLike[str], rows: list[Any]) -> None:

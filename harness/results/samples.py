@@ -19,20 +19,23 @@ import json
 import math
 import os
 import shutil
+import zlib
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 
 from harness.errors import HarnessError
+from harness.results import jsonl
 from harness.results.bootstrap import Paired, Statistic, Units
-from harness.results.jsonl import BadLine, LineError, iter_json_lines, parse_line, write_json_lines_atomic
+from harness.results.jsonl import BadLine, bounded_lines, iter_json_lines, json_lines, write_json_lines_atomic
 from harness.results.load import Entry
 from harness.results.records import RESULTS_FILE, ResultRecord, read_records, role_of
 
 Key = tuple[Any, str]
 COMPACT_SUFFIX = ".gz"
+MAX_DECOMPRESSED = 1 << 30  # bytes a compact log may expand to (about ten million samples)
 
 
 def _bad(path: Path, line: int, problem: str) -> HarnessError:
@@ -47,11 +50,21 @@ def samples_path(entry: Entry) -> Path:
             f"{record.model.get('name')} on {record.task} has no per-sample log in {entry.source} "
             "(run it with --log-samples)"
         )
-    path = entry.source.parent / record.samples_file
+    path = entry.source.parent / _own_name(record.samples_file, entry.source)
     for found in (path, compact_path(path)):
         if found.is_file():
             return found
     raise HarnessError(f"per-sample log {str(path)!r} not found (nor its compact {compact_path(path).name!r})")
+
+
+def _own_name(name: str, source: Path) -> str:
+    """``samples_file`` as a name inside the results file's folder; one that leaves it (absolute, ``..``) is refused."""
+    parts = PurePosixPath(name).parts
+    if not parts or PurePosixPath(name).is_absolute() or ".." in parts or "\\" in name:
+        raise HarnessError(
+            f"{source}: samples_file {name!r} is not a file name inside the results folder; not read or written"
+        )
+    return name
 
 
 def compact_path(path: Path) -> Path:
@@ -60,19 +73,35 @@ def compact_path(path: Path) -> Path:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, Any] | BadLine]:
-    """The log's lines as ``iter_json_lines`` gives them, from a plain or a gzip-compressed file."""
+    """The log's lines as ``iter_json_lines`` gives them, from a plain or a gzip-compressed file. A compressed one
+    is first read through once (``_check_compressed``), so damage anywhere in it is told as damage, never as the
+    garbled line it decompresses to."""
     if path.suffix != COMPACT_SUFFIX:
         yield from iter_json_lines(path)
         return
+    _check_compressed(path)
     try:
         with gzip.open(path, "rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if raw.strip():
-                    try:
-                        yield number, parse_line(raw)
-                    except LineError as exc:
-                        yield BadLine(str(path), number, f"not valid JSON: {exc}")
-    except (OSError, EOFError) as exc:  # not gzip, or cut short
+            yield from json_lines(handle, str(path))
+    except (OSError, EOFError, zlib.error) as exc:  # changed since it was checked
+        raise HarnessError(f"{path}: not a readable gzip file ({exc})") from None
+
+
+def _check_compressed(path: Path) -> None:
+    """A ``HarnessError`` naming ``path`` when it is not gzip, is cut short or damaged (its CRC, checked at the
+    end), holds a line past ``MAX_LINE`` or expands past ``MAX_DECOMPRESSED``; each found as soon as it is read,
+    with memory bounded by a line."""
+    try:
+        with gzip.open(path, "rb") as handle:
+            for number, raw in bounded_lines(handle, jsonl.MAX_LINE):
+                if raw is None:
+                    raise _bad(path, number, jsonl.too_long())
+                if handle.tell() > MAX_DECOMPRESSED:
+                    raise HarnessError(
+                        f"{path}: expands past {MAX_DECOMPRESSED >> 20} MiB, which no compact log the harness "
+                        "writes does; not read further"
+                    )
+    except (OSError, EOFError, zlib.error) as exc:  # not gzip, cut short, or damaged inside
         raise HarnessError(f"{path}: not a readable gzip file ({exc})") from None
 
 
