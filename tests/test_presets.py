@@ -123,6 +123,8 @@ def test_a_yaml_preset_in_a_temp_folder_runs_through_include_path(fake, tmp_path
             "unknown key: did you mean 'split'?",
         ),
         ("name: x\nname: y\n", 2, "name", "given twice"),
+        ("name: x\nbase: mean_similarity\n? [a, b]\n: 1\n", 3, None, "a key must be a name, not a list"),  # issue 38.7
+        ("name: x\nargs:\n  ? {k: 1}\n  : 2\n", 3, None, "a key must be a name, not a mapping"),
         ("name: x\nbase: [unclosed\n", 3, None, "not valid YAML"),
         (
             "presets:\n  - name: a\n    base: mean_similarity\n    dataset: {loader: line_pairs}\n    languages: en\n",

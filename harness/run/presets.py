@@ -162,8 +162,14 @@ def _loader_class() -> type:
         result, lines = _Mapping(), {}
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
+            if isinstance(key, (list, dict)):  # a complex key (``? [a, b]``): no preset key is one
+                raise _BadKey(
+                    key_node.start_mark.line + 1,
+                    None,
+                    f"a key must be a name, not a {'list' if isinstance(key, list) else 'mapping'}",
+                )
             if key in result:
-                raise _Duplicate(key_node.start_mark.line + 1, str(key))
+                raise _BadKey(key_node.start_mark.line + 1, str(key), "this key is given twice")
             result[key] = loader.construct_object(value_node, deep=True)
             lines[str(key)] = key_node.start_mark.line + 1
         result.lines, result.line = lines, node.start_mark.line + 1
@@ -173,10 +179,10 @@ def _loader_class() -> type:
     return Loader
 
 
-class _Duplicate(Exception):
-    def __init__(self, line: int, key: str):
-        super().__init__(line, key)
-        self.line, self.key = line, key
+class _BadKey(Exception):
+    def __init__(self, line: int, key: str | None, problem: str):
+        super().__init__(line, key, problem)
+        self.line, self.key, self.problem = line, key, problem
 
 
 def read_presets(path: str | os.PathLike[str]) -> list[Preset]:
@@ -186,8 +192,8 @@ def read_presets(path: str | os.PathLike[str]) -> list[Preset]:
     text = _read_text(path)
     try:
         document = yaml.load(text, Loader=_loader_class())
-    except _Duplicate as dup:
-        raise PresetError(path, dup.line, dup.key, "this key is given twice") from None
+    except _BadKey as bad:
+        raise PresetError(path, bad.line, bad.key, bad.problem) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise PresetError(

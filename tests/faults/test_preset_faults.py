@@ -44,3 +44,13 @@ def test_a_cycle_of_bases_names_every_file_and_line(registry, tmp_path, capsys):
         capsys, "run", "--tasks", "b", "--model", "counting-encoder", "--include-path", str(tmp_path), "--dry-run"
     )
     assert code == 2 and "the bases form a cycle: b" in err and "RecursionError" not in err
+
+
+def test_a_complex_key_is_one_line_naming_file_and_line(tmp_path, capsys):
+    # issue 38.7: ``? [a, b]`` made an unhashable key (TypeError) instead of an error naming the line
+    path = tmp_path / "p.yaml"
+    path.write_text("name: p\nbase: mean_similarity\ndataset: {loader: line_pairs}\n? [a, b]\n: 1\n")
+    code, _, err = run_cli(
+        capsys, "run", "--tasks", "p", "--model", "counting-encoder", "--include-path", str(tmp_path), "--dry-run"
+    )
+    assert (code, err) == (2, f"harness: error: {path}, line 4: a key must be a name, not a list\n")

@@ -248,3 +248,20 @@ def test_one_seed_borrows_the_calibrations_spread_and_warns():
     assert result["warnings"] == ["one seed: the calibration's median std over seeds stands in for this result's"]
     outside = calibrate.estimate(calibration, dataclasses.replace(single, metrics={"recall@k": 0.9}))
     assert "outside the calibrated range 0.050-0.320" in outside["warnings"][0]
+
+
+def test_three_clean_models_on_one_direction_fit_with_coverage_not_checkable(tmp_path, capsys):
+    # issue 38.7: an IndexError in np.quantile on the empty residuals of a two-model rest
+    three = {"a": (0.1, 0.05), "b": (0.4, 0.1), "c": (0.7, 0.2)}
+    saved = tmp_path / "c.json"
+    assert (
+        main(["calibrate", "fit", write(tmp_path / "r", records(three, pairs=(("en", "de"),))), "--output", str(saved)])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "fitted on 3 points (3 models)" in out and "pair        only one pair" in out
+    stored = json.loads(saved.read_text(), parse_constant=lambda name: pytest.fail(f"{name} in the calibration"))
+    for scheme in stored["validation"].values():
+        # each model held out leaves two, whose own out-of-fold predictions need a third: no interval to check
+        assert scheme["model"]["coverage"] == {"inside": 0, "points": 0, "share": None}
+    assert [line.split()[-1] for line in out.splitlines() if " model " in line] == ["n/a", "n/a"]

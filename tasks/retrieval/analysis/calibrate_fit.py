@@ -138,7 +138,7 @@ def coverage(
     groups: Sequence[str],
     method: str,
     confidence: float = 0.95,
-) -> dict[str, float | int]:
+) -> dict[str, float | int | None]:
     """Nested check of the intervals: each group held out, intervals from the map and residuals of the other groups alone."""
     x, y, spread, labels = (np.asarray(v) for v in (bkr, xlr, se, groups))
     inside = total = 0
@@ -147,9 +147,11 @@ def coverage(
         if len(np.unique(labels[rest])) < 2:
             continue
         residuals = logit_residuals(out_of_fold(x[rest], y[rest], labels[rest], method), y[rest])
+        if not residuals.size:  # no group of the rest could be predicted from the others: no interval to check
+            continue
         mapping = fit(x[rest], y[rest], method)
         for value, truth, s in zip(x[held], y[held], spread[held]):
             _, low, high = interval(mapping, float(value), float(s), residuals, confidence)
             inside += int(low <= truth <= high)
             total += 1
-    return {"inside": inside, "points": total, "share": inside / total if total else float("nan")}
+    return {"inside": inside, "points": total, "share": inside / total if total else None}  # None: JSON, not NaN
