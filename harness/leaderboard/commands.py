@@ -64,7 +64,12 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--results", nargs="+", default=["results"], help="results files or folders (default ./results)"
     )
-    parser.add_argument("--select", default=None, help="keep only results whose task arguments match, k=v,...")
+    parser.add_argument(
+        "--select",
+        default=None,
+        help="keep only results whose task arguments match, k=v,...; dataset=NAME (data= for a task with a "
+        "'dataset' argument) names the data set by a folder of its source or its revision, items=N its size",
+    )
     parser.add_argument(
         "--statistic",
         default=None,

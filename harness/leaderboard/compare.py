@@ -22,6 +22,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.leaderboard.mcnemar import McNemar, decisions, format_mcnemar, is_binary, mcnemar
 from harness.leaderboard.merge import Board, Result
+from harness.leaderboard.select import choices, selected
 from harness.results.bootstrap import Bootstrap, Statistic, paired_bootstrap
 from harness.results.metrics import undefined_reason
 from harness.results.records import role_of
@@ -75,16 +76,6 @@ def _model_results(results: list[Result], name: str, task: str) -> list[Result]:
     )
 
 
-def _matches(value: Any, wanted: Any) -> bool:
-    """``--select`` equality: as text (case-insensitive), or as numbers (``1`` matches ``1.0``)."""
-    if str(value).lower() == str(wanted).lower():
-        return True
-    try:
-        return float(value) == float(wanted)
-    except (TypeError, ValueError):
-        return False
-
-
 def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, Any]) -> tuple[Result, Result]:
     """The current results of A and B on ``task`` with one shared task signature."""
     first = {r.record.task_signature: r for r in _candidates(board, a, task, select)}
@@ -92,6 +83,7 @@ def choose_pair(board: Board, a: str, b: str, task: str, select: Mapping[str, An
     return _one_shared(
         first,
         second,
+        select,
         f"{a} and {b} have no {task} results with the same task signature ({a}: {'; '.join(sorted(first))}; "
         f"{b}: {'; '.join(sorted(second))}): a paired comparison needs the same samples",
         f"{a} and {b} share several {task} configurations",
@@ -105,19 +97,23 @@ def choose_versus(board: Board, a: str, task: str, versus: str, select: Mapping[
     return _one_shared(
         first,
         second,
+        select,
         f"{a}'s {task} and {versus} results differ in data, arguments or seeds ({task}: "
         f"{'; '.join(sorted(first))}; {versus}: {'; '.join(sorted(second))}): pairing needs the same examples",
         f"{a} has several configurations of both {task} and {versus}",
     )
 
 
-def _one_shared(first: dict[str, Result], second: dict[str, Result], none: str, several: str) -> tuple[Result, Result]:
-    """The pair under the one key both sides have; ``none`` and ``several`` say what is wrong otherwise."""
+def _one_shared(
+    first: dict[str, Result], second: dict[str, Result], select: Mapping[str, Any], none: str, several: str
+) -> tuple[Result, Result]:
+    """The pair under the one key both sides have; ``none`` and ``several`` say what is wrong otherwise (several:
+    with the ``--select`` that names each, ``choices``)."""
     shared = sorted(first.keys() & second.keys())
     if not shared:
         raise HarnessError(none)
     if len(shared) > 1:
-        raise HarnessError(f"{several} ({'; '.join(shared)}); choose one with --select k=v,...")
+        raise HarnessError(f"{several}; choose one: {choices([first[key] for key in shared], select)}")
     return first[shared[0]], second[shared[0]]
 
 
@@ -126,8 +122,7 @@ def _candidates(board: Board, name: str, task: str, select: Mapping[str, Any]) -
     if not results:
         tasks = sorted({r.record.task for r in board.current})
         raise HarnessError(f"no results of task {task!r} (tasks found: {', '.join(tasks) or 'none'})")
-    results = [r for r in results if all(_matches(r.record.task_args.get(k), v) for k, v in select.items())]
-    return _model_results(results, name, task)
+    return _model_results([r for r in results if selected(r, select)], name, task)
 
 
 def _check_defined(result: Result, metric: str) -> None:

@@ -410,3 +410,68 @@ def test_whole_logs_can_be_kept_and_logs_no_line_names_are_removed(tmp_path):
     # a role left out keeps no log (its line stays, naming the log it had)
     assert compact_folder(full, kept, without=["xlr"]) == []
     assert sorted(p.name for p in kept.iterdir()) == ["notes.md", "results.jsonl"]
+
+
+def two_data_sets(folder):
+    """labse and mbert on xlr with the same arguments over two data sets (a real folder and a generated one)."""
+    lines = []
+    for source, revision in (
+        ("/data/ikea/en-de", "sha256:aaaa11112222"),
+        ("/gen/xling-shapes/en-de", "sha256:bbbb3333"),
+    ):
+        for model in ("labse", "mbert"):
+            item = xlr_with_samples(folder, model, samples=False)
+            item.dataset = {**item.dataset, "source": source, "revision": revision}
+            rebuilt = record("xlr", model, item.per_seed["recall@k"], args=item.task_args, data_revision=revision)
+            rebuilt.dataset, rebuilt.metric_info = item.dataset, item.metric_info
+            rows = [{"seed": s, "id": i, "hit": float(h)} for s in (0, 1) for i, h in zip(IDS, HITS[model][s])]
+            lines.append(with_samples(folder, rebuilt, rows, f"samples_{model}_{revision[7:11]}.jsonl"))
+    write_results(folder, lines)
+
+
+def test_select_names_the_data_when_two_configurations_differ_only_in_it(tmp_path, capsys):
+    # issue 36.8: the candidates were raw signatures, and --select could not name the data
+    two_data_sets(tmp_path)
+    command = ["compare", "labse", "mbert", "--task", "xlr", "--results", str(tmp_path), "--json", "--select"]
+    assert main([*command, "src=en"]) == 2
+    assert capsys.readouterr().err == (
+        "harness: error: labse and mbert share several xlr configurations; choose one: "
+        "--select src=en,data=ikea (data /data/ikea/en-de, 100 items); "
+        "--select src=en,data=xling-shapes (data /gen/xling-shapes/en-de, 100 items)\n"
+    )  # xlr has an argument named 'dataset': 'data' names the data set
+    for name in ("ikea", "xling-shapes", "/gen/xling-shapes/en-de", "xling-shapes/en-de", "bbbb3333", "ikea@bbbb3333"):
+        assert main([*command, f"src=en,data={name}"]) == 0, capsys.readouterr().err
+        found = json.loads(capsys.readouterr().out)
+        assert found["task_signature"].endswith(f"data:ikea@{'aaaa11112222' if name == 'ikea' else 'bbbb3333'}|v:1")
+    for both in ("data=en-de", "dataset=ikea", "items=100"):  # both sources end in en-de; the argument; the size
+        assert main([*command, both]) == 2 and "choose one" in capsys.readouterr().err
+    assert main([*command, "data=elsewhere"]) == 2
+    assert "no results of model 'labse' on task 'xlr'" in capsys.readouterr().err
+
+
+def test_versus_task_names_the_data_of_configurations_that_differ_only_in_it(tmp_path, capsys):
+    # issue 36.8's command: one model's TC against its IC, on the real CoMMuTE and on a generated set, both lang=fr
+    args = {"lang": "fr", "ties": "wrong", "prefix_removal": False, "temperature": 1.0}
+    lines = []
+    for source, revision in (
+        ("/data/commute/en-fr", "sha256:698bf2945799"),
+        ("sets/xling-shapes-commute/en-fr", "sha256:b697"),
+    ):
+        for task, fields in (("commute_tc", ("tc_ab", "tc_ba")), ("commute_ic", ("ic_ab", "ic_ba"))):
+            item = record(task, "gemma", 0.5, args=args, data_revision=revision, size=4)
+            item.dataset = {**item.dataset, "loader": "commute", "source": source}
+            item.metric_info = {item.main_metric: {"higher_is_better": True, "statistic": f"mean:{','.join(fields)}"}}
+            rows = [{"id": str(i), fields[0]: float(i % 2), fields[1]: float(i < 2)} for i in range(4)]
+            lines.append(with_samples(tmp_path, item, rows, f"samples_{task}_{revision[7:11]}.jsonl"))
+    write_results(tmp_path, lines)
+    command = ["compare", "gemma", "--task", "commute_tc", "--versus-task", "commute_ic", "--results", str(tmp_path)]
+    assert main([*command, "--select", "lang=fr,prefix_removal=False"]) == 2
+    assert capsys.readouterr().err == (
+        "harness: error: gemma has several configurations of both commute_tc and commute_ic; choose one: "
+        "--select lang=fr,prefix_removal=False,dataset=commute (data /data/commute/en-fr, 4 items); "
+        "--select lang=fr,prefix_removal=False,dataset=xling-shapes-commute (data sets/xling-shapes-commute/en-fr, "
+        "4 items)\n"
+    )
+    assert main([*command, "--select", "lang=fr,prefix_removal=False,dataset=xling-shapes-commute", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["task_signature"].endswith("data:ikea@b697|v:1") and found["bootstrap"]["difference"] == 0.0
