@@ -211,3 +211,19 @@ def test_a_samples_file_outside_the_results_folder_is_refused(tmp_path, capsys, 
     with pytest.raises(HarnessError, match="is not a file name inside the results folder"):
         compact_folder(folder, tmp_path / "kept")
     assert not (tmp_path / "kept" / "results.jsonl").exists()  # refused before the results were kept
+
+
+def test_a_400_digit_value_in_a_log_or_an_interval_is_refused_or_ignored_never_a_crash(tmp_path, capsys):
+    folder = xlr_pair(tmp_path / "full")
+    log = folder / "samples_xlr_poor.jsonl"
+    log.write_text(log.read_text().replace('"hit": 0.0', '"hit": ' + "9" * 400, 1))
+    assert main(["compare", "good", "poor", "--task", "xlr", "--results", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"harness: error: {log}, line 11: field 'hit': expected a finite number, got {'9' * 37}...\n"
+    # an interval is read only where it is a finite number: a 400-digit bound leaves the cell without one
+    results = folder / "results.jsonl"
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    lines[0]["intervals"] = {"recall@k": {"low": "LOW", "high": 0.9, "confidence": 0.95}}
+    results.write_text("".join(json.dumps(line).replace('"LOW"', "1" * 400) + "\n" for line in lines))
+    overview, err = board_overview(folder, tmp_path, capsys)
+    assert "skipped" not in err and "| **good** 0.7500 |" in overview

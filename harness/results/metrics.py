@@ -9,10 +9,9 @@ direction, and tables neither rank by it nor mark a best value in it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from harness.results.records import ResultRecord
+from harness.results.records import ResultRecord, finite_number
 
 
 @dataclass(frozen=True)
@@ -29,12 +28,6 @@ class MetricInfo:
         return 0.0 if self.higher_is_better is None else (1.0 if self.higher_is_better else -1.0)
 
 
-def _finite(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def info_of(record: ResultRecord, metric: str) -> MetricInfo:
     """The metric's display name, direction and chance level (fallbacks: its name, higher is better, none).
 
@@ -47,17 +40,17 @@ def info_of(record: ResultRecord, metric: str) -> MetricInfo:
     return MetricInfo(
         display if isinstance(display, str) and display.strip() else metric,
         higher if isinstance(higher, bool) or higher is None else True,
-        _finite(info.get("chance")),
+        finite_number(info.get("chance")),
     )
 
 
 def interval_of(record: ResultRecord, metric: str) -> tuple[float, float, float | None] | None:
     """The metric's interval over items as (low, high, confidence), if the line has a finite one."""
     interval = record.intervals.get(metric) or {}
-    low, high = _finite(interval.get("low")), _finite(interval.get("high"))
+    low, high = finite_number(interval.get("low")), finite_number(interval.get("high"))
     if low is None or high is None:
         return None
-    return low, high, _finite(interval.get("confidence"))
+    return low, high, finite_number(interval.get("confidence"))
 
 
 def undefined_reason(record: ResultRecord, metric: str) -> str | None:

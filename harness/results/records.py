@@ -320,13 +320,22 @@ def _check_any(value: Any, where: str) -> None:
     """Anything is accepted."""
 
 
-def _check_number(value: Any, where: str) -> None:
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a number (not a boolean) that a float holds and that is finite; else None
+    (an integer past a float's range is None, where ``math.isfinite`` would raise ``OverflowError``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
-    if isinstance(value, int) and not -MAX_FLOAT <= value <= MAX_FLOAT:  # math.isfinite would raise OverflowError
+        return None
+    if isinstance(value, int) and not -MAX_FLOAT <= value <= MAX_FLOAT:
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _check_number(value: Any, where: str) -> None:
+    if finite_number(value) is not None:
+        return
+    if isinstance(value, int) and not isinstance(value, bool):
         raise SchemaError(f"field {where!r}: an integer of {len(str(abs(value)))} digits, past a float's range")
-    if not math.isfinite(value):
-        raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
+    raise SchemaError(f"field {where!r}: expected a finite number, got {value!r}")
 
 
 def _check_integer(value: Any, where: str) -> None:

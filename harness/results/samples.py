@@ -16,7 +16,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import math
 import os
 import shutil
 import zlib
@@ -31,7 +30,7 @@ from harness.results import jsonl
 from harness.results.bootstrap import Paired, Statistic, Units
 from harness.results.jsonl import BadLine, bounded_lines, iter_json_lines, json_lines, write_json_lines_atomic
 from harness.results.load import Entry
-from harness.results.records import RESULTS_FILE, ResultRecord, read_records, role_of
+from harness.results.records import RESULTS_FILE, ResultRecord, finite_number, read_records, role_of
 
 Key = tuple[Any, str]
 COMPACT_SUFFIX = ".gz"
@@ -121,10 +120,12 @@ def sample_values(
         for name in fields:
             if name not in row:
                 raise HarnessError(f"{where} {position}: no field {name!r}{hint}")
-            value = row[name]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise HarnessError(f"{where} {position}: field {name!r}: expected a finite number, got {value!r}")
-            numbers.append(float(value))
+            number = finite_number(row[name])
+            if number is None:
+                shown = repr(row[name])
+                shown = shown if len(shown) <= 40 else shown[:37] + "..."
+                raise HarnessError(f"{where} {position}: field {name!r}: expected a finite number, got {shown}")
+            numbers.append(number)
         key = (row.get("seed"), str(row["id"]))
         if key in values:
             raise HarnessError(
