@@ -345,7 +345,7 @@ def test_calibrate_says_worst_case(tmp_path, capsys):
 
 
 def test_a_conversion_announces_itself_once(tmp_path, capsys):
-    from harness_models.packaged.converted import ensure_converted
+    from harness.artefacts import ensure_built
 
     built = []
 
@@ -354,12 +354,12 @@ def test_a_conversion_announces_itself_once(tmp_path, capsys):
         (folder / "weights").write_text("w")
 
     target = tmp_path / "models" / "toy-sha256-0123+hf1"
-    assert ensure_converted(target, build, "converting toy from its GGUF file") == target
+    assert ensure_built(target, build, "converting toy from its GGUF file") == target
     assert capsys.readouterr().err == f"harness: converting toy from its GGUF file, once; kept in {target}\n"
-    assert ensure_converted(target, build) == target and len(built) == 1  # kept: nothing done, nothing printed
+    assert ensure_built(target, build) == target and len(built) == 1  # kept: nothing done, nothing printed
     assert capsys.readouterr().err == ""
     other = tmp_path / "models" / "other-sha256-4567+hf1"
-    ensure_converted(other, build)  # without a description, the folder's name says what is converted
+    ensure_built(other, build)  # without a description, the folder's name says what is converted
     assert capsys.readouterr().err == f"harness: converting other-sha256-4567+hf1, once; kept in {other}\n"
 
 

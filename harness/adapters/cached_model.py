@@ -11,7 +11,9 @@ deduplicated input set in one call, and its cache keys cover that set.
 ``call`` serves any ``Capability`` from its row of the table (adapter method, codec, content
 key, progress description), a plugin's own as well as the built-ins; ``encode_texts``,
 ``encode_images``, ``embed_tokens`` and ``score_translations`` are the built-ins' shorthands.
-A key is ``make_key(model identity digest, capability.value, options, content)``.
+A key is ``make_key(model identity digest, capability.value, options, [artefacts,] content)``, where
+``artefacts`` is the digest of the sealed folders the outputs come from (``ModelAdapter.artefacts``: an ONNX
+export, a converted or trained model), checked at every call and rebuilt when one fails.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from harness.adapters.capabilities import (  # noqa: F401 - re-exported for call
     model_view,
 )
 from harness.adapters.model import ModelAdapter
-from harness.errors import CapabilityError
+from harness.artefacts import sealed_digest, verify
+from harness.errors import CapabilityError, HarnessError
 from harness.interrupt import interruptible
 from harness.progress import Progress
 
@@ -85,7 +88,9 @@ class CachedModel:
         codec, description = capability.codec, capability.description(options)
         transductive = self.adapter.transductive
         key_options = {**options, "corpus": make_key(*sorted(set(contents)))} if transductive else options
-        cache_keys = make_keys((self._identity_digest, capability.value, key_options), contents)
+        prefix = (self._identity_digest, capability.value, key_options)
+        artefacts = self._artefacts_digest(capability) if self.cache is not None else None  # keys only
+        cache_keys = make_keys((*prefix, artefacts) if artefacts else prefix, contents)
         stored = self.cache.get_many(cache_keys) if self.cache is not None else {}
         values = _decoded(stored, codec, capability.value)
         position = {key: i for i, key in enumerate(cache_keys)}  # an item is read only when its output is missing
@@ -99,6 +104,24 @@ class CachedModel:
         else:
             self._compute_partitioned(missing, values, compute, codec, transductive, description)
         return [values[key] if key in values else codec.blank(values) for key in cache_keys]
+
+    def _artefacts_digest(self, capability: Capability) -> str | None:
+        """The sealed digests of the folders the outputs of ``capability`` come from (``ModelAdapter.artefacts``),
+        as one key part; built or rebuilt first when one is missing or fails its manifest. None when there are none.
+        """
+        folders = self.adapter.artefacts(capability)
+        digests = [sealed_digest(folder) for folder in folders]
+        if None in digests:
+            interruptible(self.adapter.prepare, capability)  # a build on first use: a signal stops it too
+            folders = self.adapter.artefacts(capability)
+            digests = [sealed_digest(folder) for folder in folders]
+        for folder, digest in zip(folders, digests):
+            if digest is None:  # built and verified by prepare, then changed: in use by this process, never rebuilt
+                raise HarnessError(
+                    f"model {self.adapter.name!r}: {folder} {verify(folder)[1]} while in use; "
+                    "run again to build it again"
+                )
+        return make_key(*digests) if digests else None
 
     def _compute(
         self,

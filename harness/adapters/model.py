@@ -113,6 +113,19 @@ class ModelAdapter:
     def load(self) -> None:
         """Load weights; adapters without weights need not override it."""
 
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """The folders the harness builds for this model (ONNX exports, converted or trained models) that the
+        outputs of ``capability`` come from, named without building or loading anything (``harness.artefacts``).
+
+        Their sealed digests enter the cache keys of those outputs, so outputs of a rebuilt folder never meet
+        those of a damaged one. A folder whose name depends on another's contents is named once that one is built.
+        """
+        return []
+
+    def prepare(self, capability: Capability) -> None:
+        """Build (or verify and rebuild) the folders ``artefacts(capability)`` names: by default, load the model."""
+        self.ensure_loaded()
+
 
 def unpickling_reason(exc: BaseException) -> str:
     """The informative line of PyTorch's multi-line ``weights_only`` refusal (the GLOBAL it would not load)."""

@@ -87,22 +87,26 @@ def onnx_workers() -> int:
     return max(1, torch.get_num_threads())
 
 
-def export_key(source: str, revision: str, layers: int, strict: bool = True) -> str:
-    """What names an export: the source, its content revision, the layers kept, ``strict`` (when false) and
-    the exporter's version."""
-    text = f"{source}\0{revision}\0{layers}\0{EXPORT_VERSION}" + ("" if strict else "\0lenient")
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
+def export_folder(name: str, source: str, revision: str, layers: int | None, strict: bool = True) -> Path:
+    """Where an export is kept: ``<models dir>/<name>-onnx-<key>``, the key a hash of the source, its content
+    revision, the layers kept (None: all), ``strict`` (when false) and the exporter's version."""
+    from harness_models.packaged.converted import converted_folder
+
+    kept = "all" if layers is None else layers
+    text = f"{source}\0{revision}\0{kept}\0{EXPORT_VERSION}" + ("" if strict else "\0lenient")
+    return converted_folder(f"{name}-onnx", hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:20])
 
 
 def onnx_hidden_states(
-    load_model: Callable[[], Any], name: str, key: str
+    load_model: Callable[[], Any], name: str, target: Path
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``f(input_ids, attention_mask) -> last hidden states`` (int64 arrays in, float32 (N, T, D) out) of
-    the model ``load_model()`` returns, exported to ONNX once (kept under ``<models dir>/<name>-onnx-<key>``;
-    ``load_model`` is called only then) and run in ONNX Runtime."""
+    the model ``load_model()`` returns, exported to ONNX once into ``target`` (``export_folder``; sealed and
+    verified at every open by ``harness.artefacts``, so a damaged export is exported again; ``load_model`` is
+    called only then) and run in ONNX Runtime."""
     import torch
 
-    from harness_models.packaged.converted import converted_folder, ensure_converted
+    from harness.artefacts import ensure_built, sealed_digest
 
     try:
         import onnx
@@ -139,10 +143,9 @@ def onnx_hidden_states(
         # the weights in a file beside the graph: ONNX Runtime maps it instead of copying it (10x faster to open)
         save_with_external_weights(onnx.load_model_from_string(graph.take()), folder)
 
-    target = converted_folder(f"{name}-onnx", key)
     # weights that cannot be loaded fail here, before the export announces itself: a refused model is one error line
-    loaded = None if target.is_dir() else load_model()
-    folder = ensure_converted(target, export, f"exporting {name} to ONNX ({key})")
+    loaded = None if sealed_digest(target) is not None else load_model()
+    folder = ensure_built(target, export, f"exporting {name} to ONNX ({target.name.rsplit('-', 1)[1]})")
     options = runtime.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = 1, 1  # parallel over batches (onnx_workers)
     options.graph_optimization_level = runtime.GraphOptimizationLevel.ORT_ENABLE_ALL

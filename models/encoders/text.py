@@ -18,8 +18,10 @@ installed, on a CPU in float32) or PyTorch; pooling stays in PyTorch (see ``onnx
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -34,7 +36,7 @@ from harness_models.encoders.onnx_encoder import (
     BACKEND_PARAM,
     backend_identity,
     check_backend,
-    export_key,
+    export_folder,
     onnx_hidden_states,
     onnx_workers,
     resolve_backend,
@@ -146,9 +148,19 @@ class HFTextEncoder(ModelAdapter):
             raise HarnessError(f"model {self.name!r} has no pooler layer: use --model-args pooling=cls or pooling=mean")
         check_backend(self.name, {**self.args, "pooling": self.pooling}, self.device)
         if self.args["backend"] == "onnxruntime":
-            revision_key = source_revision(source, revision)
-            key = export_key(source, revision_key, self.config.num_hidden_layers, self.args["strict"])
-            self.hidden_states = onnx_hidden_states(self._torch_model, "text-encoder", key)
+            self.hidden_states = onnx_hidden_states(self._torch_model, "text-encoder", self._export)
+
+    @functools.cached_property
+    def _export(self) -> Path:
+        """The folder of the ONNX export (all layers), named by the source's content revision (resolved once)."""
+        source = pretrained_source(self.name, self.args)
+        return export_folder(
+            "text-encoder", source, source_revision(source, self.args["revision"]), None, self.args["strict"]
+        )
+
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """The ONNX export, when ONNX Runtime runs the model."""
+        return [self._export] if self.args["backend"] == "onnxruntime" else []
 
     @property
     def model(self) -> Any:

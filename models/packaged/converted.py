@@ -1,24 +1,18 @@
 """Model folders converted once from a package's weights and kept in the harness cache.
 
 A folder is named by what it was built from (a content hash of the source and the converter's
-version), built in a temporary folder beside it and renamed into place when complete, so a
-killed conversion leaves nothing half-written and concurrent processes agree on the result.
-A build announces itself in one line on stderr: what is done, and where the result is kept.
-``HARNESS_MODELS_DIR`` overrides the location (default: ``<harness cache>/models``).
+version) and built by ``harness.artefacts.ensure_built``: under a lock, in a scratch folder beside
+it, sealed with a manifest and renamed into place when complete, and verified against the manifest
+whenever it is opened (a damaged folder is built again). ``HARNESS_MODELS_DIR`` overrides the
+location (default: ``<harness cache>/models``).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import sys
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from harness.adapters.cache import default_cache_dir
-from harness.errors import HarnessError
-from harness.interrupt import interruptible, on_stop
 
 
 def models_dir() -> Path:
@@ -32,32 +26,3 @@ def converted_folder(name: str, key: str) -> Path:
     """The folder of a conversion (it may not exist yet)."""
     safe = key.replace(":", "-")
     return models_dir() / f"{name}-{safe}"
-
-
-def ensure_converted(folder: Path, build: Callable[[Path], None], what: str = "") -> Path:
-    """``folder``, built by ``build(temporary_folder)`` first if it does not exist.
-
-    A build prints one line on stderr first: ``what`` is being done (default: converting the
-    folder's name), that it happens once, and where the result is kept.
-    """
-    if folder.is_dir():
-        return folder
-    print(f"harness: {what or 'converting ' + folder.name}, once; kept in {folder}", file=sys.stderr, flush=True)
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    except OSError as exc:
-        raise HarnessError(
-            f"cannot write converted models to {folder.parent}: {exc} (set HARNESS_MODELS_DIR)"
-        ) from None
-    try:
-        with on_stop(lambda: shutil.rmtree(scratch, ignore_errors=True)):  # Ctrl-C, SIGTERM: stopped at once
-            interruptible(build, scratch)
-        try:
-            scratch.rename(folder)
-        except OSError:
-            if not folder.is_dir():  # not simply another process finishing first
-                raise
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return folder

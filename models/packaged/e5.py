@@ -102,14 +102,20 @@ class E5SmallHF(FolderModel):
 
         return f"{local_revision(model_file(self.name))}+hf{CONVERTER_VERSION}"
 
+    def converted(self) -> Path:
+        """Where the dequantised folder is kept."""
+        from harness_models.packaged.converted import converted_folder
+
+        return converted_folder("e5-small-hf", self.revision())
+
     def folder(self) -> Path:
-        """The converted folder, built on first use."""
-        from harness_models.packaged.converted import converted_folder, ensure_converted
+        """The converted folder, built on first use (and again when it fails its manifest)."""
+        from harness.artefacts import ensure_built
         from harness_models.packaged.e5_convert import convert
 
         source = model_file(self.name)
-        return ensure_converted(
-            converted_folder("e5-small-hf", self.revision()),
+        return ensure_built(
+            self.converted(),
             lambda folder: convert(source, folder),
             "dequantising multilingual-e5-small's 4-bit weights into a transformers folder (seconds)",
         )

@@ -34,12 +34,13 @@ import numpy as np
 
 from harness.adapters.capabilities import Capability
 from harness.adapters.model import ModelAdapter, ModelIdentity, local_revision
+from harness.artefacts import ensure_built
 from harness.errors import HarnessError
 from harness.params import Param
 from harness_models.encoders.batching import length_sorted_batches, run_prefetched
 from harness_models.encoders.folding import fold_batch_norm
 from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
-from harness_models.packaged.converted import converted_folder, ensure_converted
+from harness_models.packaged.converted import converted_folder
 from harness_models.packaged.packages import described, require
 from harness_models.translation.images import BICUBIC, ImageSpec
 
@@ -116,9 +117,9 @@ def fused(net: Any) -> Any:
     return Features().eval().to(memory_format=torch.channels_last)  # type: ignore[call-overload]
 
 
-def onnx_features(net: Any, model: str, revision: str, onnx_file: str, resolution: int) -> Any:
+def onnx_features(net: Any, model: str, target: Path, onnx_file: str, resolution: int) -> Any:
     """Pooled features of a pixel batch from ONNX Runtime, on the package's network exported to ONNX once
-    at its input resolution (kept with the converted models, named by the weights' hash)."""
+    at its input resolution into ``target`` (sealed and verified at every open by ``harness.artefacts``)."""
     import torch
 
     try:
@@ -151,7 +152,7 @@ def onnx_features(net: Any, model: str, revision: str, onnx_file: str, resolutio
                 dynamic_axes={"pixels": {0: "images"}, "features": {0: "images"}},
             )
 
-    folder = ensure_converted(converted_folder(f"{model}-onnx", revision), export, f"exporting {model} to ONNX")
+    folder = ensure_built(target, export, f"exporting {model} to ONNX")
     options = runtime.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
     session = runtime.InferenceSession(str(folder / onnx_file), options, providers=["CPUExecutionProvider"])
@@ -242,9 +243,17 @@ class EfficientNetLite(ModelAdapter):
         if self.args["backend"] == "onnxruntime":
             onnx_file = f"{self.architecture}-features.onnx"
             resolution = int(self.net.input_image_size)
-            self.forward = onnx_features(self.net, self.name, local_revision(weights), onnx_file, resolution)
+            self.forward = onnx_features(self.net, self.name, self._export(), onnx_file, resolution)
         else:
             self.forward = fused(self.net).to(self.device, self.dtype)
+
+    def _export(self) -> Path:
+        """The folder of the ONNX export, named by the weights' hash."""
+        return converted_folder(f"{self.name}-onnx", local_revision(weights_file(self.lite, self.name)))
+
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """The ONNX export, when ONNX Runtime runs the model."""
+        return [self._export()] if self.args["backend"] == "onnxruntime" else []
 
     def features(self, pixels: Any) -> Any:
         """Pooled features (N, 1280, float32) of a normalised pixel batch."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.adapters.capabilities import ScoreRequest
+from harness.adapters.capabilities import Capability, ScoreRequest
 from harness.adapters.model import ModelIdentity
 from harness.errors import HarnessError
 from harness.params import Param
@@ -55,7 +55,7 @@ def convert(folder: Path, model: str) -> None:
     require("accelerate", "accelerate", model)
     gguf = package.assemble(folder / package.MODEL_NAME)
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=gguf.name)
-    with quiet_transformers(), quiet_gguf_bar():  # ensure_converted has said what happens: no third-party bars
+    with quiet_transformers(), quiet_gguf_bar():  # ensure_built has said what happens: no third-party bars
         network = AutoModelForCausalLM.from_pretrained(folder, gguf_file=gguf.name, dtype=torch.float32)
     # the weights are plain float32 now, but transformers refuses save_pretrained on a GGUF-loaded model
     del network.config.quantization_config
@@ -109,12 +109,18 @@ class Gemma270m(CausalLMScorer):
             self.args["dtype"],
         )
 
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """The converted folder."""
+        from harness_models.packaged.converted import converted_folder
+
+        return [converted_folder("gemma-3-270m", self.weights_revision())]
+
     def load(self) -> None:
         """Convert on first use, then load the folder as ``causal-lm`` loads any folder."""
-        from harness_models.packaged.converted import converted_folder, ensure_converted
+        from harness.artefacts import ensure_built
 
-        folder = ensure_converted(
-            converted_folder("gemma-3-270m", self.weights_revision()),
+        folder = ensure_built(
+            self.artefacts(Capability.TRANSLATION_SCORER)[0],
             lambda path: convert(path, self.name),
             "converting Gemma 3 270M from its 4-bit GGUF file to a float32 transformers folder (about a minute)",
         )
@@ -148,6 +154,15 @@ class Gemma270mCaption(Gemma270m):
     def revision(self) -> str:
         """Gemma's and efficientnet-lite0's revisions."""
         return f"{super().revision()}|{self.vision.identity().revision}"
+
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """Gemma's converted folder and efficientnet-lite0's export."""
+        return [*super().artefacts(capability), *self.vision.artefacts(Capability.IMAGE_ENCODER)]
+
+    def prepare(self, capability: Capability) -> None:
+        """Convert Gemma and export efficientnet-lite0 (each when not yet done)."""
+        super().prepare(capability)
+        self.vision.prepare(Capability.IMAGE_ENCODER)
 
     def logprobs(self, requests: list[ScoreRequest], temperature: float) -> list[np.ndarray]:
         """Caption the requests' images (each once), then score as ``causal-lm`` does."""

@@ -45,7 +45,10 @@ FOLDER_PARAMS: dict[str, Param] = {
     "strict": STRICT_PARAM,
     "backend": BACKEND_PARAM,
 }
-TEXT_ENCODER_ARGS = ("pooling", "normalize", "max_length", "strict", "backend")
+INNER_ARGS = {  # the arguments handed to the built-in adapter that serves each capability
+    Capability.TEXT_ENCODER: ("pooling", "normalize", "max_length", "strict", "backend"),
+    Capability.TOKEN_EMBEDDER: ("layer", "strict", "backend"),
+}
 
 
 class FolderModel(ModelAdapter):
@@ -75,6 +78,10 @@ class FolderModel(ModelAdapter):
         """The Hugging Face folder (built first when it is converted from a package's files)."""
         raise NotImplementedError
 
+    def converted(self) -> Path | None:
+        """Where the harness converts the weights into a folder (named, not built), or None for a package's own."""
+        return None
+
     def text_prefix(self) -> str:
         """Text put before every input of the text encoder."""
         return ""
@@ -99,12 +106,34 @@ class FolderModel(ModelAdapter):
         """Make sure the folder exists; each capability loads its own model on first use."""
         self._folder = str(self.folder())
 
-    def _inner(self, adapter_class: type[Inner], args: dict[str, Any]) -> Inner:
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """The converted folder (if any) and the ONNX export of the adapter that serves ``capability`` on it."""
+        from harness.artefacts import sealed_digest
+        from harness_models.encoders.text import HFTextEncoder
+        from harness_models.token_embedders.hf import HFTokenEmbedder
+
+        converted = self.converted()
+        if converted is not None and sealed_digest(converted) is None:
+            return [converted]  # the exports are named by its contents: known once it is built
+        folder = converted or self.folder()
+        inner_class = HFTextEncoder if capability is Capability.TEXT_ENCODER else HFTokenEmbedder
+        inner = inner_class(self.name, self._inner_args(capability, str(folder)), device=self.device)
+        return [*([converted] if converted else []), *inner.artefacts(capability)]
+
+    def prepare(self, capability: Capability) -> None:
+        """Build the converted folder and the export of the adapter that serves ``capability``."""
+        self.text_encoder() if capability is Capability.TEXT_ENCODER else self.token_embedder()
+
+    def _inner_args(self, capability: Capability, folder: str) -> dict[str, Any]:
+        """The arguments of the built-in adapter that serves ``capability`` on ``folder``."""
+        return {"pretrained": folder, **{key: self.args[key] for key in INNER_ARGS[capability]}}
+
+    def _inner(self, adapter_class: type[Inner], capability: Capability) -> Inner:
         from harness_models.token_embedders.hf import quiet_transformers
 
         self.ensure_loaded()
         inner = adapter_class(
-            self.name, {"pretrained": self._folder, **args}, device=self.device, batch_size=self.batch_size
+            self.name, self._inner_args(capability, self._folder), device=self.device, batch_size=self.batch_size
         )
         with quiet_transformers():  # a folder without pooler weights reports them as newly initialised
             inner.ensure_loaded()
@@ -115,7 +144,7 @@ class FolderModel(ModelAdapter):
         if self._text is None:
             from harness_models.encoders.text import HFTextEncoder
 
-            self._text = self._inner(HFTextEncoder, {key: self.args[key] for key in TEXT_ENCODER_ARGS})
+            self._text = self._inner(HFTextEncoder, Capability.TEXT_ENCODER)
         return self._text
 
     def token_embedder(self) -> HFTokenEmbedder:
@@ -123,7 +152,7 @@ class FolderModel(ModelAdapter):
         if self._tokens is None:
             from harness_models.token_embedders.hf import HFTokenEmbedder
 
-            self._tokens = self._inner(HFTokenEmbedder, {key: self.args[key] for key in ("layer", "strict", "backend")})
+            self._tokens = self._inner(HFTokenEmbedder, Capability.TOKEN_EMBEDDER)
         return self._tokens
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.adapters.capabilities import Capability
 from harness.adapters.model import ModelIdentity
 from harness_models.translation.blank import BlankableGatedFusion
 from harness_models.translation.shapes_recipe import Recipe, train, training_data
@@ -51,9 +52,10 @@ def build(folder: Path, recipe: Recipe) -> None:
 
 def trained_folder(recipe: Recipe) -> Path:
     """The trained model's folder, trained first if it is not in the converted-models folder."""
-    from harness_models.packaged.converted import converted_folder, ensure_converted
+    from harness.artefacts import ensure_built
+    from harness_models.packaged.converted import converted_folder
 
-    return ensure_converted(
+    return ensure_built(
         converted_folder("xling-shapes-mmt", recipe_key(recipe)),
         lambda path: build(path, recipe),
         "training xling-shapes-mmt (Gated Fusion, one CPU thread, a few minutes)",
@@ -98,6 +100,12 @@ class XlingShapesMMT(BlankableGatedFusion):
                 facts["parameters"] = sum(counts)
             facts.update(dimension=text["dimension"], max_length=text["max_length"])
         return facts
+
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """The trained model's folder."""
+        from harness_models.packaged.converted import converted_folder
+
+        return [converted_folder("xling-shapes-mmt", recipe_key(self.recipe))]
 
     def load(self) -> None:
         """Train on first use, then load the folder as ``gated-fusion`` loads any folder."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from harness_models.encoders.onnx_encoder import (
     BACKEND_PARAM,
     backend_identity,
     check_backend,
-    export_key,
+    export_folder,
     onnx_hidden_states,
     onnx_workers,
     resolve_backend,
@@ -110,8 +111,17 @@ class HFTokenEmbedder(ModelAdapter):
         if self.args["backend"] != "onnxruntime" or not self.args["strict"]:
             self._torch_model()  # PyTorch runs it, or its key mismatches enter the identity
         if self.args["backend"] == "onnxruntime":
-            key = export_key(source, self._revision, layer, self.args["strict"])
-            self.hidden_states = onnx_hidden_states(self._torch_model, "token-embedder", key)
+            self.hidden_states = onnx_hidden_states(self._torch_model, "token-embedder", self._export())
+
+    def _export(self) -> Path:
+        """The folder of the ONNX export (the encoder up to ``layer``), named by the source's content revision."""
+        return export_folder(
+            "token-embedder", self.args["pretrained"], self._revision, self.args["layer"], self.args["strict"]
+        )
+
+    def artefacts(self, capability: Capability) -> list[Path]:
+        """The ONNX export, when ONNX Runtime runs the model."""
+        return [self._export()] if self.args["backend"] == "onnxruntime" else []
 
     @contextlib.contextmanager
     def _loading(self) -> Iterator[None]:

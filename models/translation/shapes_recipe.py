@@ -113,7 +113,7 @@ def train(
     previous = torch.get_num_threads()
     torch.set_num_threads(recipe.threads)
     try:
-        with quiet_transformers():  # no third-party bars: ensure_converted has said what happens
+        with quiet_transformers():  # no third-party bars: ensure_built has said what happens
             images, labels, examples = data
             texts = [e.source for e in examples] + [e.target for e in examples]
             tokenizer = write_tokenizer(folder / "text", texts, recipe)
