@@ -155,7 +155,8 @@ def local_revision(path: str | os.PathLike[str]) -> str:
     cache = default_cache()
     for file in files:
         digest = memoised_sha256(file, cache)
-        combined.update(f"{file.relative_to(root) if root.is_dir() else file.name}\0{digest}\n".encode())
+        name = file.relative_to(root) if root.is_dir() else file.name
+        combined.update(f"{name}\0{digest}\n".encode("utf-8", "surrogateescape"))  # a name's bytes, UTF-8 or not
     return "sha256:" + combined.hexdigest()[:16]
 
 
@@ -164,9 +165,10 @@ def memoised_sha256(file: Path, cache: Cache | None) -> str:
     if cache is None:
         return file_sha256(file)
     before = file.stat()
+    # a path that is not UTF-8 (a Latin-1 byte) keeps that byte as the text \\udcXX; the inode names the file anyway
+    path = str(file.resolve()).encode("utf-8", "backslashreplace").decode()
     memo_key = (
-        f"filehash:v2:{file.resolve()}:{before.st_dev}:{before.st_ino}:{before.st_size}:"
-        f"{before.st_mtime_ns}:{before.st_ctime_ns}"
+        f"filehash:v2:{path}:{before.st_dev}:{before.st_ino}:{before.st_size}:{before.st_mtime_ns}:{before.st_ctime_ns}"
     )
     digest = cache.get_text(memo_key)
     if digest is None:
@@ -261,7 +263,19 @@ def hub_unreachable(endpoint: str) -> str | None:
 
 
 def source_revision(source: str, revision: str | None = None) -> str:
-    """Revision of a model source: a content hash for a local path, a commit for a Hub id."""
+    """Revision of a model source: a content hash for a local path, a commit for a Hub id.
+
+    A local path that is not UTF-8 (a Latin-1 byte in a folder's name) is an error: the Hugging Face
+    libraries (safetensors, tokenizers) cannot open it.
+    """
     if Path(source).exists():
+        try:
+            source.encode()
+        except UnicodeEncodeError:
+            shown = source.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise HarnessError(
+                f"model {shown}: the path is not valid UTF-8, which the Hugging Face libraries (safetensors, "
+                "tokenizers) cannot open; rename the folder"
+            ) from None
         return local_revision(source)
     return hub_revision(source, revision)
