@@ -157,3 +157,50 @@ def test_a_damaged_image_export_is_exported_again_with_the_same_vectors(tmp_path
     err = capsys.readouterr().err
     assert f"{graph.name} with other contents than sealed (damaged); building it again" in err
     np.testing.assert_array_equal(vectors("first"), true)  # the first cache, under the export's digest
+
+
+def test_a_damaged_converted_folder_is_converted_again_and_its_exports_follow(encoder, tmp_path, monkeypatch, capsys):
+    """A folder model converted by the harness (as e5-small-hf is): its folder and the ONNX export of each capability
+    are the artefacts its cached outputs are keyed by; a damaged folder is converted again, the same vectors."""
+    from harness.adapters.capabilities import Capability
+    from harness.artefacts import ensure_built
+    from harness_models.packaged.converted import converted_folder
+    from harness_models.packaged.hf_folder import FolderModel
+
+    monkeypatch.setenv("HARNESS_MODELS_DIR", str(tmp_path / "models"))
+
+    class Converted(FolderModel):
+        def source(self) -> str:
+            return "tiny"
+
+        def revision(self) -> str:
+            return "v1"
+
+        def converted(self) -> Path:
+            return converted_folder("tiny-hf", "v1")
+
+        def folder(self) -> Path:
+            return ensure_built(self.converted(), lambda f: shutil.copytree(encoder, f, dirs_exist_ok=True))
+
+    def model(cache: str) -> CachedModel:
+        return CachedModel(Converted("tiny", {"backend": "onnxruntime", "layer": 1}), Cache(tmp_path / cache))
+
+    folder = tmp_path / "models" / "tiny-hf-v1"
+    assert model("a").adapter.artefacts(Capability.TEXT_ENCODER) == [folder]  # nothing built: the folder first
+    texts = ["a red circle", "un cercle rouge"]
+    vectors, tokens = model("a").encode_texts(texts), model("a").embed_tokens(texts)
+    text_export, token_export = (
+        model("a").adapter.artefacts(capability) for capability in (Capability.TEXT_ENCODER, Capability.TOKEN_EMBEDDER)
+    )
+    assert text_export[0] == token_export[0] == folder and text_export[1] != token_export[1]
+    assert "text-encoder-onnx-" in text_export[1].name and "token-embedder-onnx-" in token_export[1].name
+    zero_middle(folder / "model.safetensors")
+    capsys.readouterr()
+    np.testing.assert_array_equal(model("b").encode_texts(texts), vectors)  # a fresh cache: computed again
+    err = capsys.readouterr().err
+    assert (
+        f"harness: {folder} has model.safetensors with other contents than sealed (damaged); building it again" in err
+    )
+    assert "exporting" not in err  # the same contents again: the same exports
+    again = model("b").embed_tokens(texts)
+    np.testing.assert_array_equal(again[0].vectors, tokens[0].vectors)
