@@ -7,7 +7,7 @@ files, sizes and contents (hashes memoised by ``memoised_sha256`` under the file
 and ctime, so an unchanged folder costs one ``stat`` per file). A folder that fails (damaged, truncated,
 emptied, a file added or missing, no manifest) is rebuilt by ``ensure_built``, with one line saying why.
 
-A build holds an ``fcntl`` lock on ``.<name>.lock`` beside the folder: a second process waits, then
+A build holds an ``fcntl`` lock on ``.lock-<name>`` beside the folder: a second process waits, then
 reuses the result. Scratch folders of the same name are removed before a build: under the lock none of
 them belongs to a live build (a process killed with ``kill -9`` leaves its scratch behind).
 """
@@ -116,8 +116,8 @@ def sealed_digest(folder: Path) -> str | None:
 
 @contextlib.contextmanager
 def build_lock(folder: Path) -> Iterator[None]:
-    """Hold the build lock of ``folder`` (``.<name>.lock`` beside it), saying so when another process holds it."""
-    with open(folder.parent / f".{folder.name}.lock", "a") as lock:
+    """Hold the build lock of ``folder`` (``.lock-<name>`` beside it), saying so when another process holds it."""
+    with open(folder.parent / f".lock-{folder.name}", "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

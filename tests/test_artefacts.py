@@ -41,7 +41,7 @@ def test_a_build_is_sealed_last_and_kept(tmp_path, capsys):
     assert sealed_digest(target) == record["digest"] and verify(target) == (record["digest"], "")
     assert ensure_built(target, toy_build(built), "building toy") == target and len(built) == 1
     assert capsys.readouterr().err == ""  # verified, nothing done, nothing said
-    assert sorted(p.name for p in target.parent.iterdir()) == [".toy-1.lock", "toy-1"]  # no scratch left
+    assert sorted(p.name for p in target.parent.iterdir()) == [".lock-toy-1", "toy-1"]  # no scratch left
 
 
 def _zero_middle(path: Path) -> None:

@@ -103,4 +103,4 @@ def test_a_signal_stops_a_conversion_and_leaves_no_folder_half_built(tmp_path, s
     again = _harness(tmp_path, *argv, fast=True)
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
-    assert sorted(p.name for p in (models / "slow-v1").iterdir()) == ["half.bin", "rest.bin"]
+    assert sorted(p.name for p in (models / "slow-v1").iterdir()) == ["half.bin", "harness-manifest.json", "rest.bin"]

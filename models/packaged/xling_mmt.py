@@ -50,13 +50,19 @@ def build(folder: Path, recipe: Recipe) -> None:
     train(folder, recipe, data, lambda line: print(f"harness: xling-shapes-mmt {line}", file=sys.stderr, flush=True))
 
 
-def trained_folder(recipe: Recipe) -> Path:
-    """The trained model's folder, trained first if it is not in the converted-models folder."""
-    from harness.artefacts import ensure_built
+def folder_of(recipe: Recipe) -> Path:
+    """Where the model of ``recipe`` is kept once trained (named, not trained)."""
     from harness_models.packaged.converted import converted_folder
 
+    return converted_folder("xling-shapes-mmt", recipe_key(recipe))
+
+
+def trained_folder(recipe: Recipe) -> Path:
+    """The trained model's folder, trained first if it is not in the converted-models folder (or fails its manifest)."""
+    from harness.artefacts import ensure_built
+
     return ensure_built(
-        converted_folder("xling-shapes-mmt", recipe_key(recipe)),
+        folder_of(recipe),
         lambda path: build(path, recipe),
         "training xling-shapes-mmt (Gated Fusion, one CPU thread, a few minutes)",
     )
@@ -85,14 +91,13 @@ class XlingShapesMMT(BlankableGatedFusion):
         """Built here, offline, from the recipe: its languages and the project's licence; once trained (a card never
         trains), the parameters of its three parts and the text model's width and length limit."""
         from harness.adapters.card import folder_card
-        from harness_models.packaged.converted import converted_folder
 
         facts: dict[str, Any] = {
             "source": "packaged",
             "languages": ["en", "de", "fr", "es", "cs"],
             "license": "Apache-2.0",
         }
-        folder = converted_folder("xling-shapes-mmt", recipe_key(self.recipe))
+        folder = folder_of(self.recipe)
         if folder.is_dir():
             text, image, fusion = (folder_card(part) for part in (folder / "text", folder / "resnet", folder))
             counts = [text["parameters"], image["parameters"], fusion["parameters"]]
@@ -103,9 +108,7 @@ class XlingShapesMMT(BlankableGatedFusion):
 
     def artefacts(self, capability: Capability) -> list[Path]:
         """The trained model's folder."""
-        from harness_models.packaged.converted import converted_folder
-
-        return [converted_folder("xling-shapes-mmt", recipe_key(self.recipe))]
+        return [folder_of(self.recipe)]
 
     def load(self) -> None:
         """Train on first use, then load the folder as ``gated-fusion`` loads any folder."""
