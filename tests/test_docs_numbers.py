@@ -70,10 +70,10 @@ def test_a_stale_doc_is_reported_with_a_diff(blocks, tmp_path):
         (tmp_path / doc).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / doc, tmp_path / doc)
     stale = tmp_path / "docs" / "retrieval.md"
-    stale.write_text(stale.read_text().replace("pearson           7/25", "pearson           6/25"))
+    stale.write_text(stale.read_text().replace("pearson                     7/25", "pearson                     6/25"))
     found = docs_numbers.differences(blocks, root=tmp_path)
     assert list(found) == ["docs/retrieval.md"]
     assert (
-        "-pearson           6/25" in found["docs/retrieval.md"]
-        and "+pearson           7/25" in found["docs/retrieval.md"]
+        "-pearson                     6/25" in found["docs/retrieval.md"]
+        and "+pearson                     7/25" in found["docs/retrieval.md"]
     )
