@@ -37,7 +37,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "leaderboard" / "results"
-DOCS = ("docs/ikea-meta-evaluation.md", "docs/retrieval.md", "docs/real-data.md")
+DOCS = ("docs/ikea-meta-evaluation.md", "docs/retrieval.md", "docs/real-data.md", "docs/encoder-zoo.md")
+ZOO = ROOT / "docs" / "zoo"  # the encoder zoo's committed results (benchmarks/encoder_zoo.py)
 DIRECTIONS = ("en-de", "de-en", "en-fr", "fr-en")
 BLOCK = re.compile(r"<!-- generated: (?P<name>[\w-]+) -->(?P<body>.*?)<!-- end: (?P=name) -->", re.S)
 MINUS = "\u2212"
@@ -73,6 +74,15 @@ class Numbers:
                 meta.select(self.ikea, {}), resamples=meta.significance.RESAMPLES, bootstrap_seed=0
             )
         self.directions = {d: self.meta["directions"][d] for d in DIRECTIONS}
+        self._zoo: dict[str, Any] | None = None
+
+    @property
+    def zoo(self) -> dict[str, Any]:
+        """``encoder_zoo.evidence`` of each data set of the zoo's committed results (computed when first asked)."""
+        if self._zoo is None:
+            encoder_zoo = _load("encoder_zoo")
+            self._zoo = {folder: encoder_zoo.evidence(ZOO, folder) for folder in ("ikea", "shapes")}
+        return self._zoo
 
     # ---- docs/ikea-meta-evaluation.md -------------------------------------------------------------
 
@@ -89,6 +99,8 @@ class Numbers:
         return "\n".join(lines)
 
     def ikea_significance(self) -> str:
+        from harness_tasks.retrieval.analysis import significance
+
         lines = [
             "| direction | Pearson: seeds p<0.05 | median p | combined p | Δr [95 % interval] "
             "| Spearman: seeds p<0.05 | median p | combined p | Δρ [95 % interval] |",
@@ -100,7 +112,7 @@ class Numbers:
                 tested = result["significance"][method]
                 boot = tested["bootstrap"]
                 cells += [
-                    f"{_significant(tested)}/{tested['seeds_tested']}",
+                    significance.significant_seeds(tested),
                     f"{tested['median_p']:.3f}",
                     f"{tested['combined_p']:.2f}",
                     f"{boot['difference']:+.3f} [{boot['low']:.3f}, {boot['high']:.3f}]",
@@ -261,6 +273,80 @@ class Numbers:
             )
         return "\n".join(lines)
 
+    # ---- docs/encoder-zoo.md ------------------------------------------------------------------------
+
+    def zoo_evidence(self) -> str:
+        lines = [
+            "| data | direction | ρ or r | all: encoders (families) | Δ | interval over models | interval over families "
+            "| XLR ≥ 0.5: encoders (families) | Δ | seeds p<0.05 | combined p | interval over families |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for folder, found in self.zoo.items():
+            for direction, both in found["directions"].items():
+                for method, symbol in (("pearson", "r"), ("spearman", "ρ")):
+                    every, strong = both["all"], both["strong"]
+                    lines.append(
+                        f"| {_zoo_data(folder)} | {_arrow(direction)} | {symbol} "
+                        f"| {every['models']} ({every['families']}) | {_num(every[method]['difference'])} "
+                        f"| {_interval(every[method]['models'])} | {_interval(every[method]['families'])} "
+                        f"| {strong['models']} ({strong['families']}) | {_num(strong[method]['difference'])} "
+                        f"| {strong[method]['seeds']} | {_p(strong[method]['combined_p'])} "
+                        f"| {_interval(strong[method]['families'])} |"
+                    )
+        return "\n".join(lines)
+
+    def zoo_left_out(self) -> str:
+        return "; ".join(
+            f"{_zoo_data(folder)}: {', '.join(f'`{n}`' for n in found['left_out'])} "
+            f"({len(found['left_out'])}, {next(iter(found['directions'].values()))['all']['models']} tested)"
+            for folder, found in self.zoo.items()
+        )
+
+    def zoo_verdict(self) -> str:
+        def above(folder: str, subset: str, method: str) -> int:
+            found = self.zoo[folder]["directions"].values()
+            return sum(d[subset][method]["families"][0] > 0 for d in found)
+
+        ikea, shapes = (len(self.zoo[f]["directions"]) for f in ("ikea", "shapes"))
+        by_direction = {d: both["strong"] for d, both in self.zoo["ikea"]["directions"].items()}
+        strong = list(by_direction.values())
+        significant = sum(s["pearson"]["combined_p"] < 0.05 for s in strong)
+        differences = ", ".join(f"{_num(s['pearson']['difference'], 2)} ({d})" for d, s in by_direction.items())
+        return (
+            f"Over families, the interval of Δr lies above 0 in {above('ikea', 'all', 'pearson')} of {ikea} IKEA "
+            f"directions (of Δρ in {above('ikea', 'all', 'spearman')}) and in {above('shapes', 'all', 'pearson')} "
+            f"of {shapes} xling-shapes directions (Δρ: {above('shapes', 'all', 'spearman')}). Among the strong "
+            f"encoders (XLR ≥ {_load('encoder_zoo').STRONG_XLR}) of IKEA, {min(s['models'] for s in strong)} to {max(s['models'] for s in strong)} "
+            f"of them from {min(s['families'] for s in strong)} to {max(s['families'] for s in strong)} families, "
+            f"Δr is {differences}, the combined p is below "
+            f"0.05 in {significant} of {ikea} directions and the interval over families lies above 0 in "
+            f"{above('ikea', 'strong', 'pearson')} (Δρ: {above('ikea', 'strong', 'spearman')})."
+        )
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:+.{digits}f}"
+
+
+def _zoo_data(folder: str) -> str:
+    return {"ikea": "IKEA"}.get(folder, folder)
+
+
+def _interval(bounds: Sequence[float | None]) -> str:
+    return "n/a" if bounds[0] is None or bounds[1] is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
+def _load(name: str) -> Any:
+    """A sibling script of ``benchmarks/`` as a module (it is not a package)."""
+    import importlib.util
+
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(f"{name}.py"))
+        assert spec is not None and spec.loader is not None
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
 
 def _significant(tested: Mapping[str, Any]) -> int:
     return round(tested["share_significant"] * tested["seeds_tested"])
@@ -287,6 +373,9 @@ GENERATORS: dict[str, Callable[[Numbers], str]] = {
     "real-data-scores": Numbers.real_data_scores,
     "real-data-commute": Numbers.real_data_commute,
     "real-data-yisi": Numbers.real_data_yisi,
+    "zoo-evidence": Numbers.zoo_evidence,
+    "zoo-left-out": Numbers.zoo_left_out,
+    "zoo-verdict": Numbers.zoo_verdict,
 }
 
 
