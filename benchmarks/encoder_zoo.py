@@ -159,7 +159,7 @@ def evidence(out: Path, folder: str, resamples: int = 2000) -> dict[str, Any]:
     """What the committed results of one data set (``out/results/<folder>.jsonl.gz``) support, per direction: the
     test over every encoder tested (Steiger's n = encoders), the two-stage bootstrap over their families, and both
     on the strong encoders (mean XLR >= ``STRONG_XLR``); with the encoders left out (``unpack``)."""
-    from harness_tasks.retrieval.analysis.meta import compared, group_models, load_records, select
+    from harness_tasks.retrieval.analysis.meta import aggregate_pairs, compared, group_models, load_records, select
 
     with tempfile.TemporaryDirectory() as scratch:
         results, left_out = unpack(out, folder, Path(scratch))
@@ -176,20 +176,25 @@ def evidence(out: Path, folder: str, resamples: int = 2000) -> dict[str, Any]:
             "all": _evidence(xlr, bkr, corr, families, resamples),
             "strong": _evidence(xlr[strong], bkr[strong], corr[strong], np.array(families)[strong].tolist(), resamples),
         }
-    return {"left_out": left_out, "directions": found}
+    best = aggregate_pairs(records)["best_vs_others"]  # SIGIR 2021 Table 2's claim, over the tested encoders
+    return {"left_out": left_out, "directions": found, "best_vs_others": best}
 
 
 def _evidence(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, families: Sequence[str], resamples: int) -> dict:
     """Steiger per seed, the bootstrap over models and the two-stage bootstrap over families, for these models."""
     from harness_tasks.retrieval.analysis import significance
+    from harness_tasks.retrieval.analysis.correlation import per_seed
 
     found: dict[str, Any] = {"models": len(xlr), "families": len(set(families))}
+    for task, values in (("backretrieval", bkr), ("corr", corr)):  # the mean over seeds of Pearson's r with XLR
+        found[f"r_{task}"] = float(np.nanmean(per_seed(xlr, values))) if len(xlr) >= 3 else None
     for method in ("pearson", "spearman"):
         tested = significance.dependent_test(xlr, bkr, corr, method)
         models = significance.bootstrap_difference(xlr, bkr, corr, method, resamples=resamples)
         grouped = significance.family_bootstrap_difference(xlr, bkr, corr, families, method, resamples=resamples)
         found[method] = {
             "seeds": significance.significant_seeds(tested),
+            "median_p": tested["median_p"],
             "combined_p": tested["combined_p"],
             "difference": models["difference"],
             "models": [models["low"], models["high"]],
