@@ -40,7 +40,7 @@ import io
 import math
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import redirect_stderr
 from pathlib import Path
 from typing import Any
@@ -448,19 +448,24 @@ class Numbers:
             "| XLR ≥ 0.5: encoders (families) | Δ | seeds p<0.05 | combined p | interval over families |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
+        for where, both in self._zoo_directions():
+            for method, symbol in (("pearson", "r"), ("spearman", "ρ")):
+                every, strong = both["all"], both["strong"]
+                lines.append(
+                    f"| {where} | {symbol} "
+                    f"| {every['models']} ({every['families']}) | {_num(every[method]['difference'])} "
+                    f"| {_interval(every[method]['models'])} | {_interval(every[method]['families'])} "
+                    f"| {strong['models']} ({strong['families']}) | {_num(strong[method]['difference'])} "
+                    f"| {strong[method]['seeds']} | {_p(strong[method]['combined_p'])} "
+                    f"| {_interval(strong[method]['families'])} |"
+                )
+        return "\n".join(lines)
+
+    def _zoo_directions(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Per data set and direction of the zoo: "data | direction" as the tables show it, and its evidence."""
         for folder, found in self.zoo.items():
             for direction, both in found["directions"].items():
-                for method, symbol in (("pearson", "r"), ("spearman", "ρ")):
-                    every, strong = both["all"], both["strong"]
-                    lines.append(
-                        f"| {_zoo_data(folder)} | {_arrow(direction)} | {symbol} "
-                        f"| {every['models']} ({every['families']}) | {_num(every[method]['difference'])} "
-                        f"| {_interval(every[method]['models'])} | {_interval(every[method]['families'])} "
-                        f"| {strong['models']} ({strong['families']}) | {_num(strong[method]['difference'])} "
-                        f"| {strong[method]['seeds']} | {_p(strong[method]['combined_p'])} "
-                        f"| {_interval(strong[method]['families'])} |"
-                    )
-        return "\n".join(lines)
+                yield f"{_zoo_data(folder)} | {_arrow(direction)}", both
 
     def zoo_all(self) -> str:
         lines = [
@@ -468,22 +473,19 @@ class Numbers:
             "| Spearman: seeds p<0.05 | median p | combined p | Δρ [95 % interval] |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for folder, found in self.zoo.items():
-            for direction, both in found["directions"].items():
-                every = both["all"]
-                cells = [
-                    cell
-                    for method in ("pearson", "spearman")
-                    for cell in (
-                        every[method]["seeds"],
-                        _p_zoo(every[method]["median_p"]),
-                        _p_zoo(every[method]["combined_p"]),
-                        f"{_num(every[method]['difference'])} {_interval(every[method]['models'])}",
-                    )
-                ]
-                lines.append(
-                    f"| {_zoo_data(folder)} | {_arrow(direction)} | {every['models']} | " + " | ".join(cells) + " |"
+        for where, both in self._zoo_directions():
+            every = both["all"]
+            cells = [
+                cell
+                for method in ("pearson", "spearman")
+                for cell in (
+                    every[method]["seeds"],
+                    _p_zoo(every[method]["median_p"]),
+                    _p_zoo(every[method]["combined_p"]),
+                    f"{_num(every[method]['difference'])} {_interval(every[method]['models'])}",
                 )
+            ]
+            lines.append(f"| {where} | {every['models']} | " + " | ".join(cells) + " |")
         return "\n".join(lines)
 
     def zoo_correlations(self) -> str:
