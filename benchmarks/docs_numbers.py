@@ -192,6 +192,13 @@ class Numbers:
             + "."
         )
 
+    def ikea_seed_range(self) -> str:
+        """How many seeds reach Steiger p < 0.05 with the ten IKEA encoders, fewest to most over directions and
+        correlations (as in ``ikea_significance_summary``)."""
+        tests = [r["significance"][m] for r in self.directions.values() for m in ("pearson", "spearman")]
+        counts = [_significant(t) for t in tests]
+        return f"{min(counts)} to {max(counts)} of {tests[0]['seeds_tested']} seeds"
+
     def bkr_over_pairs(self) -> str:
         aggregation = self.meta["aggregation"]
         pairs = aggregation["table"]["pairs"]
@@ -630,6 +637,7 @@ GENERATORS: dict[str, Callable[[Numbers], str]] = {
     "ikea-correlations": Numbers.ikea_correlations,
     "ikea-significance": Numbers.ikea_significance,
     "ikea-significance-summary": Numbers.ikea_significance_summary,
+    "ikea-seed-range": Numbers.ikea_seed_range,
     "bkr-over-pairs": Numbers.bkr_over_pairs,
     "bkr-chance": Numbers.bkr_chance,
     "best-vs-others": Numbers.best_vs_others,
