@@ -20,23 +20,20 @@ Runs already in the results are skipped (``resume``); encodings come from the ha
 
 from __future__ import annotations
 
+import argparse
+import gzip
+import json
 import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")  # one BLAS thread: corr's matrix products thrash a loaded 2-core machine
-
-import argparse  # noqa: E402
-import gzip  # noqa: E402
-import json  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 HARNESS = str(Path(sys.executable).with_name("harness"))
@@ -136,6 +133,74 @@ def meta(results: Path, out: Path, folder: str) -> None:
     print("$", " ".join(command), flush=True)
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     (target / "meta.txt").write_text(done.stdout, encoding="utf-8")
+
+
+STRONG_XLR = 0.5  # the strong encoders: mean XLR R@10 at least this
+
+
+def family(name: str) -> str:
+    """The model family of a zoo member: each packaged network's layers per pooling, e5-small with its truncations
+    and noise, the TF-IDF variants, the hashed baselines and the random encoders (docs/encoder-zoo.md)."""
+    for prefix, pooled in (("zoo-e5-l", "e5-small-hf layers"), ("zoo-minilm-l", "minilm layers")):
+        if name.startswith(prefix):
+            return f"{pooled}, {'mean' if name.endswith('-mean') else 'CLS'}"
+    if name.startswith(("e5-small", "zoo-e5-trunc", "zoo-e5-noise")):
+        return "e5-small, truncated, noised"
+    if name.startswith("zoo-tfidf-"):
+        return "TF-IDF"
+    if name == "zoo-lexical-ngrams" or name.startswith("zoo-toy-bow"):
+        return "hashed n-grams and words"
+    if name in ("random-encoder", "zoo-random-seed1"):
+        return "random"
+    raise ValueError(f"no family for the zoo member {name!r}")
+
+
+def evidence(out: Path, folder: str, resamples: int = 2000) -> dict[str, Any]:
+    """What the committed results of one data set (``out/results/<folder>.jsonl.gz``) support, per direction: the
+    test over every encoder tested (Steiger's n = encoders), the two-stage bootstrap over their families, and both
+    on the strong encoders (mean XLR >= ``STRONG_XLR``); with the encoders left out (``unpack``)."""
+    from harness_tasks.retrieval.analysis.meta import aggregate_pairs, compared, group_models, load_records, select
+
+    with tempfile.TemporaryDirectory() as scratch:
+        results, left_out = unpack(out, folder, Path(scratch))
+        records = select(load_records([str(results)]), {})
+    by_direction: dict[str, list[Any]] = {}
+    for record in records:
+        by_direction.setdefault(f"{record.task_args['src']}-{record.task_args['tgt']}", []).append(record)
+    found = {}
+    for direction, direction_records in by_direction.items():
+        members, (xlr, bkr, corr) = compared(group_models(direction_records))
+        families = [family(m.identity["name"]) for m in members]
+        strong = np.nanmean(xlr, axis=1) >= STRONG_XLR
+        found[direction] = {
+            "all": _evidence(xlr, bkr, corr, families, resamples),
+            "strong": _evidence(xlr[strong], bkr[strong], corr[strong], np.array(families)[strong].tolist(), resamples),
+        }
+    best = aggregate_pairs(records)["best_vs_others"]  # SIGIR 2021 Table 2's claim, over the tested encoders
+    return {"left_out": left_out, "directions": found, "best_vs_others": best}
+
+
+def _evidence(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, families: Sequence[str], resamples: int) -> dict:
+    """Steiger per seed, the bootstrap over models and the two-stage bootstrap over families, for these models."""
+    from harness_tasks.retrieval.analysis import significance
+    from harness_tasks.retrieval.analysis.correlation import per_seed
+
+    found: dict[str, Any] = {"models": len(xlr), "families": len(set(families))}
+    for task, values in (("backretrieval", bkr), ("corr", corr)):  # the mean over seeds of Pearson's r with XLR
+        found[f"r_{task}"] = float(np.nanmean(per_seed(xlr, values))) if len(xlr) >= 3 else None
+    for method in ("pearson", "spearman"):
+        tested = significance.dependent_test(xlr, bkr, corr, method)
+        models = significance.bootstrap_difference(xlr, bkr, corr, method, resamples=resamples)
+        grouped = significance.family_bootstrap_difference(xlr, bkr, corr, families, method, resamples=resamples)
+        found[method] = {
+            "seeds": significance.significant_seeds(tested),
+            "median_p": tested["median_p"],
+            "combined_p": tested["combined_p"],
+            "difference": models["difference"],
+            "models": [models["low"], models["high"]],
+            "families": [grouped["low"], grouped["high"]],
+        }
+    return found
 
 
 def test_subset(rows: list[Any], resamples: int) -> dict[str, Any]:
@@ -287,6 +352,11 @@ def power_plot(tested: dict[str, dict[str, Any]], path: Path) -> None:
 
 
 def main() -> int:
+    from threadpoolctl import threadpool_limits
+
+    for variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")  # one BLAS thread, for harness meta too: corr's products thrash
+    threadpool_limits(1)  # a loaded 2-core machine; set here, not on import (docs_numbers imports this module)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--output", type=Path, default=REPO / "docs" / "zoo")

@@ -907,8 +907,8 @@ def corr(
 ) -> list[dict[str, float | None]]:
     """Spearman correlation of text and image cosine distances over source x target pairs.
 
-    Cosines within ``TIE_TOLERANCE`` of each other (chained in sorted order) share their mean rank, as
-    retrieval counts them tied (``average_ranks``); version 3 of the task.
+    Cosines within ``TIE_TOLERANCE`` of the first of their tie group share their mean rank, as retrieval counts
+    them tied (``average_ranks``, ``tie_groups``: a group spans at most the tolerance); version 4 of the task.
 
     All pairs of the seed's sources and targets when there are at most ``max_pairs``; otherwise
     the pairs between the first m sources and the first m targets of the (random) sample,
@@ -950,7 +950,7 @@ def corr_with_moments(
 
 def rank_moments(text: np.ndarray, image: np.ndarray) -> np.ndarray:
     """Per row (source) of two equal-shape similarity blocks: (count, Σx, Σy, Σx², Σy², Σxy) of x, y =
-    the mid-ranks of all the block's pairs (values within ``TIE_TOLERANCE`` tied), centred and divided by the
+    the mid-ranks of all the block's pairs (values tied within ``TIE_TOLERANCE``, ``tie_groups``), centred and divided by the
     number of pairs.
 
     Summed over all rows they give Pearson's r of the ranks, which is Spearman's rho of the
@@ -976,12 +976,12 @@ def average_ranks(values: np.ndarray, tol: float = 0.0) -> np.ndarray:
     """The 1-based ranks of all of ``values`` (flattened), tied values sharing the mean of their ranks;
     NaN everywhere when any value is NaN.
 
-    Tied: in sorted order, each value within ``tol`` of the one before it (runs chained so: with
-    ``tol = 0`` exactly equal values, as ``scipy.stats.rankdata(values, method="average", axis=None)``).
-    ``corr`` ranks with ``TIE_TOLERANCE``, the tolerance within which retrieval counts a tie, so that
-    cosines equal in exact arithmetic (a repeated image or text) are not ranked by float32 noise.
-    An unstable sort orders them (``_ascending_order``): which of several tied values comes first
-    does not matter once their ranks are averaged.
+    Tied: with ``tol = 0`` exactly equal values (as ``scipy.stats.rankdata(values, method="average", axis=None)``);
+    otherwise, in sorted order, a group opens at the smallest value not yet grouped and holds every value within
+    ``tol`` of that first value (``tie_groups``): a group spans at most ``tol``, however crowded the values.
+    ``corr`` ranks with ``TIE_TOLERANCE``, the tolerance within which retrieval counts a tie, so that cosines equal
+    in exact arithmetic (a repeated image or text) are not ranked by float32 noise. An unstable sort orders them
+    (``_ascending_order``): which of several tied values comes first does not matter once their ranks are averaged.
     """
     flat = np.asarray(values).ravel()
     if not len(flat):
@@ -990,12 +990,47 @@ def average_ranks(values: np.ndarray, tol: float = 0.0) -> np.ndarray:
         return np.full(len(flat), np.nan)
     order = _ascending_order(flat)
     ordered = flat[order]
-    gaps = ordered[1:] != ordered[:-1] if tol == 0 else np.diff(ordered.astype(np.float64)) > tol
-    starts = np.flatnonzero(np.concatenate(([True], gaps)))
+    opens = np.concatenate(([True], ordered[1:] != ordered[:-1])) if tol == 0 else tie_groups(ordered, tol)
+    starts = np.flatnonzero(opens)
     ends = np.append(starts[1:], len(flat))
     ranks = np.empty(len(flat))
     ranks[order] = np.repeat(0.5 * (starts + ends + 1), ends - starts)  # positions start..end-1: ranks start+1..end
     return ranks
+
+
+def tie_groups(ordered: np.ndarray, tol: float) -> np.ndarray:
+    """bool per value of the ascending ``ordered``: whether a tie group opens there. The first value opens one,
+    and each group holds every later value at most ``tol`` above its first value (anchored, never chained: a
+    group spans at most ``tol``); the next value opens the next group.
+
+    Vectorised: a run of values each within ``tol`` of the one before it that spans at most ``tol`` is one group;
+    only in longer runs are the openings followed, from each opening to the next (the first value above it + tol),
+    by doubling jumps over the values of those runs (about log2(groups) passes)."""
+    x = ordered.astype(np.float64)
+    opens = np.ones(len(x), dtype=bool)
+    opens[1:] = x[1:] > x[:-1] + tol  # runs chained value to value: every run opens a group
+    starts = np.flatnonzero(opens)
+    ends = np.append(starts[1:], len(x))
+    long = x[ends - 1] > x[starts] + tol  # runs spanning more than tol hold several groups
+    if not long.any():
+        return opens
+    inside = np.repeat(long, ends - starts)  # the values of the long runs, in order
+    positions = np.flatnonzero(inside)
+    v = x[positions]
+    # next opening after an opening at i: the first value above v[i] + tol (runs are more than tol apart, so the
+    # last group of a run is followed by the next long run's first value); len(v) marks the end
+    index = np.int32 if len(v) < 2**31 else np.intp  # gathers of 32-bit positions: less memory to move
+    jump = np.append(np.searchsorted(v, v + tol, side="right").astype(index), index(len(v)))
+    found = np.zeros(1, dtype=index)  # the openings 0 .. 2^j - 1 steps from the first, in order
+    while True:
+        further = jump[found]  # the openings 2^j .. 2^(j+1) - 1 steps from the first
+        found = np.concatenate((found, further[further < len(v)]))
+        if further[-1] >= len(v):
+            break
+        jump = jump[jump]
+    opens[positions] = False
+    opens[positions[found]] = True
+    return opens
 
 
 def _ascending_order(flat: np.ndarray) -> np.ndarray:

@@ -396,8 +396,9 @@ class Corr(RetrievalTask):
 
     role = "corr"
     # v2: a side constant up to the tie tolerance is undefined, not ranked rounding noise;
-    # v3: cosines within the tie tolerance share their mean rank (as retrieval ties them), not ordered by float32 noise
-    version = 3
+    # v3: cosines within the tie tolerance share their mean rank (as retrieval ties them), not ordered by float32 noise;
+    # v4: a tie group holds the values within the tolerance of its first value (v3 chained them, spanning far more)
+    version = 4
     aux_roles = {"image": Capability.IMAGE_ENCODER}  # --image-model computes g from the images
     min_items = 2  # two disjoint samples (sources, targets) of at least one item each
     main_metric = "spearman"

@@ -58,6 +58,8 @@ def test_the_meta_sections_show_harness_metas_numbers():
     assert sections[0].rows[0][:2] == ("backretrieval", f"{pearson['mean']:.3f} ± {pearson['std']:.3f}")
     tested = expected["significance"]["pearson"]
     share = f"{round(tested['share_significant'] * tested['seeds_tested'])}/{tested['seeds_tested']}"
+    share += f" ({tested['seeds_at_p0']} at p = 0)" if tested["seeds_degenerate"] else ""  # a seed with r = 1
+    assert tested["seeds_degenerate"] == tested["seeds_at_p0"] == 1
     assert sections[1].rows[0][:3] == ("Pearson", share, f"{tested['combined_p']:.2g}")
     assert sections[1].rows[0][3].startswith(f"{tested['bootstrap']['difference']:+.3f} [")
 

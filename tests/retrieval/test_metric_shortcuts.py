@@ -49,14 +49,19 @@ def test_rows_of_all_items_in_order_is_the_matrix_itself_else_those_rows():
 
 
 def reference_average_ranks(values: np.ndarray, tol: float) -> np.ndarray:
-    """Mid-ranks of runs chained within ``tol``, ordered by ``np.argsort``."""
+    """Mid-ranks of groups anchored to their first value (each holds the values within ``tol`` of it), ordered by
+    ``np.argsort``, one group at a time."""
     flat = values.ravel()
-    ordered = flat[np.argsort(flat)]
-    gaps = np.diff(ordered.astype(np.float64)) > tol
-    starts = np.flatnonzero(np.concatenate(([True], gaps)))
-    ends = np.append(starts[1:], len(flat))
+    order = np.argsort(flat)
+    ordered = flat[order].astype(np.float64)
     ranks = np.empty(len(flat))
-    ranks[np.argsort(flat)] = np.repeat(0.5 * (starts + ends + 1), ends - starts)
+    start = 0
+    while start < len(flat):
+        end = start + 1
+        while end < len(flat) and ordered[end] <= ordered[start] + tol:
+            end += 1
+        ranks[order[start:end]] = 0.5 * (start + end + 1)
+        start = end
     return ranks
 
 

@@ -387,9 +387,65 @@ def test_average_ranks_by_hand():
 def test_average_ranks_tie_values_within_the_tolerance():
     # 0.1 and 0.1 + 5e-7 tie (ranks 1, 2 -> 1.5); 0.3 and 0.3 + 2e-6 do not (3, 4)
     assert M.average_ranks(np.array([0.3 + 2e-6, 0.1, 0.3, 0.1 + 5e-7]), 1e-6).tolist() == [4, 1.5, 3, 1.5]
-    # a run chains: each within 1e-6 of the one before, so all three share ranks 1..3 -> 2
-    assert M.average_ranks(np.array([1.2e-6, 0.0, 6e-7]), 1e-6).tolist() == [2, 2, 2]
+    # no chaining: 6e-7 is within 1e-6 of the group's first value 0 (ranks 1, 2 -> 1.5), 1.2e-6 is not: it opens
+    # the next group, although it is within 1e-6 of 6e-7
+    assert M.average_ranks(np.array([1.2e-6, 0.0, 6e-7]), 1e-6).tolist() == [3, 1.5, 1.5]
     assert M.average_ranks(np.array([1.2e-6, 0.0, 6e-7])).tolist() == [3, 1, 2]  # tol 0: exact ties only
+    # duplicates and a long run: 0, 0, 5e-7 | 1.1e-6, 2e-6, 2e-6 | 2.2e-6 | 4e-6 (each step <= 1e-6 chained all
+    # but the last); groups of 3, 3, 1, 1 take ranks 1-3, 4-6, 7, 8
+    run = np.array([2e-6, 0.0, 4e-6, 1.1e-6, 5e-7, 2.2e-6, 0.0, 2e-6])
+    assert M.average_ranks(run, 1e-6).tolist() == [5, 2, 8, 5, 2, 7, 2, 5]
+    assert M.average_ranks(np.zeros(0), 1e-6).tolist() == []
+    assert M.average_ranks(np.array([0.25]), 1e-6).tolist() == [1]
+    assert M.average_ranks(np.full(4, 0.5), 1e-6).tolist() == [2.5] * 4  # all equal: one group
+
+
+def anchored_openings(values: np.ndarray, tol: float) -> list[bool]:
+    """The reference for ``tie_groups``: one value at a time, a group opens above its first value + tol."""
+    opens, first = [], -math.inf
+    for value in np.sort(values).astype(np.float64):
+        opens.append(bool(value > first + tol))
+        first = value if opens[-1] else first
+    return opens
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.lists(st.integers(0, 40), min_size=1, max_size=80),
+    scale=st.sampled_from([1e-7, 3e-7, 1e-6, 1e-5]),
+    offset=st.sampled_from([0.0, -0.5, 0.75]),
+)
+def test_tie_groups_equal_the_one_at_a_time_reference(data, scale, offset):
+    values = np.sort(offset + np.array(data) * scale)  # on a grid: many duplicates, runs shorter and longer than tol
+    assert M.tie_groups(values, 1e-6).tolist() == anchored_openings(values, 1e-6)
+
+
+def crowded_block(n: int = 1000, d: int = 32) -> tuple[np.ndarray, ...]:
+    """n sources and n targets whose text cosines crowd into [0.91, 0.99] (a shared direction dominates every
+    vector: 10^6 cosines, most within 1e-6 of a neighbour, chain into one run) and images that vary widely."""
+    rng = np.random.default_rng(7)
+    latent = rng.standard_normal((2 * n, d))
+    common = 6 * rng.standard_normal(d)
+    src = (common + latent).astype(np.float32)
+    tgt = (common + latent + 0.5 * rng.standard_normal((2 * n, d))).astype(np.float32)
+    images = (latent[:, :16] + rng.standard_normal((2 * n, 16))).astype(np.float32)
+    return src, tgt, images, np.arange(n), np.arange(n, 2 * n)
+
+
+def test_corr_on_crowded_cosines_stays_within_1e_6_of_exact_ties():
+    src, tgt, images, sources, targets = crowded_block()
+    text = M._cosine(M._Side(src), sources, M._Side(tgt), targets).ravel()
+    image = M._cosine(M._Side(images), sources, M._Side(images), targets).ravel()
+    exact = float(stats.spearmanr(text, image).statistic)
+    ((value,),) = [list(v.values()) for v in M.corr(src, tgt, images, [sources], [targets])]
+    assert abs(value - exact) < 1e-6
+    # the data is crowded enough to matter: chained ties (version 3) put most text cosines in one group
+    ordered = np.sort(text).astype(np.float64)
+    starts = np.flatnonzero(np.concatenate(([True], np.diff(ordered) > M.TIE_TOLERANCE)))
+    assert np.diff(np.append(starts, len(text))).max() > 0.4 * len(text)
+    groups = M.tie_groups(ordered, M.TIE_TOLERANCE)
+    spans = np.maximum.reduceat(ordered, np.flatnonzero(groups)) - ordered[groups]
+    assert spans.max() <= M.TIE_TOLERANCE  # every group spans at most the tolerance
 
 
 def test_corr_ties_cosines_that_differ_by_float_noise():
@@ -410,7 +466,7 @@ def test_corr_ties_cosines_that_differ_by_float_noise():
     assert value == pytest.approx(2 / math.sqrt(20), abs=1e-12)
     from harness_tasks.retrieval.tasks import Corr
 
-    assert Corr.version == 3  # the definition changed numbers
+    assert Corr.version == 4  # the definition changed numbers (3: chained ties)
 
 
 values = st.one_of(st.integers(-3, 3), st.floats(-1, 1, width=32), st.just(float("nan")))

@@ -15,6 +15,7 @@ from harness_tasks.retrieval.analysis.significance import (
     compare,
     dependent_test,
     ruger_combination,
+    significant_seeds,
     steiger_z,
 )
 
@@ -120,14 +121,72 @@ def test_dependent_test_over_two_seeds_by_hand():
 
 
 def test_dependent_test_significant_seed_and_undefined_seed():
-    # 12 models; seed 0: BkR = XLR + small noise, CORR = XLR + large noise (clearly different); seed 1: BkR = XLR exactly (r = 1)
+    # 12 models; seed 0: BkR = XLR + small noise, CORR = XLR + large noise (clearly different); seed 1: BkR = XLR
+    # exactly (r = 1: Fisher's z infinite, counted as p = 0, the limit of Z)
     rng = np.random.default_rng(0)
     xlr = np.repeat(np.linspace(0, 1, 12)[:, None], 2, axis=1)
     bkr = np.column_stack([xlr[:, 0] + rng.normal(0, 0.02, 12), xlr[:, 1]])
     corr = xlr + rng.normal(0, 0.5, (12, 2))
     result = dependent_test(xlr, bkr, corr)
-    assert result["per_seed"][1] is None and result["seeds_tested"] == 1
+    assert result["per_seed"][1] == {"z": None, "p": 0.0, "degenerate": "r(BkR, XLR) = +1"}
+    assert result["seeds_tested"] == 2 and result["seeds_degenerate"] == 1 and result["seeds_at_p0"] == 1
     assert result["per_seed"][0]["p"] < 0.05 and result["share_significant"] == 1.0 and result["per_seed"][0]["z"] > 0
+
+
+def test_degenerate_seeds_are_counted_and_said():
+    # seed 0 as in the hand-computed case (r = .9, .8, .6: p = 0.653076); seed 1: BkR = XLR (r(BkR, XLR) = 1): p = 0;
+    # seed 2: BkR = CORR = XLR (both 1: no difference to test): untested
+    xlr = np.repeat(XLR[:, :1], 3, axis=1)
+    bkr = np.column_stack([BKR[:, 0], XLR[:, 0], XLR[:, 0]])
+    corr = np.column_stack([CORR[:, 0], CORR[:, 0], XLR[:, 0]])
+    for method in ("pearson", "spearman"):
+        result = dependent_test(xlr, bkr, corr, method)
+        assert result["per_seed"][1] == {"z": None, "p": 0.0, "degenerate": "r(BkR, XLR) = +1"}
+        assert result["per_seed"][2] is None
+        assert (result["seeds_tested"], result["seeds_degenerate"], result["seeds_at_p0"]) == (2, 2, 1)
+        assert result["share_significant"] == 0.5 and result["combined_p"] == 0.0  # Rüger: 2 / 1 x p_(1) = 0
+        assert result["median_p"] == pytest.approx(result["per_seed"][0]["p"] / 2)  # the median of p and 0
+    assert dependent_test(xlr, bkr, corr)["per_seed"][0]["p"] == pytest.approx(0.653076, abs=1e-6)
+    assert significant_seeds(result) == "1/2 (1 at p = 0, 1 untested)"
+    assert significant_seeds(result, " of ") == (
+        "1 of 2 seeds (2 with a correlation of +-1: 1 counted as p = 0, 1 untested)"
+    )
+    # r(CORR, XLR) = -1 is degenerate the other way; no degenerate seed leaves the count as it was
+    flipped = dependent_test(
+        xlr[:, :2], np.column_stack([BKR[:, 0], BKR[:, 0]]), np.column_stack([CORR[:, 0], -XLR[:, 0]])
+    )
+    assert flipped["per_seed"][1]["degenerate"] == "r(CORR, XLR) = -1" and flipped["seeds_at_p0"] == 1
+    untested_only = dependent_test(xlr[:, 2:], bkr[:, 2:], corr[:, 2:])
+    assert untested_only["seeds_tested"] == 0 and significant_seeds(untested_only) == "n/a"
+    one_untested = {"share_significant": 0.0, "seeds_tested": 24, "seeds_degenerate": 1, "seeds_at_p0": 0}
+    assert significant_seeds(one_untested) == "0/24 (1 untested)"
+    plain = dependent_test(XLR, BKR, CORR)
+    assert plain["seeds_degenerate"] == 0 and significant_seeds(plain) == "0/2"
+
+
+def test_family_bootstrap_draws_families_then_members(monkeypatch):
+    from harness_tasks.retrieval.analysis import significance
+
+    # BkR = XLR (r = 1), CORR = -XLR (r = -1): the difference is 2 in every resample, however the models are drawn
+    families = ["a", "b", "a", "b", "b"]
+    boot = significance.family_bootstrap_difference(XLR, XLR.copy(), -XLR, families, resamples=300, seed=1)
+    assert (boot["difference"], boot["low"], boot["high"], boot["families"]) == (2.0, 2.0, 2.0, 2)
+    assert boot["over"] == "families, then models within them" and boot["resamples_used"] <= 300
+    # the draws: per resample, a drawn family contributes as many draws as it has members (2 for a, 3 for b), and
+    # two families are drawn, so a resample draws 4, 5 or 6 models, a family's models drawn k times its size
+    seen = {}
+    original = significance._percentile_interval
+
+    def capture(x, b, c, counts, method, confidence):
+        seen["counts"] = counts
+        return original(x, b, c, counts, method, confidence)
+
+    monkeypatch.setattr(significance, "_percentile_interval", capture)
+    significance.family_bootstrap_difference(XLR, BKR, CORR, families, resamples=400, seed=3)
+    counts = seen["counts"]
+    per_family = np.stack([counts[:, [0, 2]].sum(axis=1), counts[:, [1, 3, 4]].sum(axis=1)], axis=1)
+    assert np.all(per_family % [2, 3] == 0) and set((per_family // [2, 3]).sum(axis=1)) == {2}
+    assert {4, 5, 6} == set(counts.sum(axis=1))
 
 
 def test_bootstrap_of_a_fixed_difference():

@@ -202,16 +202,23 @@ def _reference_seeds(rows: Sequence[ModelRow]) -> list[int]:
     return next((rec.seeds for rec in records if retrieval_role(rec) == "backretrieval"), records[0].seeds)
 
 
-def _significance(rows: Sequence[ModelRow], seeds: list[int], resamples: int, seed: int) -> dict[str, Any]:
-    # in a canonical order (by model identity), so that the bootstrap over models draws the same resamples
-    # whatever order the results came in (harness meta and the leaderboard read the same lines differently)
+def compared(rows: Sequence[ModelRow], seeds: list[int] | None = None) -> tuple[list[ModelRow], list[np.ndarray]]:
+    """The models with xlr, backretrieval and corr, in a canonical order (by model identity), and their
+    ``(models, seeds)`` arrays of the three, in that order (``seeds``: the reference seeds by default)."""
+    seeds = _reference_seeds(rows) if seeds is None else seeds
+    # in a canonical order, so that the bootstrap over models draws the same resamples whatever order the
+    # results came in (harness meta and the leaderboard read the same lines differently)
     members = sorted(
         (r for r in rows if all(task in r.records for task in TASKS)),
         key=lambda r: json.dumps(without_card(r.identity), sort_keys=True, default=str),
     )
+    return members, [_matrix(members, task, seeds) for task in TASKS]
+
+
+def _significance(rows: Sequence[ModelRow], seeds: list[int], resamples: int, seed: int) -> dict[str, Any]:
+    members, (xlr, bkr, corr) = compared(rows, seeds)
     if len(members) < MIN_MODELS:
         return {"skipped": f"needs xlr, backretrieval and corr for at least {MIN_MODELS} models, found {len(members)}"}
-    xlr, bkr, corr = (_matrix(members, task, seeds) for task in TASKS)
     return {
         "models": [m.label for m in members],
         **significance.compare(xlr, bkr, corr, resamples=resamples, seed=seed),

@@ -71,13 +71,28 @@ def ruger_combination(pvalues: Sequence[float]) -> float | None:
 
 
 def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: Method = "pearson") -> dict[str, Any]:
-    """Steiger's Z per seed for r(BkR, XLR) vs r(CORR, XLR), and its combination over the seeds where it is defined."""
+    """Steiger's Z per seed for r(BkR, XLR) vs r(CORR, XLR), and its combination over the seeds where it is defined.
+
+    A seed where a correlation is +-1 is degenerate (Fisher's z infinite): where exactly one of r(BkR, XLR) and
+    r(CORR, XLR) is, Z is infinite in the limit and the seed counts as tested with p = 0 (``z`` None, ``degenerate``
+    names the correlation); where both are, or only r(BkR, CORR), it is untested. ``seeds_degenerate`` counts
+    them all, ``seeds_at_p0`` those counted as p = 0.
+    """
     n = int(np.asarray(xlr).shape[0])
     series = [per_seed(a, b, method) for a, b in ((xlr, bkr), (xlr, corr), (bkr, corr))]
-    seeds = []
+    seeds: list[dict[str, Any] | None] = []
+    degenerate = 0
     for r_xb, r_xc, r_bc in zip(*series):
-        result = steiger_z(_defined(r_xb), _defined(r_xc), _defined(r_bc), n, VARIANCE_FACTOR[method])
-        seeds.append(None if result is None else {"z": result[0], "p": result[1]})
+        values = (_defined(r_xb), _defined(r_xc), _defined(r_bc))
+        result = steiger_z(*values, n, VARIANCE_FACTOR[method])
+        unit = _unit_correlations(values, n)
+        degenerate += bool(unit)
+        if result is not None:
+            seeds.append({"z": result[0], "p": result[1]})
+        elif unit in ("r(BkR, XLR)", "r(CORR, XLR)"):  # Z's limit as that |r| -> 1: infinite, p = 0
+            seeds.append({"z": None, "p": 0.0, "degenerate": f"{unit} = {values[unit == 'r(CORR, XLR)']:+.0f}"})
+        else:
+            seeds.append(None)
     pvalues = [s["p"] for s in seeds if s is not None]
     return {
         "test": "Steiger (1980) Z, two-sided"
@@ -90,11 +105,26 @@ def dependent_test(xlr: np.ndarray, bkr: np.ndarray, corr: np.ndarray, method: M
         "alpha": ALPHA,
         "per_seed": seeds,
         "seeds_tested": len(pvalues),
+        "seeds_degenerate": degenerate,
+        "seeds_at_p0": sum(s is not None and "degenerate" in s for s in seeds),
+        "degenerate_rule": "|r| = 1 makes Fisher's z infinite: a seed where exactly one of r(BkR, XLR) and "
+        "r(CORR, XLR) is +-1 counts as p = 0 (the limit of Z), one where both are or only r(BkR, CORR) is untested",
         "share_significant": sum(p < ALPHA for p in pvalues) / len(pvalues) if pvalues else None,
         "median_p": float(np.median(pvalues)) if pvalues else None,
         "combined_p": ruger_combination(pvalues),
         "combination": "Rüger (1978), about 2 x median p, valid under dependence",
     }
+
+
+def _unit_correlations(values: tuple[float | None, float | None, float | None], n: int) -> str:
+    """Which correlation of a seed with all three defined (and n >= 4) is +-1: ``r(BkR, XLR)`` or ``r(CORR, XLR)``
+    when only that one of the two is, ``both`` when both are, ``r(BkR, CORR)`` when only it is; "" when none is."""
+    if n < MIN_MODELS_TEST or any(v is None for v in values):
+        return ""
+    r_xb, r_xc, r_bc = (abs(v) >= 1 for v in values if v is not None)
+    if r_xb and r_xc:
+        return "both"
+    return "r(BkR, XLR)" if r_xb else "r(CORR, XLR)" if r_xc else "r(BkR, CORR)" if r_bc else ""
 
 
 def _defined(value: float) -> float | None:
@@ -143,11 +173,53 @@ def bootstrap_difference(
     """
     x, b, c = (np.asarray(a, dtype=float) for a in (xlr, bkr, corr))
     n = x.shape[0]
-    observed = _mean_difference(x, b, c, method)
     indices = np.random.default_rng(seed).integers(0, n, size=(resamples, n))
     # how often each resample draws each model: all that a correlation over the drawn models needs
     counts = np.bincount((indices + n * np.arange(resamples)[:, None]).ravel(), minlength=resamples * n)
-    counts = counts.reshape(resamples, n)
+    return {
+        **_percentile_interval(x, b, c, counts.reshape(resamples, n), method, confidence),
+        "seed": seed,
+        "over": "models",
+        "method": "percentile",
+    }
+
+
+def family_bootstrap_difference(
+    xlr: np.ndarray,
+    bkr: np.ndarray,
+    corr: np.ndarray,
+    families: Sequence[str],
+    method: Method = "pearson",
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+) -> dict[str, Any]:
+    """``bootstrap_difference`` with the models clustered by family (``families[i]``: model i's), two-stage: each
+    resample draws as many families as there are with replacement, then, within each drawn family, as many of its
+    members as it has, with replacement (Davison and Hinkley 1997, sect. 3.8, resampling both stages). Models of
+    one family (layers, poolings, degradations of one network) are not independent draws: the interval is that of
+    a sample of families. Resample r draws with ``default_rng(seed)``, family by family in the order of first
+    appearance in ``families``."""
+    x, b, c = (np.asarray(a, dtype=float) for a in (xlr, bkr, corr))
+    names = list(dict.fromkeys(families))
+    members = [np.flatnonzero(np.asarray(families) == name) for name in names]
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((resamples, x.shape[0]), dtype=np.int64)
+    for r in range(resamples):
+        for f in rng.integers(0, len(names), size=len(names)):
+            np.add.at(counts[r], rng.choice(members[f], size=len(members[f])), 1)
+    interval = _percentile_interval(x, b, c, counts, method, confidence)
+    over = "families, then models within them"
+    return {**interval, "seed": seed, "over": over, "method": "percentile", "families": len(names)}
+
+
+def _percentile_interval(
+    x: np.ndarray, b: np.ndarray, c: np.ndarray, counts: np.ndarray, method: Method, confidence: float
+) -> dict[str, Any]:
+    """The observed mean difference and the percentile interval of its resamples (``counts``: the draws), those
+    where it is undefined on every seed left out (``resamples_used``)."""
+    observed = _mean_difference(x, b, c, method)
     draws = _resampled_difference(x, b, c, counts, method)
     draws = draws[~np.isnan(draws)]
     tail = (1 - confidence) / 2 * 100
@@ -157,11 +229,8 @@ def bootstrap_difference(
         "low": low,
         "high": high,
         "confidence": confidence,
-        "resamples": resamples,
+        "resamples": len(counts),
         "resamples_used": int(draws.size),
-        "seed": seed,
-        "over": "models",
-        "method": "percentile",
     }
 
 
@@ -195,25 +264,35 @@ def format_rows(result: dict[str, dict[str, Any]]) -> list[str]:
         ),
         f"difference: mean over seeds, {boot['confidence']:.0%} percentile interval of a bootstrap over models "
         f"({boot['resamples']} resamples, seed {boot['seed']})",
-        f"{'':<12}{'p<0.05':>10}{'median p':>12}{'combined p':>12}{'r(BkR)-r(CORR)':>17}{'interval':>20}",
     ]
+    shares = {method: significant_seeds(values) for method, values in result.items()}
+    width = max(10, *(len(share) + 2 for share in shares.values()))  # a degenerate seed's note widens the column
+    lines.append(f"{'':<12}{'p<0.05':>{width}}{'median p':>12}{'combined p':>12}{'r(BkR)-r(CORR)':>17}{'interval':>20}")
     for method, values in result.items():
         b = values["bootstrap"]
-        share = significant_seeds(values)
         interval = "n/a" if b["low"] is None else f"[{b['low']:.3f}, {b['high']:.3f}]"
         lines.append(
-            f"{method:<12}{share:>10}{_p(values['median_p']):>12}{_p(values['combined_p']):>12}"
+            f"{method:<12}{shares[method]:>{width}}{_p(values['median_p']):>12}{_p(values['combined_p']):>12}"
             f"{_num(b['difference']):>17}{interval:>20}"
         )
     return lines
 
 
 def significant_seeds(values: dict[str, Any], between: str = "/") -> str:
-    """How many tested seeds reached p < 0.05 (``7/25``, or ``7 of 25 seeds`` with ``between=" of "``), or n/a."""
+    """How many tested seeds reached p < 0.05 (``7/25``, or ``7 of 25 seeds`` with ``between=" of "``), or n/a;
+    with degenerate seeds (``dependent_test``: |r| = 1) how many and how they were counted."""
     if values["share_significant"] is None:
         return "n/a"
     count = round(values["share_significant"] * values["seeds_tested"])
-    return f"{count}{between}{values['seeds_tested']}" + (" seeds" if between != "/" else "")
+    share = f"{count}{between}{values['seeds_tested']}" + (" seeds" if between != "/" else "")
+    degenerate, at_p0 = values.get("seeds_degenerate", 0), values.get("seeds_at_p0", 0)
+    if not degenerate:
+        return share
+    counted = [f"{at_p0} {'at' if between == '/' else 'counted as'} p = 0"] if at_p0 else []
+    counted += [f"{degenerate - at_p0} untested"] if degenerate > at_p0 else []
+    if between == "/":
+        return f"{share} ({', '.join(counted)})"
+    return f"{share} ({degenerate} with a correlation of +-1: {', '.join(counted)})"
 
 
 def _p(value: float | None) -> str:
