@@ -5,7 +5,6 @@ meta-evaluation read it as they read the built-in xlr, without it declaring argu
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import textwrap
@@ -13,6 +12,7 @@ from importlib.metadata import EntryPoint
 
 import numpy as np
 import pytest
+from fixtures.oracles import oracles
 from fixtures.registries import project_entry_points
 
 import harness
@@ -82,24 +82,7 @@ def register_tasks(register):
 '''
 
 
-class Oracle:
-    """Knows each text's item (its number) up to noise: ``quality`` 1 is nearly perfect, 0 knows nothing."""
-
-    def __init__(self, name: str, quality: float):
-        self.name, self.quality = name, quality
-
-    def encode(self, texts):
-        vectors = []
-        for text in texts:
-            item = int(re.search(r"\d+", text)[0])
-            seed = int.from_bytes(hashlib.sha256(f"{self.name}|{text}".encode()).digest()[:4], "little")
-            vector = np.random.default_rng(seed).normal(size=ITEMS)
-            vector[item] += 4 * self.quality
-            vectors.append(vector)
-        return np.array(vectors)
-
-
-ENCODERS = [Oracle("sharp", 1.0), Oracle("fair", 0.5), Oracle("blurred", 0.2), Oracle("blind", 0.0)]
+ENCODERS = oracles(ITEMS)
 
 
 def _data(path):
