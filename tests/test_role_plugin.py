@@ -205,7 +205,20 @@ def test_the_leaderboard_s_meta_section_pairs_the_plugin_s_xlr(plugin, tmp_path)
     root, _, _ = plugin
     assert main(["leaderboard", str(root / "results"), "--output", str(tmp_path / "board"), "--no-plots"]) == 0
     readme = (tmp_path / "board" / "README.md").read_text()
-    assert readme.count("Meta-evaluation, ") == 2 and "columns left out" not in readme
+    assert "Meta-evaluation, files de-fr test" in readme and "Meta-evaluation, files fr-de test" in readme
+    assert "columns left out" not in readme
+    # a backretrieval column no xlr pairs with (another cut-off) is named with the reason, not dropped silently
+    _, data, _ = plugin
+    args = {"src": "de", "tgt": "fr", "k": 2, "dataset": "image-text", "columns": "image_features:feat"}
+    harness.evaluate(
+        "backretrieval", ENCODERS[0], data_dir=str(data), task_args=args, seeds=3, output=str(tmp_path / "r")
+    )
+    assert (
+        main(["leaderboard", str(root / "results"), str(tmp_path / "r"), "-o", str(tmp_path / "b2"), "--no-plots"]) == 0
+    )
+    readme = (tmp_path / "b2" / "README.md").read_text()
+    assert "Meta-evaluation: columns left out" in readme
+    assert "(image-text de-fr test): no xlr column pairs with it (different cutoff / k (retrieval.k: 1 vs 2)" in readme
 
 
 @RUNS[0]
