@@ -81,5 +81,5 @@ def _contract_gaps(registry: Any, name: str, cls: Any) -> list[str]:
         return []
     return [
         f"task {name!r} claims role {role!r} of family {family!r} but misses part of its contract: "
-        f"{'; '.join(missing)} (see harness describe {name}; readers of the role may leave it out)"
+        f'{"; ".join(missing)} (the readers of the role may leave it out; docs/plugins.md, "Roles are contracts")'
     ]
