@@ -30,6 +30,11 @@ _EXPORTS = {
     "TokenEmbeddings": "harness.adapters.capabilities",
     "DatasetLoader": "harness.run.data",
     "LoadedData": "harness.run.data",
+    # a loader's helpers for the common cases (aligned text files, their hash, a Hub / disk / local-file data set)
+    "read_aligned": "harness.run.data",
+    "check_nonempty": "harness.run.data",
+    "files_revision": "harness.run.data",
+    "load_hf_dataset": "harness.run.data",
     "Param": "harness.params",
     "HarnessError": "harness.errors",
     "DataError": "harness.errors",

@@ -16,7 +16,8 @@ from harness.cli import main
 from harness.cli.describe import _network_needs
 from harness.errors import DataError, HarnessError
 from harness.plugins.registry import build_registry
-from harness.run.files import FilesLoader, read_rows
+from harness.run.data import read_rows
+from harness.run.files import FilesLoader
 from harness.run.presets import PresetError, read_presets
 
 ROWS = [

@@ -4,14 +4,13 @@ built-in tasks do."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import textwrap
 from importlib.metadata import EntryPoint
 
 import numpy as np
 import pytest
+from fixtures.oracles import oracles
 from fixtures.registries import project_entry_points
 
 import harness
@@ -129,24 +128,7 @@ def test_a_preset_whose_family_disagrees_with_its_base_is_refused_at_its_line(tm
 # --- a user's preset of xlr / backretrieval / corr, through meta and calibrate ----------------------------------
 
 
-class Oracle:
-    """Knows each text's item (its number) up to noise: ``quality`` 1 is nearly perfect, 0 knows nothing."""
-
-    def __init__(self, name: str, quality: float):
-        self.name, self.quality = name, quality
-
-    def encode(self, texts):
-        vectors = []
-        for text in texts:
-            item = int(re.search(r"\d+", text)[0])
-            seed = int.from_bytes(hashlib.sha256(f"{self.name}|{text}".encode()).digest()[:4], "little")
-            vector = np.random.default_rng(seed).normal(size=ITEMS)
-            vector[item] += 4 * self.quality
-            vectors.append(vector)
-        return np.array(vectors)
-
-
-ENCODERS = [Oracle("sharp", 1.0), Oracle("fair", 0.5), Oracle("blurred", 0.2), Oracle("blind", 0.0)]
+ENCODERS = oracles(ITEMS)
 
 
 def _write_data(folder):

@@ -148,7 +148,7 @@ def test_a_task_missing_part_of_its_role_s_contract_is_warned_about_once(contrac
     assert new == [
         "task 'partial_xlr' claims role 'xlr' of family 'retrieval' but misses part of its contract: an argument "
         "with meaning 'lang.source' (src); an argument with meaning 'retrieval.k' (k); metric 'mrr'; metric "
-        "'median_rank' (see harness describe partial_xlr; readers of the role may leave it out)"
+        "'median_rank' (the readers of the role may leave it out; docs/plugins.md, \"Roles are contracts\")"
     ]
     assert capsys.readouterr().err.count("claims role 'xlr'") == 1
 

@@ -138,8 +138,10 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     run = sub.add_parser("run", help="evaluate a model on tasks")
     add_run_arguments(run)
     run.set_defaults(handler=_command_run)
-    listing = sub.add_parser("list", help="list tasks, models, datasets or commands")
-    listing.add_argument("kind", nargs="?", default="tasks", help="tasks (default), models, datasets or commands")
+    listing = sub.add_parser("list", help="list tasks, models, datasets, commands or families")
+    listing.add_argument(
+        "kind", nargs="?", default="tasks", help="tasks (default), models, datasets, commands or families"
+    )
     listing.add_argument(
         "--family", default=None, help="only tasks of this family (a leaderboard family or a preset's family)"
     )

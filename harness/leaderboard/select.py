@@ -1,7 +1,9 @@
 """``--select k=v,...`` of ``harness compare``: which results a selection keeps, and how to name each of several
 configurations that remain so that the user can pick one.
 
-A key is a task argument of the result when the result has it (``lang=fr``, ``prefix_removal=False``); otherwise
+A key is a task argument of the result when the result has it (``lang=fr``, ``prefix_removal=False``), or the
+conventional name of an argument of its family's contracts that the task declares under another name (``tgt=de``
+for a plugin's ``target_lang`` meaning ``lang.target``: ``harness.plugins.contracts.named_args``); otherwise
 ``dataset`` (or ``data``, for a task with a ``dataset`` argument) names the data set: any folder of its source path or the path's end (``commute``,
 ``xling-shapes-commute/en-fr``), the whole source, or its revision as the signature shows it (``698bf2945799``,
 ``commute@698bf2945799``); ``items`` is its size. Two configurations that differ only in their data (the real
@@ -14,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.leaderboard.merge import Result
+from harness.plugins.contracts import family_arguments, named_args
+from harness.plugins.registry import get_registry
 
 DATA_KEYS = ("dataset", "data")
 
@@ -34,7 +38,9 @@ def selected(result: Result, select: Mapping[str, Any]) -> bool:
 
 
 def _holds(result: Result, key: str, wanted: Any) -> bool:
-    args = result.record.task_args
+    # a task's arguments, and those of its family's contracts under their conventional names (tgt=de also selects a
+    # plugin's xlr-like task whose target language is ``target_lang``, declared as meaning lang.target)
+    args = named_args(result.record, family_arguments(get_registry()).get(result.record.family or ""))
     if key in args or key not in (*DATA_KEYS, "items"):
         return matches(args.get(key), wanted)
     if key == "items":

@@ -114,6 +114,22 @@ def values_by_meaning(record: HasArguments, known: Mapping[str, Argument] | None
     return {meaning: record.task_args[name] for meaning, name in names_by_meaning(record, known).items()}
 
 
+def named_args(record: HasArguments, known: Mapping[str, Argument] | None = None) -> dict[str, Any]:
+    """The record's task arguments, plus the contracts' arguments under their conventional names (``tgt`` for a
+    plugin's ``target_lang`` that means ``lang.target``): what ``--select tgt=de`` matches."""
+    found = known or {}
+    conventional = {found[m].name: v for m, v in values_by_meaning(record, found).items() if m in found}
+    return {**record.task_args, **conventional}
+
+
+def family_arguments(registry: Any) -> dict[str, dict[str, Argument]]:
+    """Family -> meaning -> Argument of every family's contracts (``known_arguments``), from a registry."""
+    return {
+        name: known_arguments(registration.info.get("contracts", ()))
+        for name, registration in registry.entries["family"].items()
+    }
+
+
 DATA_IDENTITY = ("revision", "split", "size")  # what makes two results lines' data the same (``record.dataset``)
 
 

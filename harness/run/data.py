@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -233,8 +236,6 @@ def is_hub_id(source: str) -> bool:
 def uses_hf_dataset(source: str) -> bool:
     """True when ``source`` is a ``save_to_disk`` folder, a local table file (JSONL, CSV, TSV, Parquet:
     ``harness.run.files``) or a Hub id rather than a raw layout."""
-    from harness.run.files import is_table_file
-
     return is_saved_dataset(source) or is_table_file(source) or ("/" in source and is_hub_id(source))
 
 
@@ -248,8 +249,6 @@ def is_saved_dataset(path: str | os.PathLike[str]) -> bool:
 def load_hf_dataset(source: str, split: str, revision: str | None = None) -> LoadedData:
     """A ``datasets.Dataset`` from a ``save_to_disk`` folder, a local table file or a Hub id, with its identity."""
     import datasets
-
-    from harness.run.files import is_table_file, load_table_file
 
     if is_table_file(source):
         return load_table_file(source, split)
@@ -274,6 +273,88 @@ def load_hf_dataset(source: str, split: str, revision: str | None = None) -> Loa
         raise HarnessError(f"cannot load dataset {source!r} split {split!r}: {type(exc).__name__}: {exc}") from None
     rev = revision or data._fingerprint
     return LoadedData(data, {"source": source, "revision": rev, "split": split, "size": len(data)})
+
+
+TABLE_FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+
+
+# --- local table files (JSONL, CSV, TSV, Parquet): read by load_hf_dataset and by the ``files`` loader ---------
+
+
+def is_table_file(source: str | Path) -> bool:
+    """A local file in one of ``TABLE_FORMATS`` (by its extension)."""
+    path = Path(source).expanduser()
+    return path.suffix.lower() in TABLE_FORMATS and path.is_file()
+
+
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a table file, each a mapping of column to value; every row must have the first row's columns."""
+    kind = TABLE_FORMATS.get(path.suffix.lower())
+    where = str(path)
+    try:
+        if kind == "jsonl":
+            rows = _jsonl(path)
+        elif kind in ("csv", "tsv"):
+            with path.open(encoding="utf-8", newline="") as handle:
+                rows = [dict(row) for row in csv.DictReader(handle, delimiter="\t" if kind == "tsv" else ",")]
+        elif kind == "parquet":
+            import pyarrow.parquet as pq
+
+            rows = pq.read_table(path).to_pylist()
+        else:
+            raise DataError(where, f"is not a table file (expected one of {', '.join(TABLE_FORMATS)})")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(where, f"cannot be read: {exc}") from None
+    except Exception as exc:  # pyarrow's errors for a file that is not Parquet
+        if isinstance(exc, HarnessError):
+            raise
+        raise DataError(where, f"cannot be read as {kind}: {type(exc).__name__}: {exc}") from None
+    if not rows:
+        raise DataError(where, "has no rows")
+    columns = list(rows[0])
+    for number, row in enumerate(rows, 1):
+        missing = [c for c in columns if c not in row or row[c] is None]
+        if missing:
+            raise DataError(where, "no value", row=number, field=missing[0])
+        extra = [c for c in row if c not in columns]
+        if extra:
+            raise DataError(where, f"a column the first row does not have ({', '.join(columns)})", number, extra[0])
+    return rows
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line, parse_constant=_no_constant)
+            except ValueError as exc:
+                raise DataError(str(path), f"not valid JSON: {exc}", row=number) from None
+            if not isinstance(row, dict):
+                raise DataError(str(path), f"expected a JSON object, got {type(row).__name__}", row=number)
+            rows.append(row)
+    return rows
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def load_table_file(source: str, split: str) -> LoadedData:
+    """A ``datasets.Dataset`` of a table file, with its identity (the revision is a hash of its bytes)."""
+    import datasets
+
+    path = Path(source).expanduser()
+    rows = read_rows(path)
+    for number, row in enumerate(rows, 1):
+        for column, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise DataError(str(path), f"not a finite number ({value})", row=number, field=column)
+    data = datasets.Dataset.from_list(rows)
+    identity = {"source": str(source), "revision": files_revision([path]), "split": split, "size": len(data)}
+    return LoadedData(data, identity)
 
 
 def require_columns(source: str, data: Any, columns: Sequence[str]) -> None:

@@ -1,102 +1,20 @@
-"""Local table files as data sets: JSONL, CSV, TSV and Parquet, read into a ``datasets.Dataset``.
+"""The generic ``files`` loader: a local JSONL, CSV, TSV or Parquet file for a task with a schema of its own.
 
-Any loader of Hub data sets reads them (``harness.run.data.load_hf_dataset`` passes a local file here), and so
-does the generic ``files`` loader (``FilesLoader``) for a task with a schema of its own: a YAML preset then needs
-no Python (``loader: files, source: data/pairs.jsonl``). A bad row is one line naming the file, the row (1 is the
-first data row) and the field. An image-path column is read against the file's folder: a name that leaves it
-(``../x``, an absolute path, a symbolic link pointing outside) is refused.
+Any loader of Hub data sets reads such a file too (``harness.run.data.load_hf_dataset``); this one renames its
+columns (``columns``) and reads an image-path column (``image_column``) against the file's folder, so a YAML
+preset needs no Python (``loader: files, source: data/pairs.jsonl``). A name that leaves the folder (``../x``, an
+absolute path, a symbolic link pointing outside) is refused naming the file, the row and the field.
 """
 
 from __future__ import annotations
 
-import csv
-import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError, HarnessError
 from harness.params import Param
-from harness.run.data import DatasetLoader, LoadedData, files_revision
-
-FORMATS = {".jsonl": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
-
-
-def is_table_file(source: str | Path) -> bool:
-    """A local file in one of ``FORMATS`` (by its extension)."""
-    path = Path(source).expanduser()
-    return path.suffix.lower() in FORMATS and path.is_file()
-
-
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """The rows of a table file, each a mapping of column to value; every row must have the first row's columns."""
-    kind = FORMATS.get(path.suffix.lower())
-    where = str(path)
-    try:
-        if kind == "jsonl":
-            rows = _jsonl(path)
-        elif kind in ("csv", "tsv"):
-            with path.open(encoding="utf-8", newline="") as handle:
-                rows = [dict(row) for row in csv.DictReader(handle, delimiter="\t" if kind == "tsv" else ",")]
-        elif kind == "parquet":
-            import pyarrow.parquet as pq
-
-            rows = pq.read_table(path).to_pylist()
-        else:
-            raise DataError(where, f"is not a table file (expected one of {', '.join(FORMATS)})")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(where, f"cannot be read: {exc}") from None
-    except Exception as exc:  # pyarrow's errors for a file that is not Parquet
-        if isinstance(exc, HarnessError):
-            raise
-        raise DataError(where, f"cannot be read as {kind}: {type(exc).__name__}: {exc}") from None
-    if not rows:
-        raise DataError(where, "has no rows")
-    columns = list(rows[0])
-    for number, row in enumerate(rows, 1):
-        missing = [c for c in columns if c not in row or row[c] is None]
-        if missing:
-            raise DataError(where, "no value", row=number, field=missing[0])
-        extra = [c for c in row if c not in columns]
-        if extra:
-            raise DataError(where, f"a column the first row does not have ({', '.join(columns)})", number, extra[0])
-    return rows
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line, parse_constant=_no_constant)
-            except ValueError as exc:
-                raise DataError(str(path), f"not valid JSON: {exc}", row=number) from None
-            if not isinstance(row, dict):
-                raise DataError(str(path), f"expected a JSON object, got {type(row).__name__}", row=number)
-            rows.append(row)
-    return rows
-
-
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def load_table_file(source: str, split: str) -> LoadedData:
-    """A ``datasets.Dataset`` of a table file, with its identity (the revision is a hash of its bytes)."""
-    import datasets
-
-    path = Path(source).expanduser()
-    rows = read_rows(path)
-    for number, row in enumerate(rows, 1):
-        for column, value in row.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise DataError(str(path), f"not a finite number ({value})", row=number, field=column)
-    data = datasets.Dataset.from_list(rows)
-    identity = {"source": str(source), "revision": files_revision([path]), "split": split, "size": len(data)}
-    return LoadedData(data, identity)
+from harness.run.data import TABLE_FORMATS, DatasetLoader, LoadedData, is_table_file, load_table_file
 
 
 def parse_columns(text: str, where: str) -> dict[str, str]:
@@ -140,7 +58,7 @@ class FilesLoader(DatasetLoader):
         """Read, rename, resolve the image paths."""
         if source is None or not is_table_file(source):
             raise HarnessError(
-                f"dataset 'files' reads a local {', '.join(FORMATS)} file: give it as a preset's dataset.source or "
+                f"dataset 'files' reads a local {', '.join(TABLE_FORMATS)} file: give it as a preset's dataset.source or "
                 f"--data-dir (got {source!r})"
             )
         loaded = load_table_file(source, str(args.get("split", "test")))

@@ -31,7 +31,11 @@ def add_run_arguments(parser: argparse.ArgumentParser, tasks: str | None = None)
         default=tasks,
         help="comma-separated task names (see `harness list tasks`)" + (f"; default {tasks}" if tasks else ""),
     )
-    parser.add_argument("--model", required=True, help="a registered model or preset, a Hub id, or a local folder")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="a registered model or preset, a Hub id, or a local folder (model-free tasks need none)",
+    )
     parser.add_argument(
         "--model-args", default=None, help="adapter arguments, k=v,k2=v2 (adapter=NAME picks the adapter)"
     )

@@ -39,6 +39,7 @@ from harness.run.distributed import RankPartition, ShardPartition, init_from_lau
 from harness.run.joint import JointOutputs
 from harness.run.plan import DataSource, RunPlan, TaskPlan, count_outputs
 from harness.run.presets import Preset, PresetError, include_presets
+from harness.run.reference import REFERENCE_KIND, ReferenceModel, check_model_given, split_model_free
 from harness.run.task import Task, TaskOutput
 
 
@@ -335,6 +336,19 @@ def evaluate(
     missing outputs is computed and cached (see ``harness.run.distributed``).
     """
     config = run_config(config, options)
+    registry = run_registry(config)
+    with_model, model_free = split_model_free({name: registry.load("task", name) for name in split_names(tasks)})
+    if with_model and model_free:  # the model-free tasks run once, under the stand-in model ``reference``
+        resolved = resolve_tasks(registry, [*with_model, *model_free], config.task_args, config.data_dir)
+        given = {task.name: {f"{task.name}.{k}": v for k, v in args.items()} for task, args in resolved}
+
+        def part(names: list[str]) -> RunConfig:  # each task's own arguments, checked once for the whole run
+            return config.replace(task_args={k: v for name in names for k, v in given[name].items()})
+
+        return [
+            *evaluate(with_model, model, part(with_model), dry_run=dry_run),
+            *evaluate(model_free, None, part(model_free), dry_run=dry_run),
+        ]
     with caching(config.use_cache):  # --no-cache: no cache file is opened, not even for the weight-hash memo
         plan = prepare(tasks, model, config)
         if dry_run:
@@ -356,13 +370,29 @@ def prepare(tasks: str | Sequence[str], model: Any, config: RunConfig | None = N
         return _prepare(split_names(tasks), model, config)
 
 
-def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
+def run_registry(config: RunConfig) -> Registry:
+    """The run's registry (``config.registry``, else the process-wide one) with the presets of ``--include-path``."""
     registry = config.registry or get_registry()
     if config.include_path is not None:
         registry = include_presets(registry, config.include_path)
+    return registry
+
+
+def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
+    registry = run_registry(config)
     progress = config.progress if isinstance(config.progress, Progress) else Progress(enabled=bool(config.progress))
     resolved = resolve_tasks(registry, names, config.task_args, config.data_dir)
     task_objects = [task for task, _ in resolved]
+    with_model, model_free = split_model_free({task.name: task for task in task_objects})
+    if with_model and model_free:
+        raise HarnessError(
+            f"tasks {', '.join(model_free)} need no model and {', '.join(with_model)} do: prepare them separately "
+            "(harness.evaluate and harness run run them one after the other)"
+        )
+    check_model_given(with_model, model)
+    reference = not with_model
+    if reference:
+        model = ReferenceModel()  # a model given for model-free tasks is not used
     partition: RankPartition | ShardPartition | None = parse_shard(config.shard) if config.shard else None
     device = resolve_device(config.device)
     launched = init_from_launcher(device, config.dist_timeout)
@@ -397,7 +427,9 @@ def _prepare(names: list[str], model: Any, config: RunConfig) -> RunPlan:
         progress=progress,
         partition=partition,
     )
-    done = finished_signatures(folder / RESULTS_FILE) if config.resume and folder is not None and is_main else set()
+    # a model-free task's line names no real model: one already written for its configuration is never recomputed
+    resume = config.resume or reference
+    done = finished_signatures(folder / RESULTS_FILE) if resume and folder is not None and is_main else set()
     if isinstance(partition, RankPartition):
         done = partition.from_main(done, "agreeing on finished tasks")
     world_size = partition.world_size if isinstance(partition, RankPartition) else 1
@@ -569,6 +601,7 @@ def execute(plan: RunPlan) -> list[ResultRecord | Skipped | ShardDone]:
         samples_file = samples_name(task.name, signature, plan.log_form) if logged else None
         described = described or {
             **cached_model.identity.as_dict(),
+            **({"kind": REFERENCE_KIND} if isinstance(cached_model.adapter, ReferenceModel) else {}),
             CARD_KEY: card_of(cached_model.adapter, cached_model.identity),  # the card: no identity
         }
         record = _record(

@@ -102,6 +102,8 @@ class Task(Generic[DataT]):
     enters the task's signature. ``metrics`` declares how each metric is shown, ranked and
     resampled (``Metric``); the runner writes it into every results line. ``min_items`` is the
     fewest items the task can evaluate (``check_size`` refuses fewer before any inference).
+    ``needs_model = False``: the task uses no model (a reference, an oracle); it runs once per configuration
+    without ``--model`` and its lines name the stand-in model ``reference`` (``harness.run.reference``).
     """
 
     version: ClassVar[int] = 1
@@ -116,6 +118,7 @@ class Task(Generic[DataT]):
     metrics: ClassVar[tuple[Metric, ...]] = ()
     family: ClassVar[str | None] = None  # the family it belongs to (a preset inherits its base's)
     role: ClassVar[str | None] = None  # the role it plays there ("xlr"); None: its own registered name
+    needs_model: ClassVar[bool] = True  # False: a model-free task (runs once, as the reference row)
 
     def __init__(self, name: str, args: Mapping[str, Any] | None = None):
         self.name = name

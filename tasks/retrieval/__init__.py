@@ -36,7 +36,7 @@ def register_datasets(register):
     register(
         "image-text",
         "harness_tasks.retrieval.hf_dataset:ImageTextLoader",
-        "Any Hub or save_to_disk bilingual image-text dataset, columns mapped to the retrieval schema.",
+        "Any Hub, save_to_disk or local JSONL/CSV/TSV/Parquet bilingual image-text data set, in the retrieval schema.",
     )
 
 

@@ -17,8 +17,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.params import Param, resolve_params
-from harness.run.data import DatasetLoader, LoadedData, load_hf_dataset, uses_hf_dataset
-from harness.run.files import is_table_file
+from harness.run.data import DatasetLoader, LoadedData, is_table_file, load_hf_dataset, uses_hf_dataset
 from harness_tasks.parallel_data.images import attach_images, combined_revision
 from harness_tasks.retrieval.schema import DATA_PARAMS, SCHEMA, apply_columns, image_features, languages, validate
 

@@ -59,6 +59,17 @@ def _unpaired(board: Board, a: Column, b: Column) -> str | None:
     return unpaired(META, board.example(a), board.example(b), KNOWN)
 
 
+def _describe(board: Board, column: Column) -> str:
+    """``ikea en-de test``: the column's data set, direction (read by meaning, whatever the task calls its
+    languages) and split; ``describe``'s reading where the direction is unknown."""
+    example = board.example(column)
+    source, target = _languages(example)
+    if source is None or target is None:
+        return describe(column, board)
+    parts = [example.dataset.get("loader"), f"{source}-{target}", example.dataset.get("split")]
+    return " ".join(str(part) for part in parts if part is not None)
+
+
 def pairing(board: Board) -> tuple[list[Triple], list[str]]:
     """(XLR, BkR, CORR) columns that pair under ``META`` (same data; the arguments of ``META.same`` that both tasks
     declare, read by meaning, equal), with a model in both XLR and BkR; and why each BkR column left out was."""
@@ -67,7 +78,7 @@ def pairing(board: Board) -> tuple[list[Triple], list[str]]:
     for bkr in (c for c in columns if c.role == BKR):
         candidates = [c for c in columns if c.role == XLR]
         xlr = [c for c in candidates if _unpaired(board, c, bkr) is None]
-        where = f"{bkr.label} ({describe(bkr, board)})"
+        where = f"{bkr.label} ({_describe(board, bkr)})"
         if len(xlr) != 1:
             reasons = sorted({reason for c in candidates if (reason := _unpaired(board, c, bkr)) is not None})
             why = f"{len(xlr)} xlr columns pair with it" if xlr else "no xlr column pairs with it"
@@ -347,7 +358,7 @@ def sections(board: Board) -> list[Section]:
             )
         )
     for triple in paired:
-        description = describe(triple.xlr, board)
+        description = _describe(board, triple.xlr)
         try:
             result = meta_result(board, triple)
         except HarnessError as exc:

@@ -98,10 +98,12 @@ def test_the_ladder_plot_draws_the_defined_correlations_only(tmp_path):
 def test_the_ladder_and_the_degradations_exclude_each_other(tmp_path, capsys):
     models = ["--model", "a", "--model", "b", "--model", "c"]
     assert main(["g-sweep", *models]) == 2
-    assert (
-        "give --data-dir or --preset (degrade that data's image features) or --image-models" in capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert "give --data-dir or --preset (degrade that data's image features), --tasks (tasks of the roles" in err
     assert main(["g-sweep", *models, "--data-dir", str(tmp_path), "--image-models", "features"]) == 2
+    assert "--image-models runs the built-in tasks on xling-shapes: give it without --data-dir" in (
+        capsys.readouterr().err
+    )
 
 
 def test_an_empty_image_model_list_is_refused(capsys):

@@ -152,6 +152,8 @@ def test_a_user_s_preset_sweeps_as_its_data_folder_does(tmp_path, monkeypatch):
     assert [row["condition"] for row in through_preset] == ["clean", "noise-1", "truncate-1"]
     assert [row["correlations"] for row in through_preset] == [row["correlations"] for row in direct]
     assert [row["agreement"] for row in through_preset] == [row["agreement"] for row in direct]
+    tasks = {r.task for r in meta.load_records([str(tmp_path / "preset" / "noise-1")])}
+    assert tasks == {"xlr", "backretrieval", "my_en_de_corr"}  # the preset itself plays corr (issue 35)
 
 
 def test_a_preset_of_another_family_is_refused(tmp_path, capsys):

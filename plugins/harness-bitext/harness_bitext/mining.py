@@ -19,11 +19,7 @@ from typing import Any
 import numpy as np
 from datasets import Dataset
 
-from harness.adapters.cached_model import CachedModel
-from harness.adapters.capabilities import Capability
-from harness.params import Param
-from harness.run.context import RunContext
-from harness.run.task import Metric, Task, TaskOutput
+from harness import CachedModel, Capability, Metric, Param, RunContext, Task, TaskOutput
 
 CHUNK = 1024  # rows of the similarity matrix held in memory at once
 
@@ -100,8 +96,9 @@ class BitextMining(Task[Dataset]):
         Metric("xsim", "xsim", False, None, None, "error rate of the margin retrieval, 1 - accuracy (margin)"),
     )
     params = {
-        "src": Param("en", "source language code"),
-        "tgt": Param("de", "target language code"),
+        # the meanings make them the same arguments as xlr's src and tgt (one unscoped --task-args src=... for both)
+        "src": Param("en", "source language code", meaning="lang.source"),
+        "tgt": Param("de", "target language code", meaning="lang.target"),
         "split": Param("test_2016_flickr", "split of the dataset"),
         "k": Param(4, "neighbourhood size of the margin score", min=1),
     }

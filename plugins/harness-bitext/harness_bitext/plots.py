@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.leaderboard.figures import Plot, table_bar_plots
-from harness.leaderboard.merge import Board
+from harness import Board, Plot, table_bar_plots
 
 
 def accuracy_bars(board: Board, folder: Path) -> list[Plot]:

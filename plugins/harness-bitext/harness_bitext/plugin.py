@@ -1,6 +1,6 @@
 """Registrations only: no heavy imports here, so `harness list` stays fast."""
 
-from harness.plugins.hookspecs import hookimpl
+from harness import hookimpl
 
 
 @hookimpl

@@ -23,9 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.adapters.capabilities import Capability
-from harness.adapters.model import ModelAdapter, ModelIdentity
-from harness.params import Param
+from harness import Capability, ModelAdapter, ModelIdentity, Param
 
 VERSION = 2  # 2: exact per-side weights hashed with signs into 2^15 dimensions (1: unsigned counts, 8,192 buckets)
 

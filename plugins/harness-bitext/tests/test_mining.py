@@ -88,9 +88,8 @@ def test_end_to_end_on_a_tiny_corpus(tmp_path):
 
 
 def test_margin_neighbourhood_must_hold_one_neighbour():
-    from harness.errors import HarnessError
     from harness_bitext.mining import BitextMining
 
-    with pytest.raises(HarnessError, match=r"^task 'bitext_mining': argument k=0 must be at least 1$"):
+    with pytest.raises(harness.HarnessError, match=r"^task 'bitext_mining': argument k=0 must be at least 1$"):
         BitextMining("bitext_mining", {"k": "0"})
     assert BitextMining("bitext_mining", {"k": "1"}).args["k"] == 1

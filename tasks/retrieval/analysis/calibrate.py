@@ -211,9 +211,8 @@ def calibrate(
         "residuals": worst["residuals"],
         "validation": validation,
         "scope": {
-            "k": shared["xlr"]["k"],
-            "ties": shared["xlr"]["ties"],
-            "n": shared["xlr"]["n"],
+            # xlr's values, else (an xlr-like task without the argument) backretrieval's, which apply checks
+            **{key: _first(shared["xlr"][key], shared["backretrieval"][key]) for key in ("k", "ties", "n")},
             "retrieval": shared["xlr"]["retrieval"],
             "versions": {t: shared[t]["version"] for t in shared},
             "g": shared["backretrieval"]["g"],
@@ -230,6 +229,11 @@ def calibrate(
             "points": [asdict(p) for p in points],
         },
     }
+
+
+def _first(*values: Any) -> Any:
+    """The first value that is not None (None when all are)."""
+    return next((value for value in values if value is not None), None)
 
 
 def _choose(validation: dict[str, Any]) -> str:

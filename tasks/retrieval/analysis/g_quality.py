@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness_tasks.retrieval.analysis.g_common import TASKS, ModelSpec, cosines, meta_summary
+from harness_tasks.retrieval.analysis.g_data import DegradingRegistry, clean_features, cut_off_args, roles_of
 from harness_tasks.retrieval.metrics import TIE_TOLERANCE, hit_probability
 
 KINDS = ("noise", "truncate")
@@ -113,47 +113,46 @@ def rank_agreement(reference: np.ndarray, degraded: np.ndarray) -> float | None:
     return float(((centred[0] * centred[1]).sum(axis=1)[defined] / denominator[defined]).mean())
 
 
-def write_pair_copy(source: Path, destination: Path, split: str, src: str, tgt: str, features: np.ndarray) -> Path:
-    """An IKEA-layout pair folder at ``destination`` with the split's texts (and image list) copied and ``features`` as its features."""
-    destination.mkdir(parents=True, exist_ok=True)
-    for name in (f"{split}.{src}", f"{split}.{tgt}", f"{split}.images.txt"):
-        if (source / name).is_file():
-            shutil.copyfile(source / name, destination / name)
-    np.save(destination / f"{split}.image_features.npy", features.astype(np.float32))
-    return destination
+@dataclass(frozen=True)
+class Sweep:
+    """What a sweep runs: one task per role (any task of the role), their arguments and data."""
+
+    tasks: tuple[str, ...]
+    task_args: dict[str, Any]
+    data_dir: str | None
+    registry: Any
+    backretrieval: str
 
 
 def run_condition(
     condition: Degradation,
     features: np.ndarray,
-    source: Path,
+    sweep: Sweep,
     output: Path,
     models: Sequence[ModelSpec],
     *,
-    split: str,
-    src: str,
-    tgt: str,
     seeds: int,
     noise_seed: int,
     k: int,
 ) -> dict[str, Any]:
-    """Degrade, measure g, run xlr/backretrieval/corr for every model on the degraded copy, and meta-evaluate."""
+    """Run the sweep's tasks for every model on data whose image features are degraded, and meta-evaluate."""
     import harness
 
-    degraded = condition.apply(features, noise_seed)
-    with tempfile.TemporaryDirectory(prefix="g-sweep-") as scratch:
-        pair = write_pair_copy(source, Path(scratch) / f"{src}.{tgt}", split, src, tgt, degraded)
-        for model in models:
-            harness.evaluate(
-                list(TASKS),
-                model.name,
-                model_args=model.args,
-                data_dir=str(pair.parent),
-                seeds=seeds,
-                task_args={"src": src, "tgt": tgt, "split": split, "k": k},
-                output=str(output / condition.label),
-                resume=True,
-            )
+    registry = sweep.registry
+    if condition.kind != "clean":
+        registry = DegradingRegistry(registry, partial(condition.apply, seed=noise_seed), condition.label)
+    for model in models:
+        harness.evaluate(
+            list(sweep.tasks),
+            model.name,
+            model_args=model.args,
+            data_dir=sweep.data_dir,
+            seeds=seeds,
+            task_args=sweep.task_args,
+            output=str(output / condition.label),
+            resume=True,
+            registry=registry,
+        )
     return summarize_level(condition, features, output, noise_seed=noise_seed, k=k)
 
 
@@ -325,15 +324,11 @@ def _floats(text: str) -> list[float]:
         raise HarnessError(f"expected comma-separated numbers, got {text!r}") from None
 
 
-def preset_data(name: str, include_path: str | None) -> tuple[str, dict[str, Any]]:
-    """The data folder and the ``src``/``tgt``/``split`` a retrieval preset sets (``--preset``)."""
+def preset_sweep(registry: Any, name: str) -> tuple[list[str], str | None, dict[str, Any]]:
+    """``--preset NAME``: the preset in its role and the built-in tasks in the others, on the preset's data with the
+    values it sets (its data source, loader, languages, split, columns)."""
     from harness.plugins.membership import task_membership
-    from harness.plugins.registry import get_registry
-    from harness.run.presets import include_presets
 
-    registry = get_registry()
-    if include_path is not None:
-        include_presets(registry, include_path)
     membership = task_membership(registry, name)
     if membership.family != "retrieval" or membership.role not in TASKS:
         raise HarnessError(
@@ -341,11 +336,9 @@ def preset_data(name: str, include_path: str | None) -> tuple[str, dict[str, Any
             f"xlr-, backretrieval- or corr-like task (family 'retrieval')"
         )
     task = registry.load("task", name)
-    source = task.data_source() if hasattr(task, "data_source") else None
-    if not source:
-        raise HarnessError(f"--preset {name!r} names no data folder (dataset.source): g-sweep degrades its features")
-    values = {key: task.params[key].default for key in ("src", "tgt", "split") if key in task.params}
-    return str(source), values
+    source = task.data_source() if hasattr(task, "data_source") else None  # none: its loader's default data
+    tasks = [name if role == membership.role else role for role in TASKS]
+    return tasks, str(source) if source else None, dict(getattr(task, "preset_values", {}))
 
 
 class GSweepCommand:
@@ -361,6 +354,12 @@ class GSweepCommand:
             "whose data source, languages and split the sweep uses",
         )
         parser.add_argument(
+            "--tasks",
+            default=None,
+            help="the tasks to run, one per role: an xlr-like and a backretrieval-like task, and a corr-like one "
+            "(built-in, a plugin's or a preset; each on its own data unless --data-dir), e.g. my_xlr,backretrieval,corr",
+        )
+        parser.add_argument(
             "--include-path", default=None, metavar="DIR", help="also know the YAML task presets of DIR"
         )
         parser.add_argument(
@@ -373,7 +372,10 @@ class GSweepCommand:
             "--model", action="append", required=True, help="a text encoder, NAME or NAME:k=v;k=v (repeat; at least 3)"
         )
         parser.add_argument(
-            "--task-args", default="src=en,tgt=de,split=test", help="src, tgt, split (default en, de, test)"
+            "--task-args",
+            default=None,
+            help="task arguments, k=v,... (TASK.k=v for one task); with --data-dir and the built-in tasks the "
+            "default is src=en,tgt=de,split=test",
         )
         parser.add_argument(
             "--noise", default="0.25,0.5,1,2,4", help="noise ratios to the feature norm (comma-separated)"
@@ -393,30 +395,27 @@ class GSweepCommand:
     def run(self, args: argparse.Namespace) -> int:
         """Run every level (resumable), print the table, write sweep.json and the plot."""
         from harness.params import parse_kv
-        from harness_tasks.retrieval.ikea import pair_folder, read_features
 
         given = parse_kv(args.task_args, "--task-args")
-        if args.preset is not None:
-            if args.data_dir is not None or args.image_models is not None:
-                raise HarnessError("--preset names the data itself: give it without --data-dir and --image-models")
-            args.data_dir, preset_args = preset_data(args.preset, args.include_path)
-            given = {**given, **preset_args}
-        src, tgt, split = str(given.get("src", "en")), str(given.get("tgt", "de")), str(given.get("split", "test"))
         models = [ModelSpec.parse(m) for m in args.model]
         if len(models) < 3:
             raise HarnessError(f"the meta-correlation needs at least 3 models, got {len(models)}")
-        if (args.data_dir is None) == (args.image_models is None):
+        if args.preset is not None and (args.data_dir, args.image_models, args.tasks) != (None, None, None):
+            raise HarnessError("--preset names the data itself: give it without --data-dir, --image-models and --tasks")
+        if args.image_models is not None and (args.data_dir, args.tasks) != (None, None):
             raise HarnessError(
-                "give --data-dir or --preset (degrade that data's image features) or --image-models (image encoders "
-                "as g on xling-shapes), one of them"
+                "--image-models runs the built-in tasks on xling-shapes: give it without --data-dir, --tasks"
+            )
+        if (args.data_dir, args.preset, args.image_models, args.tasks) == (None, None, None, None):
+            raise HarnessError(
+                "give --data-dir or --preset (degrade that data's image features), --tasks (tasks of the roles on "
+                "their own data) or --image-models (image encoders as g on xling-shapes), one of them"
             )
         warn_few_models(len(models))
         if args.image_models is not None:
-            return self.run_ladder(args, models, given)
-        source = pair_folder(Path(args.data_dir), src, tgt, split)
-        text_file = source / f"{split}.{src}"
-        lines = len(text_file.read_text(encoding="utf-8").splitlines()) if text_file.is_file() else 0
-        features = read_features(source / f"{split}.image_features.npy", lines, text_file)
+            return self.run_ladder(args, models, {"src": "en", "tgt": "de", **given})
+        sweep, title = self.sweep_of(args, given)
+        features, _ = clean_features(sweep.registry, sweep.tasks, sweep.backretrieval, sweep.task_args, sweep.data_dir)
         conditions = [
             Degradation("clean", 0),
             *(Degradation("noise", v) for v in _floats(args.noise)),
@@ -428,23 +427,13 @@ class GSweepCommand:
             print(f"harness: g-sweep: {condition.label}", file=sys.stderr)
             rows.append(
                 run_condition(
-                    condition,
-                    features,
-                    source,
-                    output,
-                    models,
-                    split=split,
-                    src=src,
-                    tgt=tgt,
-                    seeds=args.seeds,
-                    noise_seed=args.noise_seed,
-                    k=args.k,
+                    condition, features, sweep, output, models, seeds=args.seeds, noise_seed=args.noise_seed, k=args.k
                 )
             )
         summary = {
-            "data": str(source),
-            "split": split,
-            "direction": f"{src}-{tgt}",
+            "data": title,
+            "tasks": list(sweep.tasks),
+            "task_args": sweep.task_args,
             "k": args.k,
             "seeds": args.seeds,
             "noise_seed": args.noise_seed,
@@ -456,12 +445,49 @@ class GSweepCommand:
             rows,
             output / "g_sweep.png",
             k=args.k,
-            title=f"BkR and CORR vs XLR as g degrades: {data_name(Path(args.data_dir), source)} {split} {src}-{tgt}, "
-            f"{len(models)} encoders, {args.seeds} seeds",
+            title=f"BkR and CORR vs XLR as g degrades: {title}, {len(models)} encoders, {args.seeds} seeds",
         )
         print(format_table(rows, args.k))
         print(f"written: {output / 'sweep.json'}, {output / 'g_sweep.png'}", file=sys.stderr)
         return 0
+
+    def sweep_of(self, args: argparse.Namespace, given: dict[str, Any]) -> tuple[Sweep, str]:
+        """The tasks, arguments and data of a sweep, and its data as the title names it."""
+        from harness.plugins.registry import get_registry
+        from harness.run.presets import include_presets
+
+        registry = get_registry()
+        if args.include_path is not None:
+            include_presets(registry, args.include_path)
+        data_dir = args.data_dir
+        if args.preset is not None:
+            tasks, data_dir, values = preset_sweep(registry, args.preset)
+            given = {**values, **given}
+        elif args.tasks is not None:
+            tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+        else:  # --data-dir with the built-in tasks
+            tasks, given = list(TASKS), {"src": "en", "tgt": "de", "split": "test", **given}
+        roles = roles_of(registry, tasks)
+        task_args = {**given, **cut_off_args(registry, tasks, args.k)}
+        sweep = Sweep(tuple(tasks), task_args, data_dir, registry, roles["backretrieval"])
+        return sweep, self.title(sweep, given)
+
+    @staticmethod
+    def title(sweep: Sweep, given: dict[str, Any]) -> str:
+        """``ikea test en-de``: the data as the user named it, its split and direction (what of them is known)."""
+        from harness_tasks.retrieval.ikea import pair_folder
+
+        src, tgt, split = given.get("src"), given.get("tgt"), given.get("split")
+        if sweep.data_dir is not None and Path(sweep.data_dir).is_dir() and src and tgt:
+            try:
+                name = data_name(
+                    Path(sweep.data_dir), pair_folder(Path(sweep.data_dir), str(src), str(tgt), str(split))
+                )
+            except HarnessError:
+                name = Path(sweep.data_dir).name
+        else:
+            name = Path(sweep.data_dir).name if sweep.data_dir else ", ".join(sweep.tasks)
+        return " ".join(str(part) for part in (name, split, f"{src}-{tgt}" if src and tgt else None) if part)
 
     def run_ladder(self, args: argparse.Namespace, models: Sequence[ModelSpec], given: dict[str, Any]) -> int:
         """Every image model as g on xling-shapes (resumable): print the table, write ladder.json."""

@@ -32,7 +32,7 @@ from harness.errors import HarnessError
 from harness.leaderboard.figures import LEGEND_MODELS, save
 from harness.leaderboard.merge import model_labels
 from harness.params import parse_kv
-from harness.plugins.contracts import Argument, names_by_meaning, unpaired, values_by_meaning
+from harness.plugins.contracts import Argument, named_args, names_by_meaning, unpaired, values_by_meaning
 from harness.results.records import RESULTS_FILE, ResultRecord, family_of, read_records, role_of
 from harness.results.signature import Signature, SignatureError
 from harness_tasks.retrieval.analysis import aggregations, significance
@@ -91,12 +91,6 @@ def argument(record: ResultRecord, which: Argument) -> Any:
     return values_by_meaning(record, KNOWN).get(which.meaning)
 
 
-def named_args(record: ResultRecord) -> dict[str, Any]:
-    """The record's task arguments, plus those of the family's contracts under their conventional names
-    (``tgt`` for a plugin's ``target`` that means ``lang.target``)."""
-    return {**record.task_args, **{KNOWN[m].name: v for m, v in values_by_meaning(record, KNOWN).items() if m in KNOWN}}
-
-
 def select(records: Sequence[ResultRecord], where: dict[str, Any], *, quiet: bool = False) -> list[ResultRecord]:
     """The retrieval-family records whose task arguments match ``where`` (an argument a task lacks is not checked;
     a contract's argument matches by its conventional name whatever the task calls it). The lines of tasks that
@@ -114,7 +108,12 @@ def select(records: Sequence[ResultRecord], where: dict[str, Any], *, quiet: boo
         r
         for r in records
         if retrieval_role(r) is not None
-        and all(str(args[key]) == str(value) for args in [named_args(r)] for key, value in where.items() if key in args)
+        and all(
+            str(args[key]) == str(value)
+            for args in [named_args(r, KNOWN)]
+            for key, value in where.items()
+            if key in args
+        )
     ]
 
 
@@ -521,7 +520,10 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
 
 def meta_by_direction(records: Sequence[ResultRecord], *, resamples: int, bootstrap_seed: int) -> dict[str, Any]:
     """Several directions of one data set: the meta-evaluation of each direction and the aggregation over them."""
-    datasets = sorted({(str(r.dataset.get("loader")), str(r.dataset.get("split"))) for r in records})
+    # the data sets of the BackRetrieval lines (aggregated over directions); each direction's xlr and corr pair
+    # with them by data identity, whatever loader read the same data for them
+    anchors = [r for r in records if retrieval_role(r) == "backretrieval"] or list(records)
+    datasets = sorted({(str(r.dataset.get("loader")), str(r.dataset.get("split"))) for r in anchors})
     if len(datasets) > 1:
         raise HarnessError(
             f"the results span {len(datasets)} data sets or splits ({', '.join(' '.join(d) for d in datasets)}); "
