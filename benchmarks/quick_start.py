@@ -52,7 +52,8 @@ class Run:
     def computed(self) -> bool:
         """Whether it computed model outputs (a warm run does when a model's code identity changed since)."""
         return any(
-            line.startswith(("encoding ", "harness: exporting", "harness: dequantising")) for _, line in self.timeline
+            ": encoding " in line or line.startswith(("harness: exporting", "harness: dequantising"))
+            for _, line in self.timeline
         )
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.interrupt import interruptible, on_stop
+from harness.progress import stages
 
 MANIFEST = "harness-manifest.json"
 MANIFEST_VERSION = 1
@@ -141,12 +142,14 @@ def _discard(folder: Path) -> None:
     shutil.rmtree(aside, ignore_errors=True)
 
 
-def ensure_built(folder: Path, build: Callable[[Path], None], what: str = "") -> Path:
+def ensure_built(folder: Path, build: Callable[[Path], None], what: str = "", short: str = "") -> Path:
     """``folder``, verified against its manifest; built by ``build(scratch_folder)`` first when it is missing or
     fails (with one line saying why), under the folder's build lock.
 
     A build prints one line on stderr first: ``what`` is being done (default: converting the folder's
-    name), that it happens once, and where the result is kept.
+    name), that it happens once, and where the result is kept; then, while it runs, a line at least every
+    10 s, and one per stage the build names (``harness.progress.stage``), each starting with ``short``
+    (default: ``what`` without its parenthesis).
     """
     if sealed_digest(folder) is not None:
         return folder
@@ -154,7 +157,7 @@ def ensure_built(folder: Path, build: Callable[[Path], None], what: str = "") ->
         with _writable(folder.parent):
             folder.parent.mkdir(parents=True, exist_ok=True)
             held.enter_context(build_lock(folder))
-        return _build_locked(folder, build, what)
+        return _build_locked(folder, build, what, short)
 
 
 @contextlib.contextmanager
@@ -166,7 +169,7 @@ def _writable(parent: Path) -> Iterator[None]:
         raise HarnessError(f"cannot write converted models to {parent}: {exc} (set HARNESS_MODELS_DIR)") from None
 
 
-def _build_locked(folder: Path, build: Callable[[Path], None], what: str) -> Path:
+def _build_locked(folder: Path, build: Callable[[Path], None], what: str, short: str) -> Path:
     """``ensure_built`` under the lock: another process may have built the folder while this one waited."""
     _, reason = verify(folder)
     if not reason:
@@ -180,8 +183,9 @@ def _build_locked(folder: Path, build: Callable[[Path], None], what: str) -> Pat
     with _writable(folder.parent):
         scratch = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        with on_stop(lambda: shutil.rmtree(scratch, ignore_errors=True)):  # Ctrl-C, SIGTERM: stopped at once
-            interruptible(build, scratch)
+        label = "harness: " + (short or (what or f"converting {folder.name}").split(" (")[0])
+        with on_stop(lambda: shutil.rmtree(scratch, ignore_errors=True)), stages(label):  # a signal stops it
+            interruptible(build, scratch)  # a line at least every 10 s (the waiting thread's beat)
         write_manifest(scratch)
         scratch.rename(folder)
     finally:

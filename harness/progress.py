@@ -15,15 +15,17 @@ class Progress:
     """Progress of loops over data, written to ``stream`` (stderr by default).
 
     On a terminal it draws rich progress bars with counts, rate and elapsed time; elsewhere (a log, a pipe, a
-    notebook) it prints one line at the start, one at least every ``every`` seconds while the loop runs (also
-    while no item finishes: ``advance(0)`` is a heartbeat) and one at the end, so logs stay readable and a slow
-    loop never looks stuck. ``enabled=False`` prints nothing (``progress=False``, non-zero ranks).
+    notebook) a loop that lasts more than ``quiet`` seconds prints a line then, one at least every ``every``
+    seconds while it runs (also while no item finishes: ``advance(0)`` is a heartbeat) and one at the end, so a
+    slow loop never looks stuck and a quick one (a few cached leftovers) prints nothing.
+    ``enabled=False`` prints nothing (``progress=False``, non-zero ranks).
     """
 
-    def __init__(self, enabled: bool = True, stream: TextIO | None = None, every: float = 10.0):
+    def __init__(self, enabled: bool = True, stream: TextIO | None = None, every: float = 10.0, quiet: float = 1.0):
         self.enabled = enabled
         self.stream = stream or sys.stderr
         self.every = every
+        self.quiet = quiet
         self._bars: Any = None
 
     @property
@@ -87,20 +89,80 @@ class Progress:
 
     def _plain_task(self, description: str, total: int) -> Iterator[Callable[[int], None]]:
         start = time.perf_counter()
-        state = {"done": 0, "shown": start}
+        done, shown = 0, None  # items finished; when the last line was printed (None: not yet)
 
-        def line(done: int, now: float) -> None:
+        def line(now: float) -> None:
+            nonlocal shown
             elapsed = now - start
             rate = done / elapsed if elapsed > 0 else 0.0
             print(f"{description}: {done}/{total} ({rate:,.1f}/s, {elapsed:.1f}s)", file=self.stream, flush=True)
-            state["shown"] = now
+            shown = now
 
         def advance(n: int) -> None:
-            state["done"] += n
+            nonlocal done
+            done += n
             now = time.perf_counter()
-            if now - state["shown"] >= self.every and state["done"] < total:
-                line(int(state["done"]), now)
+            due = now - start >= self.quiet if shown is None else now - shown >= self.every
+            if due and done < total:
+                line(now)
 
-        print(f"{description}: 0/{total}", file=self.stream, flush=True)
         yield advance
-        line(int(state["done"]), time.perf_counter())
+        if shown is not None:
+            line(time.perf_counter())
+
+
+class Stages:
+    """What a long one-time job (a model's conversion) is doing, said on ``stream``: a line per stage (``enter``),
+    and while a stage lasts, a line at least every ``every`` seconds (``beat``, called by the thread that waits for
+    the job; ``harness.interrupt``). Loops inside a stage report through ``Progress``."""
+
+    def __init__(self, what: str, stream: TextIO | None = None, every: float = 10.0):
+        self.what = what
+        self.stream = stream or sys.stderr
+        self.every = every
+        self.start = self.shown = time.perf_counter()
+        self.stage = ""
+        self.progress = Progress(stream=self.stream, every=every)
+
+    def enter(self, stage: str) -> None:
+        """Start the next stage (one line)."""
+        self.stage, self.shown = stage, time.perf_counter()
+        print(f"{self.what}: {stage}", file=self.stream, flush=True)
+
+    def beat(self) -> None:
+        """A line with the stage and the time so far, when ``every`` seconds passed since the last line."""
+        now = time.perf_counter()
+        if now - self.shown >= self.every:
+            self.shown = now
+            doing = f"{self.stage}, " if self.stage else ""
+            print(f"{self.what}: {doing}{now - self.start:.0f}s so far", file=self.stream, flush=True)
+
+
+_JOBS: list[Stages] = []  # the jobs under way, in any thread (a job runs in a worker; the main thread beats)
+
+
+@contextmanager
+def stages(what: str) -> Iterator[Stages]:
+    """A ``Stages`` of a job, which ``stage(name)`` inside it advances and ``beat()`` keeps talking."""
+    current = Stages(what)
+    _JOBS.append(current)
+    try:
+        yield current
+    finally:
+        _JOBS.remove(current)
+
+
+def stage(name: str) -> Progress:
+    """Enter the next stage of the latest job under way (nothing without one); returns a ``Progress`` for its
+    loops (disabled without a job)."""
+    if not _JOBS:
+        return Progress(enabled=False)
+    current = _JOBS[-1]
+    current.enter(name)
+    return current.progress
+
+
+def beat() -> None:
+    """The heartbeat of every job under way (``harness.interrupt`` calls it while it waits for a worker)."""
+    for job in list(_JOBS):
+        job.beat()

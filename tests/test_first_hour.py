@@ -363,16 +363,24 @@ def test_a_conversion_announces_itself_once(tmp_path, capsys):
     assert capsys.readouterr().err == f"harness: converting other-sha256-4567+hf1, once; kept in {other}\n"
 
 
-def test_the_gguf_conversion_bar_is_silenced_and_restored():
+def test_the_gguf_conversion_bar_is_ours_and_restored():
+    """transformers' tqdm bar over the GGUF tensors is replaced by the harness's progress, then restored."""
+    import io
+
     from transformers import modeling_gguf_pytorch_utils as gguf_utils
 
-    from harness_models.packaged.gemma import quiet_gguf_bar
+    from harness.progress import Progress
+    from harness_models.packaged.gemma import gguf_bar
 
     bar = gguf_utils.tqdm
-    with quiet_gguf_bar():
+    stream = io.StringIO()
+    with gguf_bar(Progress(stream=stream, quiet=0.0)):
         assert gguf_utils.tqdm is not bar
         assert list(gguf_utils.tqdm([1, 2], desc="Converting and de-quantizing GGUF tensors...")) == [1, 2]
     assert gguf_utils.tqdm is bar
+    assert stream.getvalue().splitlines()[-1].startswith("dequantising tensors: 2/2 (")
+    with gguf_bar(Progress(enabled=False)):
+        assert list(gguf_utils.tqdm(iter([3]))) == [3]
 
 
 # --- the README's CoMMuTE example: text-only gemma-270m beside gemma-270m+caption on stand-in images --------------
@@ -424,7 +432,7 @@ def test_the_readme_examples_are_the_ones_measured():
     """benchmarks/quick-start.md times every example of the README's examples block, as written."""
     readme = (Path(ROOT) / "README.md").read_text(encoding="utf-8")
     block = readme.split("Examples that run here", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
-    commands = [line for line in block.splitlines() if line.startswith("harness ")]
+    commands = [line for line in block.splitlines() if line.startswith(".venv/bin/harness ")]
     measured = (Path(ROOT) / "benchmarks" / "quick-start.md").read_text(encoding="utf-8")
     assert len(commands) == 5
     for command in commands:

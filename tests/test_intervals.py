@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -246,8 +248,14 @@ def test_commute_warns_when_every_comparison_is_a_tie():
     assert task.check(TaskOutput([{"tc": 0.5, "ties": 0.5}])) == []
     one_way = [{"tc_ab": 1, "tc_ba": 0}, {"tc_ab": 0, "tc_ba": 1}]
     assert task.check(TaskOutput([{"tc": 0.5, "ties": 0.0}], one_way))[0].startswith(
-        "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0"
+        "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0, the values a scorer that "
+        "ignores the image gets by construction"
     )
+    # issue 36.6: a scorer that sees the image (gemma-270m+caption) is not said to ignore it
+    task.undefined(SimpleNamespace(adapter=SimpleNamespace(uses_images=True)))
+    (seeing,) = task.check(TaskOutput([{"tc": 0.5, "ties": 0.0}], one_way))
+    assert "as for a scorer that ignores the image: the images never changed which translation" in seeing
+    assert "gets by construction" not in seeing
     assert task.check(TaskOutput([{"tc": 0.75, "ties": 0.0}], [*one_way, {"tc_ab": 1, "tc_ba": 1}])) == []
     assert (
         CommuteIC("commute_ic").check(TaskOutput([{"ic": None, "ties": 1.0}], undefined={"ic": "image-blind"})) == []
@@ -317,7 +325,7 @@ def test_run_table_shows_display_names_interval_chance_and_each_warning_once(xlr
         "R@10 *",
         f"{full.metrics['recall@k']:.4f}",
         f"[{low:.4f}, {high:.4f}]",
-        f"{10 / 24:.4g}",
+        f"{10 / 24:.4f}",
         "24",
         "1",
     ]

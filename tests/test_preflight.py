@@ -143,7 +143,8 @@ def test_dry_run_counts_an_output_shared_by_two_tasks_once(fake, tmp_path, capsy
     )
     out = capsys.readouterr().out
     assert out.count("model outputs: 0 cached, 4 to compute") == 1
-    assert out.count("model outputs: 0 cached, 0 to compute") == 1  # the second task asks for the same four
+    # the second task asks for the same four, and says where they are counted (issue 36.6: not a bare "0, 0")
+    assert out.count("model outputs: 0 cached, 0 to compute; 4 shared with mean_similarity (counted there)") == 1
 
 
 class Vectors:

@@ -74,13 +74,20 @@ def _command_list(args: argparse.Namespace) -> int:
 
         include_presets(registry, args.include_path)
     from harness.cli.describe import model_rows, task_rows
+    from harness.cli.models import filter_models, group_zoos
 
     if (args.family or args.lang) and kind != "task":
         raise HarnessError("--family and --lang filter tasks: use `harness list tasks --family F --lang L`")
+    if (args.kind_of or args.capability or args.offline or args.all) and kind != "model":
+        raise HarnessError("--kind, --capability, --offline and --all are for `harness list models`")
     if kind == "task":
         rows = task_rows(registry, args.family, args.lang, details=args.json)
     elif kind == "model":
-        rows = model_rows(registry)
+        rows = filter_models(
+            model_rows(registry), args.kind_of or ("offline" if args.offline else None), args.capability
+        )
+        if not args.json and not args.all:
+            rows = group_zoos(rows)
     else:
         rows = [
             {"name": n, "description": e.description, "plugin": e.plugin}
@@ -154,6 +161,22 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
         "--json", action="store_true", help="JSON rows instead of text (tasks: with requirements and metrics)"
     )
     listing.add_argument("--include-path", default=None, metavar="DIR", help="also list the YAML task presets of DIR")
+    listing.add_argument(
+        "--kind",
+        dest="kind_of",
+        default=None,
+        metavar="KIND",
+        help="models: only offline (weights in a package or none), hub (downloads) or source (give a Hub id or folder)",
+    )
+    listing.add_argument("--offline", action="store_true", help="models: only those that run offline (--kind offline)")
+    listing.add_argument(
+        "--capability",
+        default=None,
+        help="models: only those that can serve it (text-encoder, image-encoder, token-embedder, translation-scorer)",
+    )
+    listing.add_argument(
+        "--all", action="store_true", help="models: every member of a zoo (zoo-*), not one line per zoo"
+    )
     listing.set_defaults(handler=_command_list)
     describing = sub.add_parser(
         "describe", help="parameters, data set columns, capabilities and needs of a task, model or dataset"

@@ -276,11 +276,35 @@ def _describe_model(registry: Registry, registration: Registration) -> dict[str,
         "plugin": registration.plugin,
         "adapter": registration.ref,
         "capabilities": sorted(c.value for c in cls.capabilities),
+        **model_card(registry, registration.name, cls, availability),
         "params": _params(cls.params),
         "preset": dict(registration.info.get("preset") or {}),
         "availability": availability,
         "needs": needs,
         "gpu": "optional (--device cuda when available; every built-in model runs on CPU)",
+    }
+
+
+def model_card(registry: Registry, name: str, cls: Any, availability: str) -> dict[str, Any]:
+    """The model's size (``parameters``, a count of weights) and ``license``, as the leaderboard's model table shows
+    them: the adapter's card, read from its declared facts and its files (a Hub model's once downloaded) without
+    loading weights; ``unknown`` and why where they cannot be read."""
+    card: dict[str, Any] = dict(getattr(cls, "card_facts", {}) or {})
+    if availability != "source":
+        try:
+            from harness.adapters.card import card_of
+            from harness.adapters.resolve import build_adapter
+
+            adapter = build_adapter(registry, name, {}, {}, device="cpu", batch_size=1)
+            card = {**card, **{k: v for k, v in card_of(adapter, adapter.identity()).items() if v is not None}}
+        except Exception:  # describing must not fail on a card: what is declared is shown
+            pass
+    later = {"hub": " (read from its files once downloaded)", "source": " (depends on the model given)"}
+    unknown = "unknown" + later.get(availability, "")
+    parameters = card.get("parameters")
+    return {
+        "parameters": f"{parameters:,}" if isinstance(parameters, int) else unknown,
+        "license": card.get("license") or unknown,
     }
 
 

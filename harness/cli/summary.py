@@ -10,20 +10,43 @@ from harness.results.metrics import info_of, interval_of
 from harness.results.records import RESULTS_FILE, ResultRecord
 
 
-def _format(value: float | None, std: float | None, seeds: int) -> str:
+def is_integral(record: ResultRecord, metric: str) -> bool:
+    """A count or a rank: the metric's mean and every seed's value are whole numbers, and it is not a rate that
+    happens to be 0 or 1 (a metric with a chance level never exceeding 1 in size)."""
+    value = record.metrics.get(metric)
+    if value is None:
+        return False
+    values = [float(v) for v in record.per_seed.get(metric, []) if v is not None] or [float(value)]
+    if not float(value).is_integer() or not all(v.is_integer() for v in values):
+        return False
+    return info_of(record, metric).chance is None or any(abs(v) > 1 for v in values)
+
+
+def number(value: float, integral: bool) -> str:
+    """A value at the metric's precision: a whole number as such, else four decimals."""
+    if integral:
+        return f"{value:.0f}" if float(value).is_integer() else f"{value:g}"
+    return f"{value:.4f}"
+
+
+def _format(record: ResultRecord, metric: str, value: float | None) -> str:
     if value is None:
         return "n/a"
-    return f"{value:.4f} ± {std:.4f}" if seeds > 1 and std is not None else f"{value:.4f}"
+    shown, std = number(value, is_integral(record, metric)), record.metrics_std.get(metric)
+    return f"{shown} ± {std:.4f}" if len(record.seeds) > 1 and std is not None else shown
 
 
 def _interval(record: ResultRecord, metric: str) -> str:
     bounds = interval_of(record, metric)
-    return f"[{bounds[0]:.4f}, {bounds[1]:.4f}]" if bounds else ""
+    if not bounds:
+        return ""
+    integral = is_integral(record, metric)
+    return f"[{number(bounds[0], integral)}, {number(bounds[1], integral)}]"
 
 
 def _chance(record: ResultRecord, metric: str) -> str:
     chance = info_of(record, metric).chance
-    return "" if chance is None else f"{chance:.4g}"
+    return "" if chance is None else number(chance, is_integral(record, metric))
 
 
 def run_warnings(records: Sequence[ResultRecord]) -> list[str]:
@@ -47,7 +70,7 @@ def print_summary(records: Sequence[ResultRecord], output: str | Path) -> None:
         (
             r.task,
             info_of(r, metric).display + (" *" if metric == r.main_metric else ""),
-            _format(value, r.metrics_std.get(metric), len(r.seeds)),
+            _format(r, metric, value),
             _interval(r, metric),
             _chance(r, metric),
             str(r.dataset.get("size")),

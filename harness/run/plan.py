@@ -9,6 +9,7 @@ computing anything and counts the model outputs already cached and those a run w
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ class TaskPlan:
     load_seconds: float = 0.0
     cached: int | None = None
     to_compute: int | None = None
+    shared: dict[str, int] = field(default_factory=dict)  # earlier task -> outputs it counted that this one uses too
 
     def describe(self) -> dict[str, Any]:
         """A JSON-ready summary: task, version, arguments, data set identity, seeds, signature, counts."""
@@ -67,7 +69,7 @@ class TaskPlan:
             "already_in_results": self.done,
         }
         if self.cached is not None:
-            info["model_outputs"] = {"cached": self.cached, "to_compute": self.to_compute}
+            info["model_outputs"] = {"cached": self.cached, "to_compute": self.to_compute, "shared": self.shared}
         return info
 
 
@@ -141,13 +143,14 @@ def count_outputs(plan: RunPlan) -> list[TaskPlan]:
     Each task runs over blank stand-ins for the outputs the cache lacks (its metrics are thrown
     away), so the counts are exact for tasks whose requests do not depend on model outputs, and a
     lower bound for those that do (the CoMMuTE image oracle's second round). Outputs shared by
-    several tasks count once, for the first task that asks for them.
+    several tasks count once, for the first task that asks for them; a later task's ``shared`` says how many
+    of its outputs each earlier task counted.
     """
     counter = _CountingCache(plan.model.cache)
     partition = _NothingIsMine()
     main = CachedModel(plan.model.adapter, counter, Progress(enabled=False), partition)  # type: ignore[arg-type]
     aux_loaded: dict[str, CachedModel] = {}
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # output key -> the task that counted it
     for task_plan in plan.tasks:
         ctx = task_plan.ctx
         for role, model in ctx.loaded_models.items():  # the run's auxiliary models, over the counting cache
@@ -168,8 +171,9 @@ def count_outputs(plan: RunPlan) -> list[TaskPlan]:
         counter.asked, counter.found = set(), set()
         with contextlib.suppress(Exception):
             task_plan.task.evaluate(task_plan.loaded.data, main, dry_ctx)
-        fresh = counter.asked - seen
-        seen |= counter.asked
+        fresh = counter.asked - seen.keys()
+        task_plan.shared = dict(Counter(seen[key] for key in counter.asked if key in seen))
+        seen.update(dict.fromkeys(fresh, task_plan.task.name))
         task_plan.cached = len(fresh & counter.found)
         task_plan.to_compute = len(fresh - counter.found)
     plan.leave_together()
@@ -200,6 +204,7 @@ def format_plan(plan: RunPlan) -> str:
         ]
         if "model_outputs" in info:
             counts = info["model_outputs"]
-            lines.append(f"  model outputs: {counts['cached']} cached, {counts['to_compute']} to compute")
+            shared = "".join(f"; {n} shared with {task} (counted there)" for task, n in counts["shared"].items())
+            lines.append(f"  model outputs: {counts['cached']} cached, {counts['to_compute']} to compute{shared}")
         lines.append(f"  signature: {info['signature']}")
     return "\n".join(lines)

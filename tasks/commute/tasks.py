@@ -112,6 +112,7 @@ class CommuteTask(Task[Dataset]):
     }
     needs_images: ClassVar[bool] = False
     image_metrics: ClassVar[tuple[str, ...]] = ()  # undefined when the scores cannot depend on the image
+    scorer_uses_images = False  # the evaluated scorer's ``uses_images`` (set by ``undefined``, which every run calls)
 
     def check(self, output: TaskOutput) -> list[str]:
         """Every comparison a tie: the values are set by the ``ties`` rule, not by the model (unless they are undefined)."""
@@ -120,12 +121,18 @@ class CommuteTask(Task[Dataset]):
                 f"every comparison is a tie: the values are fixed by ties={self.args['ties']} (by construction), not by the model"
             ]
         directions = [(s.get("tc_ab"), s.get("tc_ba")) for s in output.samples]
-        if directions and all(ab is not None and ba is not None and ab + ba == 1 for ab, ba in directions):
+        if not directions or not all(ab is not None and ba is not None and ab + ba == 1 for ab, ba in directions):
+            return []
+        if self.scorer_uses_images:
             return [
-                "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0, the values a scorer "
-                "that ignores the image gets by construction (each image's incorrect translation is the other's correct one)"
+                "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0, as for a scorer that "
+                "ignores the image: the images never changed which translation this model prefers (images that "
+                "show nothing, as stand-ins, do that)"
             ]
-        return []
+        return [
+            "every tuple is right under TC in exactly one direction: TC = 0.5 and GTC = 0, the values a scorer "
+            "that ignores the image gets by construction (each image's incorrect translation is the other's correct one)"
+        ]
 
     @property
     def settings(self) -> ScoringSettings:
@@ -137,6 +144,7 @@ class CommuteTask(Task[Dataset]):
     def undefined(self, model: CachedModel) -> dict[str, str]:
         """The metrics that ``model`` leaves undefined, with the reason: those comparing images, for an image-blind scorer
         (its adapter declares ``uses_images = False``; ``ModelAdapter`` declares the default, True)."""
+        self.scorer_uses_images = bool(model.adapter.uses_images)  # ``check`` words its warning by it
         return {} if model.adapter.uses_images else dict.fromkeys(self.image_metrics, IMAGE_BLIND)
 
     def rows(self, data: Dataset, undefined: dict[str, str]) -> list[dict[str, Any]]:

@@ -1,0 +1,58 @@
+"""``harness list models``: filters by availability and capability, and a zoo's members as one line."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from harness.errors import HarnessError, UnknownNameError
+
+KINDS = ("offline", "hub", "source")
+CAPABILITIES = ("text encoder", "image encoder", "token embedder", "translation scorer")
+ZOO_PREFIX = "zoo-"
+
+
+def filter_models(rows: Sequence[dict[str, Any]], kind: str | None, capability: str | None) -> list[dict[str, Any]]:
+    """The rows of ``model_rows`` of one availability ``kind`` and serving ``capability`` (any spelling:
+    ``text-encoder``, ``text_encoder``, ``text encoder``); an unknown value is an error with a suggestion."""
+    if kind is not None and kind not in KINDS:
+        raise UnknownNameError("model kind", kind, KINDS, listing=f"--kind takes {', '.join(KINDS)}")
+    wanted = None
+    if capability is not None:
+        wanted = capability.replace("-", " ").replace("_", " ").strip().lower()
+        if wanted not in CAPABILITIES:
+            spelled = [c.replace(" ", "-") for c in CAPABILITIES]
+            raise UnknownNameError(
+                "capability", capability, spelled, listing=f"--capability takes {', '.join(spelled)}"
+            )
+    found = [
+        row
+        for row in rows
+        if (kind is None or row["availability"] == kind) and (wanted is None or wanted in row["capabilities"])
+    ]
+    if not found:
+        raise HarnessError(
+            "no model is "
+            + " and ".join(filter(None, [kind, wanted and f"a {wanted}"]))
+            + " (see `harness list models`)"
+        )
+    return found
+
+
+def group_zoos(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with the members of the encoder zoo (names ``zoo-*``) folded into one row, in the zoo's place."""
+    members = [row for row in rows if row["name"].startswith(ZOO_PREFIX)]
+    if len(members) < 2:
+        return list(rows)
+    kinds = sorted({row["availability"] for row in members})
+    capabilities = sorted({c for row in members for c in row["capabilities"]})
+    zoo = {
+        "name": ZOO_PREFIX + "*",
+        "availability": "/".join(kinds),
+        "description": f"the encoder zoo: {len(members)} encoders of graded quality for the BackRetrieval "
+        "meta-evaluation; `harness list models --all` lists them.",
+        "capabilities": capabilities,
+    }
+    first = rows.index(members[0])
+    rest = [row for row in rows if not row["name"].startswith(ZOO_PREFIX)]
+    return [*rest[:first], zoo, *rest[first:]]
