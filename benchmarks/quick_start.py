@@ -1,7 +1,10 @@
 """Benchmark (issue 28.3): the README's quick start from a cold cache, then the same command again, on this tree
-and on a base commit, alternating.
+and on a base commit, alternating. With ``--examples`` (issue 36): every example of the README's examples block,
+as written, twice in order: first with nothing converted nor cached (a new user's first run), then with the
+converted models kept and the cache emptied (each example's own work); wall, CPU and peak memory of each.
 
     .venv/bin/python benchmarks/quick_start.py [--base 921b164] [--cold 1] [--warm 5] [--work DIR] [--profile]
+    .venv/bin/python benchmarks/quick_start.py --examples [--work DIR]
 
 Each side runs in folders of its own (converted models, cache, output), emptied before each cold run, so a cold
 run dequantises e5-small, exports both models to ONNX and encodes everything, and a warm run (the same command
@@ -173,6 +176,47 @@ def profile(side: Side, top: int) -> str:
     return body[body.index("   ncalls") :] if "   ncalls" in body else body
 
 
+def readme_examples() -> list[str]:
+    """The README's commands as written: its quick start (``Run a real evaluation``), then its examples block
+    (``Examples that run here``)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = []
+    for heading in ("Run a real evaluation", "Examples that run here"):
+        block = readme.split(heading, 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]
+        found += [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
+    return found
+
+
+def examples(work: Path) -> int:
+    """Every README example as written, from a folder laid out as the repository is (``.venv`` and
+    ``../shared/data`` linked), in order: first run, then again with the models converted and the cache empty."""
+    folder = work / "examples"
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "repository").mkdir(parents=True)
+    (folder / "shared").mkdir()
+    (folder / "repository" / ".venv").symlink_to(REPO / ".venv")
+    (folder / "shared" / "data").symlink_to((REPO.parent / "shared" / "data").resolve())
+    side = Side("examples", work, None)
+    print(f"load average at the start: {' '.join(f'{v:.2f}' for v in os.getloadavg())}", flush=True)
+    rows = []
+    for state in ("first run (converts)", "models converted, cache empty"):
+        shutil.rmtree(side.folder / "cache", ignore_errors=True)
+        shutil.rmtree(folder / "repository" / "results", ignore_errors=True)
+        for command in readme_examples():
+            run = side.run(state, ["bash", "-c", f"cd {folder / 'repository'} && {command}"])
+            rows.append((command, run))
+            print(f"{state}: {run.wall:.1f} s wall, {run.cpu:.1f} s CPU: {command[:90]}", flush=True)
+    print(f"load average at the end: {' '.join(f'{v:.2f}' for v in os.getloadavg())}\n")
+    print("| example | state | wall | CPU user + sys | peak RSS | load (1 min) before |")
+    print("|---|---|---:|---:|---:|---:|")
+    for command, run in rows:
+        shown = command.replace(".venv/bin/harness ", "").replace("|", "\\|")
+        print(
+            f"| `{shown}` | {run.state} | {run.wall:.1f} s | {run.cpu:.1f} s | {run.peak_mib / 1024:.2f} GiB | {run.load:.1f} |"
+        )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="921b164", help="commit to compare with ('' for none)")
@@ -180,8 +224,11 @@ def main() -> int:
     parser.add_argument("--warm", type=int, default=5, help="warm runs per tree (after the cold ones)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/quick-start-bench"), help="scratch folder")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of this tree's warm run")
+    parser.add_argument("--examples", action="store_true", help="time every README example instead (issue 36)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
+    if args.examples:
+        return examples(args.work)
     sides = [Side("this tree", args.work, None)]
     if args.base:
         sides.insert(0, Side(f"base {args.base}", args.work, unpack_base(args.base, args.work)))

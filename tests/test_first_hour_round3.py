@@ -45,9 +45,16 @@ def _record(metrics, per_seed, chance, stds=None):
 
 def test_integer_metrics_print_as_integers_and_chance_at_the_metrics_precision(capsys, tmp_path):
     one_seed = _record(
-        {"recall@k": 1.0, "mrr": 0.50251, "median_rank": 3.0, "good_pairs": 1000.0},
-        {"recall@k": [1.0], "mrr": [0.50251], "median_rank": [3.0], "good_pairs": [1000.0]},
-        {"recall@k": 0.01, "mrr": 0.007485, "median_rank": 500.5, "good_pairs": None},
+        {"recall@k": 1.0, "mrr": 0.50251, "median_rank": 3.0, "good_pairs": 1000.0, "ties": 1.0, "first": 1.0},
+        {
+            "recall@k": [1.0],
+            "mrr": [0.50251],
+            "median_rank": [3.0],
+            "good_pairs": [1000.0],
+            "ties": [1.0],
+            "first": [1.0],
+        },
+        {"recall@k": 0.01, "mrr": 0.007485, "median_rank": 500.5, "good_pairs": None, "ties": None, "first": 184.0},
     )
     two_seeds = _record(
         {"recall@k": 0.5, "median_rank": 3.0, "mean_rank": 2.5},
@@ -62,6 +69,8 @@ def test_integer_metrics_print_as_integers_and_chance_at_the_metrics_precision(c
         ["mrr", "0.5025", "", "0.0075"],  # not 0.007485
         ["median_rank", "3", "", "500.5"],  # not 3.0000
         ["good_pairs", "1000", "", ""],  # not 1000.0000
+        ["ties", "1.0000", "", ""],  # a share that is 1 stays a share
+        ["first", "1", "", "184"],  # a median rank of 1 (its chance level says it is a rank)
         ["recall@k *", "0.5000 ± 0.0000", "", "0.0100"],
         ["median_rank", "3 ± 1.4142", "", "500.5"],  # whole in every seed and on average
         ["mean_rank", "2.5000 ± 0.7071", "", "500.5000"],  # a mean of whole ranks is not one

@@ -11,15 +11,16 @@ from harness.results.records import RESULTS_FILE, ResultRecord
 
 
 def is_integral(record: ResultRecord, metric: str) -> bool:
-    """A count or a rank: the metric's mean and every seed's value are whole numbers, and it is not a rate that
-    happens to be 0 or 1 (a metric with a chance level never exceeding 1 in size)."""
+    """A count or a rank: the metric's mean and every seed's value are whole numbers, and one of them or the
+    chance level exceeds 1 in size (a rate or a share that happens to be 0 or 1 keeps its decimals)."""
     value = record.metrics.get(metric)
     if value is None:
         return False
     values = [float(v) for v in record.per_seed.get(metric, []) if v is not None] or [float(value)]
     if not float(value).is_integer() or not all(v.is_integer() for v in values):
         return False
-    return info_of(record, metric).chance is None or any(abs(v) > 1 for v in values)
+    chance = info_of(record, metric).chance
+    return any(abs(v) > 1 for v in values) or (chance is not None and abs(chance) > 1)
 
 
 def number(value: float, integral: bool) -> str:
