@@ -161,22 +161,9 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
         "--json", action="store_true", help="JSON rows instead of text (tasks: with requirements and metrics)"
     )
     listing.add_argument("--include-path", default=None, metavar="DIR", help="also list the YAML task presets of DIR")
-    listing.add_argument(
-        "--kind",
-        dest="kind_of",
-        default=None,
-        metavar="KIND",
-        help="models: only offline (weights in a package or none), hub (downloads) or source (give a Hub id or folder)",
-    )
-    listing.add_argument("--offline", action="store_true", help="models: only those that run offline (--kind offline)")
-    listing.add_argument(
-        "--capability",
-        default=None,
-        help="models: only those that can serve it (text-encoder, image-encoder, token-embedder, translation-scorer)",
-    )
-    listing.add_argument(
-        "--all", action="store_true", help="models: every member of a zoo (zoo-*), not one line per zoo"
-    )
+    from harness.cli.models import add_model_filters  # argparse only
+
+    add_model_filters(listing)
     listing.set_defaults(handler=_command_list)
     describing = sub.add_parser(
         "describe", help="parameters, data set columns, capabilities and needs of a task, model or dataset"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +11,22 @@ from harness.errors import HarnessError, UnknownNameError
 KINDS = ("offline", "hub", "source")
 CAPABILITIES = ("text encoder", "image encoder", "token embedder", "translation scorer")
 ZOO_PREFIX = "zoo-"
+
+
+def add_model_filters(listing: argparse.ArgumentParser) -> None:
+    """The options of ``harness list`` that filter models (``--kind``'s value is ``kind_of``: ``kind`` is the
+    positional ``tasks|models|...``)."""
+    filters = {  # option: (dest, help)
+        "--kind": (
+            "kind_of",
+            "only offline (weights in a package or none), hub (downloads) or source (a Hub id or folder)",
+        ),
+        "--capability": ("capability", "only those that serve it (text-encoder, image-encoder, token-embedder, ...)"),
+    }
+    for option, (dest, help_text) in filters.items():
+        listing.add_argument(option, dest=dest, metavar=option[2:].upper(), default=None, help="models: " + help_text)
+    listing.add_argument("--offline", action="store_true", help="models: only those that run offline (--kind offline)")
+    listing.add_argument("--all", action="store_true", help="models: every member of a zoo (zoo-*), not one per zoo")
 
 
 def filter_models(rows: Sequence[dict[str, Any]], kind: str | None, capability: str | None) -> list[dict[str, Any]]:
