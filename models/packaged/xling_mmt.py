@@ -96,6 +96,9 @@ class XlingShapesMMT(BlankableGatedFusion):
             "source": "packaged",
             "languages": ["en", "de", "fr", "es", "cs"],
             "license": "Apache-2.0",
+            "control": "its images blanked (blank_images=true): what it does without seeing them"
+            if self.args.get("blank_images")
+            else None,
         }
         folder = folder_of(self.recipe)
         if folder.is_dir():
