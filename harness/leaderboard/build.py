@@ -10,13 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.leaderboard.detail import item_pages, model_pages, readable_items
 from harness.leaderboard.export import to_csv, to_json
+from harness.leaderboard.index import index_page
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
 from harness.leaderboard.output import previous_files, publish
-from harness.leaderboard.page import page
+from harness.leaderboard.page import family_page
 from harness.leaderboard.plots import start_plots
+from harness.leaderboard.ranking import Samples, rankings
 from harness.leaderboard.sections import family_sections
+from harness.leaderboard.site import site_of
 from harness.leaderboard.tables import family_tables
 from harness.results.jsonl import BadLine
 from harness.results.load import load_entries, skipped
@@ -46,7 +50,8 @@ def _frozen() -> Iterator[None]:
 
 
 def write_leaderboard(locations: list[str], output: str | Path, command: str, plots: bool = True) -> Built:
-    """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, plots/ and the manifest."""
+    """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, the family, model and item
+    pages, plots/ and the manifest."""
     entries, problems = load_entries(locations)
     if not entries:
         raise HarnessError(f"no valid results in {', '.join(locations)}" + skipped(problems))
@@ -59,16 +64,26 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
             drawing = start_plots(board, Path(drawn)) if plots else []  # in other processes where it can; meanwhile:
             try:
                 tables = family_tables(board)
+                samples = Samples()
+                ranked = rankings(board, samples)
+                found = readable_items([r for ranking in ranked for row in ranking.rows for r in row.results if r])
+                site = site_of(board, [result for result, _ in found])
                 contents: dict[str, str | bytes] = {
                     "leaderboard.csv": to_csv(board),
                     "leaderboard.json": to_json(board),
+                    "index.html": index_page(board, ranked, site),
+                    **model_pages(board, ranked, samples, site),
+                    **item_pages(board, found, site),
                 }
                 written = drawing if isinstance(drawing, list) else drawing.result()
             finally:
                 if not isinstance(drawing, list):
                     drawing.close()
             contents["README.md"] = readme(board, tables, written, command, sections)
-            contents["index.html"] = page(board, tables, written, sections)
+            for family, _ in board.families():
+                contents[site.families[family.name]] = family_page(
+                    board, family, tables, written, sections.get(family.name, []), site
+                )
             copies = {f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}
             files = publish(folder, previous, contents, copies)
     return Built(board, problems, files)

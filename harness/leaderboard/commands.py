@@ -82,10 +82,18 @@ def add_compare_arguments(parser: argparse.ArgumentParser) -> None:
         "--confidence", type=float, default=0.95, help="confidence level of the interval (default 0.95)"
     )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--items",
+        type=int,
+        default=None,
+        metavar="N",
+        help="also list the N items on which A and B disagree most (from their per-sample logs)",
+    )
 
 
 def run_compare(args: argparse.Namespace) -> int:
     """Find both results, align their samples, bootstrap, print."""
+    from harness.errors import HarnessError
     from harness.leaderboard.compare import compare, format_comparison
     from harness.leaderboard.merge import merge
     from harness.params import parse_kv
@@ -96,12 +104,13 @@ def run_compare(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"harness: warning: skipped {problem}", file=sys.stderr)
     statistic = Statistic.parse(args.statistic) if args.statistic else None
+    board, select = merge(entries), parse_kv(args.select, "--select")
     comparison = compare(
-        merge(entries),
+        board,
         args.a,
         args.b,
         args.task,
-        select=parse_kv(args.select, "--select"),
+        select=select,
         statistic=statistic,
         resamples=args.resamples,
         seed=args.seed,
@@ -110,4 +119,10 @@ def run_compare(args: argparse.Namespace) -> int:
         with_mcnemar=True if args.mcnemar else None,
     )
     print(json.dumps(comparison.to_dict(), indent=2) if args.json else format_comparison(comparison))
+    if args.items is not None:
+        from harness.leaderboard.items import compared_items
+
+        if args.versus_task is not None:
+            raise HarnessError("--items lists where two models disagree: give two models, not --versus-task")
+        print(compared_items(board, args.a, args.b, args.task, select, args.items))
     return 0

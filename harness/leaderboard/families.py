@@ -28,7 +28,7 @@ class Family:
     ``tasks`` are the roles its tasks play, in display order (``xlr``, ``backretrieval``, ``corr``);
     ``average`` says whether an average across the family's roles means something (rates on one
     scale); ``order`` places the family among the others (lower first; None: by how many models it
-    compares); ``plots`` and ``sections`` are ``"module:attribute"`` references, imported only when
+    compares); ``ranking``: the role whose main metric ranks it (None: the first of ``tasks``); ``plots`` and ``sections`` are ``"module:attribute"`` references, imported only when
     the leaderboard is drawn.
     """
 
@@ -40,6 +40,12 @@ class Family:
     sections: str | None = None
     plugin: str = ""
     order: int | None = None
+    ranking: str | None = None
+
+    @property
+    def ranking_role(self) -> str | None:
+        """The role whose main metric ranks the family's models: the declared one, else the first display role."""
+        return self.ranking or (self.tasks[0] if self.tasks else None)
 
     def rank(self, role: str) -> int:
         """The role's place among the family's columns (unlisted roles after the listed ones)."""
@@ -127,7 +133,15 @@ def registered_families(registry: Registry | None = None) -> Families:
         order = spec.order if isinstance(spec.order, int) and not isinstance(spec.order, bool) else None
         found.append(
             Family(
-                spec.name, spec.title, tuple(roles), bool(spec.average), spec.plots, spec.sections, spec.plugin, order
+                spec.name,
+                spec.title,
+                tuple(roles),
+                bool(spec.average),
+                spec.plots,
+                spec.sections,
+                spec.plugin,
+                order,
+                spec.ranking if isinstance(spec.ranking, str) else None,
             )
         )
     return Families(tuple(sorted(found, key=lambda f: f.name)))

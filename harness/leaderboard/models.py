@@ -66,7 +66,7 @@ def card_of(record: ResultRecord) -> dict[str, Any]:
     return card if isinstance(card, dict) else {}
 
 
-def _preferred(record: ResultRecord) -> tuple[bool, Any]:
+def preferred(record: ResultRecord) -> tuple[bool, Any]:
     """Lines with a card first, then the newest."""
     return bool(card_of(record)), started_at(record.started)
 
@@ -78,7 +78,7 @@ def model_rows(board: Board) -> list[ModelRow]:
     for (key, column), result in board.cells.items():
         families.setdefault(key, {})[column.family.name] = column.family
         record, held = result.record, newest.get(key)
-        if held is None or _preferred(record) > _preferred(held):
+        if held is None or preferred(record) > preferred(held):
             newest[key] = record
     order = [family for family, _ in board.families()]
     rows = []

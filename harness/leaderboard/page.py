@@ -1,37 +1,34 @@
-"""``index.html``: one static, self-contained page that a researcher reads.
+"""The pieces every page of the leaderboard is made of (style, script, escaped cells, sortable tables), and the
+family pages.
 
-First the overview (per family, data set and direction: the best model, the runner-up and
-whether the gap is real), then one table per family, data set and direction (rows: models, best
-first; columns: the metrics with short headers, each cell with its interval), a chance row,
-numbered column notes and ⚠-marked cell notes written under the table (reachable without
-hover, on a phone too), the full signatures folded under each table, filters by task, data set,
-language pair and model, sorting that starts with the best, the family's extra tables and plots,
-and a footer with the harness versions and data revisions. At phone width the model column stays
-in view while a wide table scrolls sideways, with a shadow and a line saying there is more. Every string from the results goes through ``html.escape``; the script only reorders
-and hides existing elements (it never parses text as HTML), and nothing is loaded from the network.
+The board is a set of static, self-contained pages: ``index.html`` (the ranked tables, ``index``), a page
+per family (here: one table per data set and direction, rows best first, columns the metrics with short
+headers, each cell with its interval, a chance row, numbered column notes and ⚠-marked cell notes under
+the table, the full signatures folded, filters, the family's extra tables and plots), a page per model
+(``model_page``) and a page per item set (``items``). At phone width the model column stays in view while
+a wide table scrolls sideways, with a shadow and a line saying there is more. Every string from the
+results goes through ``html.escape``; the script only reorders and hides existing elements (it never
+parses text as HTML), and nothing is loaded from the network.
 """
 
 from __future__ import annotations
 
 import html
-import itertools
 import math
 import re
 from collections.abc import Sequence
 
+from harness.leaderboard.families import Family
 from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
-from harness.leaderboard.models import HEADERS as MODEL_HEADERS
-from harness.leaderboard.models import ModelRow, model_rows
-from harness.leaderboard.overview import FamilyOverview, overview
 from harness.leaderboard.sections import Section
+from harness.leaderboard.site import UP, Site
 from harness.leaderboard.tables import (
     MISSING,
     UNDEFINED,
     Cell,
     FamilyTable,
     column_note_lines,
-    long_rows,
     note_marks,
     sentence,
 )
@@ -84,6 +81,30 @@ figure img { display: block; max-width: 100%; height: auto; border: 1px solid #e
 figcaption { font-size: 0.85em; color: #444; }
 .long { table-layout: fixed; width: 100%; }
 .long td { overflow-wrap: anywhere; }
+table.ranked th { font-size: 0.86em; max-width: 7.5em; overflow-wrap: anywhere; }
+table.ranked th.name, table.ranked td.model { min-width: 10em; max-width: 16em; overflow-wrap: anywhere; }
+table.ranked tr.groups th { position: static; text-align: center; max-width: none; font-weight: 600; }
+table.ranked tr.groups th:first-child { border-bottom: none; }
+h2 a.more { font-size: 0.62em; font-weight: normal; margin-left: 0.6em; }
+section.family > p.note { margin: 0.2em 0 0.4em; }
+table.ranked td.rank, table.ranked th.rank { box-sizing: content-box; width: 24px; min-width: 24px; max-width: 24px;
+  padding: 0.25em 6px; text-align: right; }  /* in pixels: the model column is pinned right after it */
+table.ranked th:nth-child(2), table.ranked td:nth-child(2) { position: sticky; left: 37px; z-index: 1; background: #fff; }
+table.ranked th:nth-child(2) { background: #f3f3f3; }
+table.ranked td.facts { font-size: 0.78em; color: #444; white-space: nowrap; }
+table.ranked td.mean { font-weight: 600; white-space: nowrap; }
+table.ranked td.mean .ci { display: inline; margin-left: 0.4em; font-weight: normal; }
+table.ranked td.number a { color: inherit; text-decoration: none; border-bottom: 1px dotted #999; }
+table.ranked tr.group td { background: #f7f7f7; font-size: 0.82em; color: #555; font-style: italic; position: static; }
+tbody.controls td, tbody.controls td a, tbody.controls td:nth-child(2) { color: #8a8a8a; }
+tbody.controls td:nth-child(2), tbody.apart td:nth-child(2) { background: #fbfbfb; }
+.mark-note { color: #b35900; font-size: 0.8em; display: block; font-weight: normal; }
+.shared { color: #666; }
+.crumbs { font-size: 0.88em; margin: 0 0 0.4em; }
+dl.card { display: grid; grid-template-columns: max-content 1fr; gap: 0.15em 1em; font-size: 0.92em; }
+dl.card dt { color: #555; }
+dl.card dd { margin: 0; overflow-wrap: anywhere; }
+td.text { max-width: 28em; overflow-wrap: anywhere; }
 footer { margin-top: 2em; border-top: 1px solid #ddd; font-size: 0.82em; color: #555; }
 @media (max-width: 600px) {
   body { margin: 0.6em auto; padding: 0 0.6em; }
@@ -92,6 +113,7 @@ footer { margin-top: 2em; border-top: 1px solid #ddd; font-size: 0.82em; color: 
   .filters { position: static; }
   .filters label { display: inline-block; margin: 0 0.6em 0.3em 0; }
   .filters select { max-width: 11em; }
+  table.ranked td.facts, table.ranked th.facts { display: none; }
   figure { margin: 0.6em 0; }
   table.overview, table.overview tbody, table.overview tr, table.overview td { display: block; }
   table.overview { border: none; }
@@ -108,6 +130,7 @@ SCRIPT = """
 (function () {
   "use strict";
   function each(list, f) { Array.prototype.forEach.call(list, f); }
+  function last(table) { return table.tHead.rows[table.tHead.rows.length - 1]; }  /* the row of column headers */
   function sortKey(cell, numeric) {
     var raw = cell.getAttribute("data-sort");
     if (raw === null) { raw = cell.textContent; }
@@ -120,42 +143,50 @@ SCRIPT = """
     if (!numeric) { best = "ascending"; }
     var current = header.getAttribute("aria-sort");
     var direction = current === best ? (best === "ascending" ? "descending" : "ascending") : best;
-    var body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows);
-    each(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
+    each(last(table).cells, function (h) { h.removeAttribute("aria-sort"); });
     header.setAttribute("aria-sort", direction);
-    rows.sort(function (a, b) {
-      var x = sortKey(a.cells[index], numeric), y = sortKey(b.cells[index], numeric);
-      if (x === null || y === null) { return (x === null) - (y === null); }
-      if (x === y) { return 0; }
-      return (x < y ? -1 : 1) * (direction === "ascending" ? 1 : -1);
+    each(table.tBodies, function (body) {  /* each group (ranked, apart, controls) is sorted within itself */
+      var rows = Array.prototype.filter.call(body.rows, function (r) { return !r.classList.contains("group"); });
+      rows.sort(function (a, b) {
+        var x = sortKey(a.cells[index], numeric), y = sortKey(b.cells[index], numeric);
+        if (x === null || y === null) { return (x === null) - (y === null); }
+        if (x === y) { return 0; }
+        return (x < y ? -1 : 1) * (direction === "ascending" ? 1 : -1);
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
     });
-    rows.forEach(function (row) { body.appendChild(row); });
   }
   each(document.querySelectorAll("table.sortable"), function (table) {
-    each(table.tHead.rows[0].cells, function (header, index) {
+    each(last(table).cells, function (header, index) {
       header.addEventListener("click", function () { sortBy(table, index, header); });
+      header.addEventListener("keydown", function (e) { if (e.key === "Enter") { sortBy(table, index, header); } });
     });
   });
-  function value(id) { return document.getElementById(id).value; }
-  function matches(element, task, dataset, pair) {
-    var tasks = (element.getAttribute("data-tasks") || "").split(" ");
-    return (task === "" || tasks.indexOf(task) >= 0) &&
-      (dataset === "" || element.getAttribute("data-dataset") === dataset) &&
-      (pair === "" || element.getAttribute("data-pair") === pair);
+  function value(id) { var found = document.getElementById(id); return found ? found.value : ""; }
+  function fits(element, name, wanted) {
+    if (wanted === "" || !element.hasAttribute(name)) { return true; }
+    var own = element.getAttribute(name);
+    return name === "data-tasks" ? own.split(" ").indexOf(wanted) >= 0 : own === wanted;
+  }
+  function matches(element, want) {
+    return fits(element, "data-tasks", want.task) && fits(element, "data-dataset", want.dataset) &&
+      fits(element, "data-pair", want.pair) && fits(element, "data-family", want.family);
   }
   function apply() {
-    var task = value("filter-task"), dataset = value("filter-dataset"), pair = value("filter-pair");
+    var want = {task: value("filter-task"), dataset: value("filter-dataset"), pair: value("filter-pair"),
+      family: value("filter-family")};
     var model = value("filter-model").toLowerCase();
-    each(document.querySelectorAll("[data-board]"), function (board) {
-      board.hidden = !matches(board, task, dataset, pair);
-    });
+    each(document.querySelectorAll("[data-board]"), function (board) { board.hidden = !matches(board, want); });
+    each(document.querySelectorAll("table.ranked [data-dataset]"), function (cell) { cell.hidden = !matches(cell, want); });
     each(document.querySelectorAll("section.family"), function (family) {
-      family.hidden = family.querySelectorAll("[data-board]:not([hidden])").length === 0;
+      family.hidden = !fits(family, "data-family", want.family) ||
+        (family.querySelectorAll("[data-board]").length > 0 && family.querySelectorAll("[data-board]:not([hidden])").length === 0);
     });
     each(document.querySelectorAll("table.sortable tbody tr"), function (row) {
-      var name = row.cells[0].textContent.toLowerCase();
-      row.hidden = (model !== "" && name.indexOf(model) < 0) || (row.hasAttribute("data-tasks") && !matches(row, task, dataset, pair));
+      if (row.classList.contains("group")) { return; }
+      var named = row.querySelector(".model") || row.cells[0];
+      row.hidden = (model !== "" && named.textContent.toLowerCase().indexOf(model) < 0) ||
+        (row.hasAttribute("data-tasks") && !matches(row, want));
     });
   }
   each(document.querySelectorAll(".filters select, .filters input"), function (control) {
@@ -187,18 +218,21 @@ def esc(text: object) -> str:
     return html.escape(_SURROGATE.sub("\ufffd", str(text).replace("\0", "")), quote=True)
 
 
-def _number(value: float | None) -> str:
+def number_key(value: float | None) -> str:
+    """A number as a sort key (empty for none or not finite)."""
     return "" if value is None or not math.isfinite(value) else repr(float(value))
 
 
-def _td(text: str, sort: str, numeric: bool = False, css: str = "") -> str:
+def td(text: str, sort: str, numeric: bool = False, css: str = "") -> str:
+    """A cell of escaped text with its sort key (left out where the text sorts as itself)."""
     classes = " ".join(c for c in ("number" if numeric else "", css) if c)
     attribute = f' class="{classes}"' if classes else ""
     key = "" if sort == text else f' data-sort="{esc(sort)}"'  # none where the text sorts as itself (page size)
     return f"<td{attribute}{key}>{esc(text)}</td>"
 
 
-def _th(text: str, numeric: bool, title: str | None = None, higher: bool | None = True, note: int | None = None) -> str:
+def th(text: str, numeric: bool, title: str | None = None, higher: bool | None = True, note: int | None = None) -> str:
+    """A sortable header: its type, which way is better (numbers with a direction), a tooltip, a note's number."""
     kind = "number" if numeric else "text"
     tip = f' title="{esc(title)}"' if title else ""
     direction = f' data-higher="{int(higher)}"' if numeric and higher is not None else ""
@@ -248,12 +282,12 @@ def _letter(index: int) -> str:
 
 def _cell(cell: Cell | None, notes: Notes) -> str:
     if cell is None:
-        return _td(MISSING, "", numeric=True)
+        return td(MISSING, "", numeric=True)
     spread = f'<span class="ci">{esc(cell.spread)}</span>' if cell.spread else ""
     reason = f" {notes.link(sentence(cell.reason), '')}" if cell.value is None and cell.reason else ""
     warn = "".join(f" {notes.link(w, '⚠')}" for w in cell.warnings)
     return (
-        f'<td class="number" data-sort="{esc(_number(cell.value))}" title="{esc(_tooltip(cell))}">'
+        f'<td class="number" data-sort="{esc(number_key(cell.value))}" title="{esc(_tooltip(cell))}">'
         f"{esc(cell.number)}{reason}{warn}{spread}</td>"
     )
 
@@ -268,60 +302,43 @@ def scrolling(table: list[str]) -> list[str]:
     ]
 
 
-def _model_td(label: str, anchors: dict[str, str]) -> str:
-    """A model's cell: its name, a link to its row in the model table."""
-    anchor = anchors.get(label)
-    if anchor is None:
-        return _td(label, label, css="model")
-    return f'<td class="model"><a href="#{anchor}">{esc(label)}</a></td>'
+def model_td(label: str, href: str | None, css: str = "model") -> str:
+    """A model's cell: its name, a link to its page when it has one."""
+    if href is None:
+        return td(label, label, css=css)
+    return f'<td class="{css}"><a href="{esc(href)}">{esc(label)}</a></td>'
 
 
-def _models(rows: Sequence[ModelRow], anchors: dict[str, str]) -> list[str]:
-    """The model table: each model's card and the families it has results in (links to their sections)."""
-    body = []
-    for row in rows:
-        families = ", ".join(f'<a href="#family-{esc(f.name)}">{esc(f.title)}</a>' for f in row.families)
-        body.append(
-            f'<tr id="{anchors[row.label]}">{_td(row.label, row.label, css="model")}'
-            + "".join(_td(v, v) for v in row.fields)
-            + f'<td data-sort="{esc(", ".join(f.title for f in row.families))}">{families}</td></tr>'
-        )
-    table = [
-        '<table class="models">',
-        "<thead><tr>" + "".join(f'<th scope="col">{esc(h)}</th>' for h in MODEL_HEADERS) + "</tr></thead>",
-        "<tbody>",
-        *body,
-        "</tbody>",
-        "</table>",
-    ]
-    return [
-        '<section id="models">',
-        "<h2>Models</h2>",
-        '<p class="intro">What each model is, from its results lines\' model card (—: not recorded; lines written '
-        "before cards existed have none), and the families it has results in. A model's name in any table links "
-        "here.</p>",
-        *scrolling(table),
-        "</section>",
-    ]
+def linked_cell(cell: Cell | None, notes: Notes, href: str | None) -> str:
+    """A value cell whose number links to the items behind it (``href``), when they are on a page."""
+    shown = _cell(cell, notes)
+    if href is None or cell is None or cell.value is None:
+        return shown
+    number = esc(cell.number)
+    return shown.replace(f">{number}", f'><a href="{esc(href)}" title="the items behind this value">{number}</a>', 1)
 
 
-def _board(table: FamilyTable, number: int, anchors: dict[str, str]) -> list[str]:
+def _board(table: FamilyTable, number: int, board: Board, site: Site) -> list[str]:
     tasks = " ".join(sorted({c.role for c in table.columns}))
     attrs = f'class="board" data-board="" data-tasks="{esc(tasks)}" data-dataset="{esc(table.dataset)}" data-pair="{esc(table.pair or "")}"'
     marks = note_marks(table)
-    headers = [_th("model", False)] + [
-        _th(header, True, column.task_signature, info.higher_is_better, mark)
+    headers = [th("model", False)] + [
+        th(header, True, column.task_signature, info.higher_is_better, mark)
         for header, column, info, mark in zip(table.headers, table.columns, table.infos, marks)
     ]
     if table.averaged:
-        headers.append(_th("average", True, "only for models that have every column of the table"))
+        headers.append(th("average", True, "only for models that have every column of the table"))
     notes = Notes(f"t{number}")
     body = []
     for row in table.rows:
-        cells = [_model_td(row.label, anchors)] + [_cell(c, notes) for c in row.cells]
+        key = next((k for k, shown in board.labels.items() if shown == row.label), "")
+        cells = [model_td(row.label, site.model(row.label, UP))] + [
+            linked_cell(c, notes, site.item(board.cells.get((key, column)), UP))
+            for c, column in zip(row.cells, table.columns)
+        ]
         if table.averaged:
             cells.append(
-                _td(MISSING if row.average is None else f"{row.average:.4f}", _number(row.average), numeric=True)
+                td(MISSING if row.average is None else f"{row.average:.4f}", number_key(row.average), numeric=True)
             )
         body.append("<tr>" + "".join(cells) + "</tr>")
     inner = [
@@ -360,46 +377,6 @@ def _board(table: FamilyTable, number: int, anchors: dict[str, str]) -> list[str
     return [*lines, "</ol></details>", "</div>"]
 
 
-def _overview(found: Sequence[FamilyOverview]) -> list[str]:
-    lines = [
-        '<section id="overview">',
-        "<h2>Overview</h2>",
-        '<p class="intro">Per data set and direction, the best model on the family\'s main metric, the runner-up, '
-        "and whether the gap between them is real: the paired bootstrap over items of <code>harness compare</code> "
-        "where both runs logged their samples, else whether the two intervals over items overlap.</p>",
-    ]
-    for item in (f for f in found if f.collapsed is None and f.lines):
-        lines.append(f"<h3>{esc(item.family.title)} ({item.models} model{'' if item.models == 1 else 's'})</h3>")
-        rows = []
-        for line in item.lines:
-            second = (
-                f'<td data-label="runner-up">{esc(MISSING)}</td>'
-                if line.runner_up is None
-                else f'<td data-label="runner-up">{esc(line.runner_up[0])}'
-                f'<span class="ci">{esc(line.runner_up[1].text)}</span></td>'
-            )
-            rows.append(
-                f'<tr><td class="what">{esc(line.title)}<span class="ci">{esc(line.header)}</span></td>'
-                f'<td data-label="best"><span class="best">{esc(line.best[0])}</span>'
-                f'<span class="ci">{esc(line.best[1].text)}</span></td>'
-                f'{second}<td class="gap">{esc(line.gap)}</td></tr>'
-            )
-        lines += scrolling(
-            [
-                '<table class="overview">',
-                "<thead><tr>"
-                + "".join(f'<th scope="col">{h}</th>' for h in ("data set, metric", "best", "runner-up", "gap"))
-                + "</tr></thead>",
-                "<tbody>",
-                *rows,
-                "</tbody>",
-                "</table>",
-            ]
-        )
-    lines += [f'<p class="collapsed">{esc(f.collapsed)}</p>' for f in found if f.collapsed is not None]
-    return [*lines, "</section>"]
-
-
 def _section(section: Section) -> list[str]:
     lines = ['<div class="board">', f"<h3>{esc(section.title)}</h3>"]
     if section.rows:
@@ -418,42 +395,8 @@ def _section(section: Section) -> list[str]:
     return [*lines, "</div>"]
 
 
-def _long_table(board: Board) -> list[str]:
-    names = ("model", "task", "metric", "value", "low", "high", "std", "n", "seeds", "signature")
-    widths = ("11%", "9%", "8%", "7%", "7%", "7%", "7%", "5%", "5%", "34%")
-    numeric = {"value", "low", "high", "std", "n", "seeds"}
-    lines = [
-        "<details>",
-        "<summary>All current results, one row per metric (also in leaderboard.csv)</summary>",
-        '<table class="sortable long">',
-        "<colgroup>" + "".join(f'<col style="width:{w}">' for w in widths) + "</colgroup>",
-        "<thead><tr>" + "".join(_th(n, n in numeric) for n in names) + "</tr></thead>",
-        "<tbody>",
-    ]
-    for row in long_rows(board, detailed=False):
-        attrs = f' data-tasks="{esc(row["role"])}" data-dataset="{esc(row["dataset"])}" data-pair="{esc(row["pair"] or "")}"'
-        cells = []
-        for name in names:
-            value = row[name]
-            if name in ("value", "low", "high", "std"):
-                cells.append(
-                    _td(
-                        UNDEFINED if value is None and name == "value" else "" if value is None else f"{value:.4f}",
-                        _number(value),
-                        numeric=True,
-                    )
-                )
-            elif name == "signature":
-                cells.append(f"<td><code>{esc(value)}</code></td>")
-            else:
-                cells.append(
-                    _td("" if value is None else str(value), "" if value is None else str(value), name in numeric)
-                )
-        lines.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
-    return [*lines, "</tbody>", "</table>", "</details>"]
-
-
-def _options(select: str, label: str, values: Sequence[str]) -> str:
+def options(select: str, label: str, values: Sequence[str]) -> str:
+    """A filter's select, ``all`` first."""
     options = '<option value="">all</option>' + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)
     return f'<label>{esc(label)} <select id="{select}">{options}</select></label>'
 
@@ -464,14 +407,15 @@ def _filters(tables: Sequence[FamilyTable]) -> str:
     pairs = sorted({t.pair for t in tables if t.pair})
     return (
         '<div class="filters">'
-        + _options("filter-task", "Task", tasks)
-        + _options("filter-dataset", "Data set", datasets)
-        + _options("filter-pair", "Language pair", pairs)
+        + options("filter-task", "Task", tasks)
+        + options("filter-dataset", "Data set", datasets)
+        + options("filter-pair", "Language pair", pairs)
         + '<label>Model <input id="filter-model" type="search" placeholder="model name"></label></div>'
     )
 
 
-def _footer(board: Board) -> list[str]:
+def footer(board: Board) -> list[str]:
+    """The harness versions and data revisions the board's results come from."""
     versions = sorted(
         {
             f"{r.record.harness.get('version')}"
@@ -494,61 +438,66 @@ def _footer(board: Board) -> list[str]:
     ]
 
 
-def page(
-    board: Board, tables: Sequence[FamilyTable], plots: Sequence[Plot], sections: dict[str, list[Section]] | None = None
-) -> str:
-    """The whole ``index.html``."""
-    superseded = sum(r.superseded for r in board.results)
-    answers = overview(board, tables)
-    collapsed = {f.family.name: f.collapsed for f in answers if f.collapsed is not None}
-    models = model_rows(board)
-    anchors = {row.label: f"model-{index + 1}" for index, row in enumerate(models)}
+def document(title: str, body: Sequence[str]) -> str:
+    """A whole page: head, style, ``body`` and the script."""
     lines = [
         "<!DOCTYPE html>",
         '<html lang="en">',
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>xling-harness leaderboard</title>",
+        f"<title>{esc(title)}</title>",
         f"<style>{STYLE}</style>",
         "</head>",
         "<body>",
-        "<h1>Leaderboard</h1>",
-        f'<p class="intro">{len(board.results) - superseded} results of {len(board.labels)} models '
-        f'({superseded} superseded, kept in <a href="leaderboard.json">leaderboard.json</a>; also '
-        '<a href="leaderboard.csv">leaderboard.csv</a>).</p>',
-        *_overview(answers),
-        '<details class="intro"><summary>How to read the tables</summary><p>'
-        "One table per data set and direction; rows are ranked best first. A cell is the value (the mean over seeds) "
-        "with its interval over items below it, or ± the standard deviation over seeds where no interval was recorded. "
-        f"{esc(MISSING)}: not run; {esc(UNDEFINED)}: undefined (its lettered note says why). A numbered note in a "
-        "header holds for the whole column; ⚠ marks a cell whose own number must be read differently, its lettered "
-        "note is under the table (tap or click the mark). Click a header to sort, best first; the signatures of "
-        "the columns are folded under each table.</p></details>",
-        _filters(tables),
+        *body,
+        f"<script>{SCRIPT}</script>",
+        "</body>",
+        "</html>",
     ]
-    number = 0
-    for family, group in itertools.groupby(tables, key=lambda t: t.family):
-        lines += [
-            f'<section class="family" id="family-{esc(family.name)}" data-family="{esc(family.name)}">',
-            f"<h2>{esc(family.title)}</h2>",
-        ]
-        if family.name in collapsed:
-            lines.append(f'<details class="collapsed"><summary>{esc(collapsed[family.name])}</summary>')
-        lines.append('<div class="boards">')
-        for table in group:
-            number += 1
-            lines += _board(table, number, anchors)
-        lines.append("</div>")
-        lines += _family_end(family.name, (sections or {}).get(family.name, []), plots)
-        if family.name in collapsed:
-            lines.append("</details>")
-        lines.append("</section>")
-    lines += _models(models, anchors)
-    lines += _long_table(board)
-    lines += _footer(board)
-    lines += [f"<script>{SCRIPT}</script>", "</body>", "</html>"]
     return "\n".join(lines) + "\n"
+
+
+def crumbs(*parts: tuple[str, str | None]) -> str:
+    """The line of links back to where a page hangs: ``(text, href or None)`` each."""
+    shown = [f'<a href="{esc(href)}">{esc(text)}</a>' if href else esc(text) for text, href in parts]
+    return f'<p class="crumbs">{" › ".join(shown)}</p>'
+
+
+READING = (
+    "One table per data set and direction; rows are ranked best first. A cell is the value (the mean over seeds) "
+    "with its interval over items below it, or ± the standard deviation over seeds where no interval was recorded. "
+    f"{MISSING}: not run; {UNDEFINED}: undefined (its lettered note says why). A numbered note in a header holds "
+    "for the whole column; ⚠ marks a cell whose own number must be read differently, its lettered note is under "
+    "the table (tap or click the mark). Click a header to sort, best first; a value links to the items behind it "
+    "where they were logged; the signatures of the columns are folded under each table."
+)
+
+
+def family_page(
+    board: Board,
+    family: Family,
+    tables: Sequence[FamilyTable],
+    plots: Sequence[Plot],
+    sections: Sequence[Section],
+    site: Site,
+) -> str:
+    """A family's page: its tables per data set and direction, its extra tables (the meta-evaluation), its plots."""
+    own = [t for t in tables if t.family == family]
+    body = [
+        crumbs(("Leaderboard", f"{UP}index.html"), (family.title, None)),
+        f"<h1>{esc(family.title)}</h1>",
+        f'<details class="intro"><summary>How to read the tables</summary><p>{esc(READING)}</p></details>',
+        _filters(own),
+        f'<section class="family" id="family-{esc(family.name)}" data-family="{esc(family.name)}">',
+        '<div class="boards">',
+    ]
+    for number, table in enumerate(own, 1):
+        body += _board(table, number, board, site)
+    body.append("</div>")
+    body += _family_end(family.name, sections, plots)
+    body += ["</section>", *footer(board)]
+    return document(f"{family.title}: xling-harness leaderboard", body)
 
 
 def _family_end(family: str, sections: Sequence[Section], plots: Sequence[Plot]) -> list[str]:
@@ -556,7 +505,7 @@ def _family_end(family: str, sections: Sequence[Section], plots: Sequence[Plot])
     lines.append('<div class="figures">')
     for plot in (p for p in plots if p.family == family):
         lines.append(
-            f'<figure><a href="plots/{esc(plot.file)}"><img src="plots/{esc(plot.file)}" alt="{esc(plot.title)}" '
+            f'<figure><a href="{UP}plots/{esc(plot.file)}"><img src="{UP}plots/{esc(plot.file)}" alt="{esc(plot.title)}" '
             f'loading="lazy"></a><figcaption>{esc(plot.title)} (tap for full size)</figcaption></figure>'
         )
     return [*lines, "</div>"]

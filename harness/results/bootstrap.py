@@ -211,7 +211,7 @@ def _check_settings(resamples: int, confidence: float, units: int) -> None:
         raise HarnessError(f"a bootstrap needs at least 2 units, found {units}")
 
 
-def _resampled(
+def resampled(
     statistic: Callable[[np.ndarray], np.ndarray], units: int, width: int, resamples: int, seed: int
 ) -> np.ndarray:
     """``statistic(index)`` on ``resamples`` rows of ``units`` indices drawn by ``default_rng(seed)``, in bounded chunks."""
@@ -249,7 +249,7 @@ def interval(units: Units, resamples: int = 1000, seed: int = 0, confidence: flo
     count = len(units)
     _check_settings(resamples, confidence, count)
     observed = float(units.statistic(np.arange(count)[None, :])[0])
-    values = _resampled(units.statistic, count, units.width, resamples, seed)
+    values = resampled(units.statistic, count, units.width, resamples, seed)
     values = values[np.isfinite(values)]
     if not values.size or not np.isfinite(observed):
         raise HarnessError("the statistic is undefined on these samples (constant values or a single class)")
@@ -274,7 +274,7 @@ def paired_bootstrap(paired: Paired, resamples: int = 1000, seed: int = 0, confi
         a, b = paired.values(index)
         return np.asarray(a - b, dtype=float)
 
-    delta = _resampled(difference, units, Units(paired.kind, paired.a, paired.reference).width, resamples, seed)
+    delta = resampled(difference, units, Units(paired.kind, paired.a, paired.reference).width, resamples, seed)
     delta = delta[np.isfinite(delta)]
     if not delta.size or not np.isfinite(observed_a - observed_b):
         raise HarnessError("the statistic is undefined on these samples (constant values or a single class)")

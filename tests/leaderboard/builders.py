@@ -103,3 +103,15 @@ def with_samples(folder: Path, item: ResultRecord, rows: Sequence[dict[str, Any]
 def read_json(path: Path) -> Any:
     """A JSON file's content."""
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def family_pages(board: Any, tables: Any, sections: dict[str, Any] | None = None) -> str:
+    """The family pages of ``board`` (no plots, no item pages), one after the other."""
+    from harness.leaderboard.page import family_page
+    from harness.leaderboard.site import site_of
+
+    site = site_of(board, [])
+    return "\n".join(
+        family_page(board, family, tables, [], (sections or {}).get(family.name, []), site)
+        for family, _ in board.families()
+    )

@@ -8,7 +8,7 @@ from pathlib import Path
 from leaderboard.builders import record
 
 from harness.leaderboard.merge import merge
-from harness.leaderboard.page import _th
+from harness.leaderboard.page import th
 from harness.leaderboard.tables import family_tables
 from harness.results.load import Entry
 from harness.results.metrics import info_of
@@ -35,5 +35,5 @@ def test_a_column_without_direction_does_not_rank_the_rows():
 
 
 def test_the_page_header_of_such_a_column_names_no_best_direction():
-    assert "data-higher" not in _th("N10 skew", True, None, None)
-    assert 'data-higher="0"' in _th("median rank", True, None, False)
+    assert "data-higher" not in th("N10 skew", True, None, None)
+    assert 'data-higher="0"' in th("median rank", True, None, False)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leaderboard.builders import record
+from leaderboard.builders import family_pages, record
 
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
 from harness.leaderboard.models import model_rows
-from harness.leaderboard.page import page
 from harness.leaderboard.tables import family_tables
 from harness.results.load import Entry
 
@@ -53,8 +52,25 @@ def test_each_model_has_its_card_and_its_families_and_an_old_line_shows_unknowns
         "| e5 | 118 M | 384 | 512 | en, de, fr | mit | Hub e5 (sha256:0123456789ab) | Image-pivoted retrieval, YiSi-2 |"
         in text
     )
-    html = page(board, tables, [])
-    assert '<td class="model"><a href="#model-1">e5</a></td>' in html
-    assert '<tr id="model-1"><td class="model">e5</td><td>118 M</td>' in html
-    assert '<a href="#family-retrieval">Image-pivoted retrieval</a>, <a href="#family-yisi">YiSi-2</a>' in html
+    html = family_pages(board, tables)
+    assert '<td class="model"><a href="../models/e5.html">e5</a></td>' in html
     assert '<section class="family" id="family-retrieval"' in html
+
+
+def test_a_model_page_shows_its_card_and_every_result(tmp_path):
+    from leaderboard.builders import write_results
+
+    from harness.cli import main
+
+    carded = record("xlr", "e5", 0.9, started="2026-02-01T00:00:00+00:00")
+    carded.model = {**carded.model, "card": CARD}
+    write_results(tmp_path / "results", [carded, record("xlr", "old", 0.4), record("backretrieval", "e5", 0.3)])
+    assert main(["leaderboard", str(tmp_path / "results"), "-o", str(tmp_path / "board"), "--no-plots"]) == 0
+    text = (tmp_path / "board" / "models" / "e5.html").read_text(encoding="utf-8")
+    assert "<dt>parameters</dt><dd>118 M</dd>" in text and "<dt>licence</dt><dd>mit</dd>" in text
+    assert "<dt>languages</dt><dd>en, de, fr</dd>" in text
+    assert "Image-pivoted retrieval: rank 1 (shared)." in text  # no interval, no logs: not shown to beat old
+    assert text.count('<tr><td data-sort="retrieval">Image-pivoted retrieval</td>') == 2  # xlr and backretrieval
+    assert '<a href="../index.html">Leaderboard</a>' in text
+    old = (tmp_path / "board" / "models" / "old.html").read_text(encoding="utf-8")
+    assert "<dt>parameters</dt>" not in old and "Image-pivoted retrieval: rank 1 (shared)." in old

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leaderboard.builders import record
+from leaderboard.builders import family_pages, record
 
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
-from harness.leaderboard.page import page
 from harness.leaderboard.tables import family_tables, sentence
 from harness.results.load import Entry
 
@@ -49,10 +48,10 @@ def test_a_warning_every_result_of_a_column_carries_is_a_column_note_not_a_cell_
     assert "| model | R@10 ¹ |" in text and "| a | 0.5000 |" in text and "| b | 0.4000 ⚠ |" in text
     assert f"¹ R@10 (whole column): {COMPLETE}" in text
     assert "⚠ b, R@10: --limit 10: 10 items evaluated (not comparable with a run on the full data)." in text
-    html = page(board, [table], [])
+    html = family_pages(board, [table])
     assert '<th data-type="number" data-higher="1" title="xlr|' in html and "R@10<sup>1</sup></th>" in html
     assert f"<li><sup>1</sup> R@10 (whole column): {COMPLETE}</li>" in html
-    body = html.split("<tbody>")[2].split("</tbody>")[0]  # the table after the overview's
+    body = html.split("<tbody>")[1].split("</tbody>")[0]
     row_a, row_b = body.split("</tr>")[:2]
     assert "⚠" not in row_a and 'href="#t1-a"' in row_b and ">⚠<sup>a</sup></a>" in row_b
     assert '<li id="t1-a"><sup>a</sup> --limit 10: 10 items evaluated' in html
@@ -97,5 +96,5 @@ def test_what_a_column_measures_is_written_under_its_table_without_hover():
     assert tables[0].descriptions == ("Share of sources whose target is in the top 10.",)
     text = readme(board, tables, [], "c")
     assert "- R@10: Share of sources whose target is in the top 10. `xlr|dataset:ikea|" in text
-    html = page(board, tables, [])
+    html = family_pages(board, tables)
     assert "<li>R@10: Share of sources whose target is in the top 10. <code>xlr|dataset:ikea|" in html

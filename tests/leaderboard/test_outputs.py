@@ -146,7 +146,7 @@ def test_regeneration_is_byte_identical_and_removes_stale_plots(tmp_path):
     first = _snapshot(board)
     shutil.rmtree(board)
     assert main(command) == 0
-    assert _snapshot(board) == first and len(first) == 8  # four files, three plots, the manifest
+    assert _snapshot(board) == first and len(first) == 14  # four files, 2 family and 4 model pages, 3 plots, manifest
     assert main(command) == 0  # over the existing folder
     assert _snapshot(board) == first
     png = first[Path("plots/bkr_boxplots.png")]
@@ -198,9 +198,12 @@ def test_only_files_listed_in_the_manifest_are_replaced_or_deleted(tmp_path, cap
     assert manifest["files"] == sorted(
         [
             "README.md",
+            "families/commute.html",
+            "families/retrieval.html",
             "index.html",
             "leaderboard.csv",
             "leaderboard.json",
+            *(f"models/{name}.html" for name in ("labse", "mbert", "vgamt", "xlmr")),
             "plots/bkr_boxplots.png",
             "plots/bkr_vs_xlr_ikea_en-de.png",
             "plots/commute_bars_fr.png",

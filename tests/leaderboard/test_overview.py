@@ -104,8 +104,10 @@ def test_a_family_fixed_by_construction_is_collapsed_under_one_sentence_and_come
     assert "- CoMMuTE: its only model (gemma) gets values fixed" in overview_part and "### CoMMuTE" not in overview_part
     assert "## CoMMuTE\n\n<details>\n<summary>CoMMuTE: its only model" in readme
     page = (tmp_path / "board" / "index.html").read_text(encoding="utf-8")
-    assert page.index('<section id="overview">') < page.index('<div class="filters">')
-    assert '<details class="collapsed"><summary>CoMMuTE: its only model (gemma)' in page
+    assert page.index('<div class="filters">') < page.index('id="family-retrieval"') < page.index('id="family-commute"')
+    commute = page.split('id="family-commute"')[1]
+    assert '<tbody class="apart">' in commute and "values fixed by construction or undefined: not ranked" in commute
+    assert '<tbody class="ranked">' not in commute  # nothing of it is ranked, so nothing is named best
 
 
 def test_a_family_with_one_informative_model_is_not_collapsed():

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leaderboard.builders import record
+from leaderboard.builders import family_pages, record
 
 from harness.leaderboard.families import Families, Family
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
-from harness.leaderboard.page import page
 from harness.leaderboard.sections import Section, family_sections
 from harness.leaderboard.tables import family_tables
 from harness.results.load import Entry
@@ -90,7 +89,7 @@ def test_sections_reach_the_readme_and_the_page_escaped():
     hostile = {"retrieval": [Section("<b>x</b>", ("h|1",), (("<script>",),), "a | b")]}
     text = readme(board, tables, [], "c", hostile)
     assert "#### &lt;b&gt;x&lt;/b&gt;" in text and "| h\\|1 |" in text and "| &lt;script&gt; |" in text
-    html = page(board, tables, [], hostile)
+    html = family_pages(board, tables, hostile)
     assert "<h3>&lt;b&gt;x&lt;/b&gt;</h3>" in html and "<td>&lt;script&gt;</td>" in html
     assert html.count("<script>") == 1  # the page's own
 

@@ -1,0 +1,418 @@
+"""Per family, one ranked table: a row per model (twins merged into one row), its mean of the family's main
+metric over the data sets and directions the ranked models share, with an interval and the count of
+directions, then one cell per data set and direction.
+
+- The main metric is that of the family's ranking role (``FamilySpec.ranking``, default its first display
+  role); each of the role's columns (a data set and direction under one task signature) is a cell.
+- The ranked directions are those run by the most models; a model that lacks one of them is shown apart,
+  marked "k of n directions", never averaged against the others. A model whose values there are all fixed
+  by construction (or undefined) is shown apart too.
+- A control (its card's ``control`` says why: random, degraded or image-blanked on purpose) is never ranked
+  and never named best: it is shown greyed in its own group.
+- Twins: two models whose outputs are identical on every shared item (the per-item logs equal, every number
+  equal) are one row naming both, so the next row is a different model.
+- Shared ranks, as WMT's clusters: the best model of the remaining ones is tested against each other one;
+  those whose gap to it is not significant share its rank (Holm-corrected over the group's tests at 5 %).
+  The test is the paired bootstrap over items where both runs logged their samples (one direction: its
+  p-value; several: the per-direction differences averaged, their bootstrap intervals combined as
+  independent normal errors); otherwise whether the two models' intervals of the mean overlap, said so.
+- The interval of a mean over several directions combines the per-direction intervals over items as
+  independent normal errors (half-widths added in quadrature, divided by the count).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness.leaderboard.families import Family
+from harness.leaderboard.merge import Board, Column, Result, differing_parts
+from harness.leaderboard.models import card_of
+from harness.leaderboard.tables import Cell, cell_of, dataset_of, pair_of
+from harness.results.bootstrap import Bootstrap, Units
+from harness.results.metrics import MetricInfo, info_of
+from harness.results.samples import Key
+from harness.results.signature import Signature
+
+ALPHA = 0.05
+RESAMPLES = 1000
+CONFIDENCE = 0.95
+_Z = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+
+RANKED, APART, CONTROL = "ranked", "apart", "control"
+PAIRED = "paired bootstrap over items, Holm-corrected"
+OVERLAP = (
+    "whether the intervals of the means overlap (no per-item logs for a paired test; no interval: not shown to differ)"
+)
+MIXED = f"{PAIRED} where both runs logged their items; elsewhere {OVERLAP}"
+NOTHING = "one model: nothing to compare"
+
+
+@dataclass(frozen=True)
+class Direction:
+    """One cell column of a ranked table: a column of the ranking role, with its data set and direction.
+
+    ``group``: the data set, with the signature parts that tell its columns apart when one data set and
+    direction has several (``xling-shapes-commute (prefix_removal:True)``); ``title``: the group and direction.
+    """
+
+    column: Column
+    dataset: str
+    pair: str | None
+    group: str
+
+    @property
+    def title(self) -> str:
+        """``<group> <direction>``."""
+        return f"{self.group} {self.pair}" if self.pair else self.group
+
+    @property
+    def short(self) -> str:
+        """The direction alone (the group is said above it), else the group."""
+        return self.pair or self.group
+
+
+@dataclass(frozen=True)
+class RankedRow:
+    """A model (with its twins) in a ranked table.
+
+    ``group``: ``ranked``, ``apart`` (fewer directions, or fixed values: ``note`` says which) or ``control``
+    (``note``: why); ``rank``: shared by the models its cluster holds (None outside ``ranked``); ``mean`` and
+    ``interval`` over ``count`` directions; ``cells`` and ``results`` align with the table's directions.
+    """
+
+    labels: tuple[str, ...]
+    keys: tuple[str, ...]
+    group: str
+    rank: int | None
+    shared: bool
+    mean: float | None
+    interval: tuple[float, float] | None
+    count: int
+    cells: tuple[Cell | None, ...]
+    results: tuple[Result | None, ...]
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        """The model's label; twins named together: ``a = b``."""
+        return " = ".join(self.labels)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A family's ranked table: its main metric, its directions (``ranked_over``: the indices of those
+    the mean is taken over), its rows (ranked by rank, then apart, then controls) and how ranks were decided."""
+
+    family: Family
+    role: str
+    metric: str
+    info: MetricInfo
+    directions: tuple[Direction, ...]
+    ranked_over: tuple[int, ...]
+    rows: tuple[RankedRow, ...]
+    method: str
+
+    @property
+    def higher_is_better(self) -> bool:
+        """The main metric's direction."""
+        return self.info.rank_sign > 0
+
+
+def holm(p_values: Sequence[float], alpha: float = ALPHA) -> list[bool]:
+    """Holm's step-down procedure: per p-value (in the given order), whether its null hypothesis is rejected."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    for step, index in enumerate(order):
+        if p_values[index] > alpha / (len(p_values) - step):
+            break
+        rejected[index] = True
+    return rejected
+
+
+def combined_p(tests: Sequence[Bootstrap]) -> float:
+    """The two-sided p-value of the mean of several directions' paired differences: one direction's own bootstrap
+    p-value; several: their percentile intervals read as independent normal errors."""
+    if len(tests) == 1:
+        return tests[0].p_value
+    difference = sum(t.difference for t in tests) / len(tests)
+    error = math.sqrt(sum(((t.high - t.low) / (2 * _Z)) ** 2 for t in tests)) / len(tests)
+    if error == 0:
+        return 1.0 if difference == 0 else 0.0
+    return 2 * (1 - NormalDist().cdf(abs(difference) / error))
+
+
+def mean_interval(cells: Sequence[Cell]) -> tuple[float, float] | None:
+    """The interval of the mean of ``cells``' values: their intervals' half-widths added in quadrature, divided by
+    the count, around the mean (None when a cell has no interval)."""
+    if not cells or any(c.interval is None or c.value is None for c in cells):
+        return None
+    mean = sum(c.value for c in cells if c.value is not None) / len(cells)
+    half = math.sqrt(sum(((c.interval[1] - c.interval[0]) / 2) ** 2 for c in cells if c.interval)) / len(cells)
+    return mean - half, mean + half
+
+
+Tester = Callable[[Result, Result], Bootstrap | None]
+
+
+def clusters(rows: Sequence[RankedRow], sign: float, test: Tester, over: Sequence[int]) -> tuple[list[RankedRow], str]:
+    """The ranked rows with their shared ranks (best first), and how the gaps were tested (``PAIRED``,
+    ``OVERLAP``, ``MIXED``; ``NOTHING`` for fewer than two rows).
+
+    Each round takes the best remaining row; the rows whose gap to it is not significant (Holm over the
+    round's paired tests; interval overlap where a pair has no logs) share its rank.
+    """
+    remaining = sorted(rows, key=lambda r: (-sign * (r.mean or 0.0), r.label))
+    done: list[RankedRow] = []
+    kinds: set[str] = set()
+    while remaining:
+        best, others = remaining[0], remaining[1:]
+        p_values: dict[int, float] = {}
+        apart: set[int] = set()
+        for index, other in enumerate(others):
+            tests = [test(a, b) for i in over if (a := best.results[i]) and (b := other.results[i])]
+            if tests and all(t is not None for t in tests):
+                p_values[index] = combined_p([t for t in tests if t is not None])
+                kinds.add(PAIRED)
+            else:
+                kinds.add(OVERLAP)
+                if not _overlap(best.interval, other.interval):
+                    apart.add(index)
+        rejected = holm(list(p_values.values()))
+        apart |= {index for index, no in zip(p_values, rejected) if no}
+        same = [best] + [o for i, o in enumerate(others) if i not in apart]
+        rank = len(done) + 1
+        done += [_with_rank(row, rank, len(same) > 1) for row in same]
+        remaining = [o for i, o in enumerate(others) if i in apart]
+    return done, (MIXED if len(kinds) > 1 else kinds.pop() if kinds else NOTHING)
+
+
+def _overlap(a: tuple[float, float] | None, b: tuple[float, float] | None) -> bool:
+    """Whether two intervals overlap (an unknown interval: nothing is shown to differ)."""
+    return a is None or b is None or (a[0] <= b[1] and b[0] <= a[1])
+
+
+def _with_rank(row: RankedRow, rank: int, shared: bool) -> RankedRow:
+    return RankedRow(
+        row.labels, row.keys, RANKED, rank, shared, row.mean, row.interval, row.count, row.cells, row.results
+    )
+
+
+class Samples:
+    """Per-item values read once per result, and the paired bootstrap of two results' main metric.
+
+    ``paired_bootstrap`` draws its resampled units from ``default_rng(0)`` whatever the pair, so each result's
+    statistic over the resamples is computed once and a pair's differences are those of two cached vectors:
+    the same numbers as ``harness compare`` gives, at the cost of one bootstrap per result instead of per pair.
+    """
+
+    def __init__(self) -> None:
+        self.read: dict[tuple[int, tuple[str, ...]], dict[Key, tuple[float, ...]] | None] = {}
+        self.drawn: dict[int, tuple[Units, np.ndarray] | None] = {}
+
+    def values(self, result: Result) -> dict[Key, tuple[float, ...]] | None:
+        """The result's per-item values of its main statistic (None: not logged, or unreadable)."""
+        from harness.leaderboard.compare import statistic_of
+        from harness.results.samples import read_samples
+
+        try:
+            fields = statistic_of(result, result.record.main_metric).fields
+        except HarnessError:
+            return None
+        key = (id(result), fields)
+        if key not in self.read:
+            try:
+                self.read[key] = read_samples(result.entry, fields) if result.record.samples_file else None
+            except (HarnessError, OSError, ValueError):
+                self.read[key] = None
+        return self.read[key]
+
+    def _drawn(self, result: Result) -> tuple[Units, np.ndarray] | None:
+        from harness.leaderboard.compare import statistic_of
+        from harness.results.bootstrap import resampled
+        from harness.results.samples import to_units
+
+        if id(result) not in self.drawn:
+            values = self.values(result)
+            found = None
+            if values is not None and len({k[1] for k in values}) >= 2:
+                units = to_units(values, statistic_of(result, result.record.main_metric))
+                found = units, resampled(units.statistic, len(units), units.width, RESAMPLES, 0)
+            self.drawn[id(result)] = found
+        return self.drawn[id(result)]
+
+    def test(self, first: Result, second: Result) -> Bootstrap | None:
+        """The paired bootstrap of first - second over their items (as ``paired_bootstrap``); None without logs of
+        the same items under the same statistic."""
+        from harness.leaderboard.compare import statistic_of
+
+        try:
+            if statistic_of(first, first.record.main_metric) != statistic_of(second, second.record.main_metric):
+                return None
+            a, b = self.values(first), self.values(second)
+            if a is None or b is None or a.keys() != b.keys():
+                return None
+            drawn_a, drawn_b = self._drawn(first), self._drawn(second)
+        except (HarnessError, ValueError):
+            return None
+        if drawn_a is None or drawn_b is None or not np.array_equal(drawn_a[0].reference, drawn_b[0].reference):
+            return None
+        return _bootstrap(drawn_a, drawn_b)
+
+    def identical(self, first: Result, second: Result) -> bool | None:
+        """Whether two results' per-item values are the same (None: not both logged)."""
+        a, b = self.values(first), self.values(second)
+        return None if a is None or b is None else a == b
+
+
+def _bootstrap(first: tuple[Units, np.ndarray], second: tuple[Units, np.ndarray]) -> Bootstrap | None:
+    """``paired_bootstrap``'s outcome from the two results' resampled statistics."""
+    everything = np.arange(len(first[0]))[None, :]
+    observed_a, observed_b = float(first[0].statistic(everything)[0]), float(second[0].statistic(everything)[0])
+    delta = first[1] - second[1]
+    delta = delta[np.isfinite(delta)]
+    if not delta.size or not math.isfinite(observed_a - observed_b):
+        return None
+    tail = (1 - CONFIDENCE) / 2
+    low, high = np.quantile(delta, [tail, 1 - tail])
+    p_value = min(1.0, 2 * min(float(np.mean(delta <= 0)), float(np.mean(delta >= 0))))
+    return Bootstrap(
+        observed_a, observed_b, observed_a - observed_b, float(low), float(high), p_value, CONFIDENCE,
+        RESAMPLES, int(delta.size), 0,
+    )  # fmt: skip
+
+
+def _role_columns(board: Board, family: Family, columns: Sequence[Column]) -> tuple[str, list[Column]] | None:
+    """The ranking role and its columns; the next display role with ranked columns when it has none."""
+    roles = [family.ranking_role] + [r for r in family.tasks if r != family.ranking_role]
+    for role in (r for r in roles if r is not None):
+        found = [c for c in columns if c.role == role and info_of(board.example(c), c.metric).rank_sign != 0]
+        if found:
+            return role, found
+    return None
+
+
+def _directions(board: Board, columns: Sequence[Column]) -> list[Direction]:
+    """The columns with their data set and direction, grouped by data set (with the signature parts that differ
+    where one data set and direction has several columns), sorted by group and direction."""
+    found = []
+    for column in columns:
+        example = board.example(column)
+        found.append((column, dataset_of(example), pair_of(example)))
+    keys = [(dataset, pair) for _, dataset, pair in found]
+    parts: dict[Signature, list[str]] = {}
+    for key in set(keys):
+        parts.update(differing_parts(c.signature for c, d, p in found if (d, p) == key and keys.count(key) > 1))
+    directions = []
+    for column, dataset, pair in found:
+        differing = parts.get(column.signature)
+        group = f"{dataset} ({', '.join(differing)})" if differing else dataset
+        directions.append(Direction(column, dataset, pair, group))
+    return sorted(directions, key=lambda d: (d.dataset, d.group, d.pair or ""))
+
+
+def controls(board: Board) -> dict[str, str]:
+    """Model key -> why it is a control, from its results lines' cards (``control``)."""
+    found: dict[str, str] = {}
+    for (key, _), result in board.cells.items():
+        reason = card_of(result.record).get("control")
+        if isinstance(reason, str) and reason:
+            found.setdefault(key, reason)
+    return found
+
+
+def _twins(board: Board, rows: list[RankedRow], samples: Samples) -> list[RankedRow]:
+    """Rows merged where two models' outputs are identical on every shared direction (items where logged)."""
+    merged: list[RankedRow] = []
+    for row in rows:
+        twin = next((m for m in merged if m.group == row.group and _same(m, row, samples)), None)
+        if twin is None:
+            merged.append(row)
+            continue
+        merged[merged.index(twin)] = RankedRow(
+            twin.labels + row.labels, twin.keys + row.keys, twin.group, None, False, twin.mean, twin.interval,
+            twin.count, twin.cells, twin.results, twin.note,
+        )  # fmt: skip
+    return merged
+
+
+def _same(a: RankedRow, b: RankedRow, samples: Samples) -> bool:
+    shared = [i for i, (x, y) in enumerate(zip(a.results, b.results)) if x is not None and y is not None]
+    if not shared or [i for i, r in enumerate(a.results) if r] != [i for i, r in enumerate(b.results) if r]:
+        return False
+    for i in shared:
+        x, y = a.cells[i], b.cells[i]
+        if x is None or y is None or x.value is None or (x.value, x.interval, x.std) != (y.value, y.interval, y.std):
+            return False
+    first, second = a.results, b.results
+    return all(samples.identical(first[i], second[i]) is not False for i in shared)  # type: ignore[arg-type]
+
+
+def rank_family(
+    board: Board, family: Family, columns: Sequence[Column], samples: Samples, test: Tester | None = None
+) -> Ranking | None:
+    """The family's ranked table (None when no role of it has a column with a direction); ``test``: the paired
+    test of two results (default ``samples.test``)."""
+    found = _role_columns(board, family, columns)
+    if found is None:
+        return None
+    role, role_columns = found
+    directions = _directions(board, role_columns)
+    info = info_of(board.example(directions[0].column), directions[0].column.metric)
+    tester = test or samples.test
+    apart_of = controls(board)
+    runs: dict[str, tuple[Result | None, ...]] = {}
+    for key in board.labels:
+        results = tuple(board.cells.get((key, d.column)) for d in directions)
+        if any(results):
+            runs[key] = results
+    coverage = [sum(1 for results in runs.values() if results[i] is not None) for i in range(len(directions))]
+    over = tuple(i for i, count in enumerate(coverage) if count == max(coverage))
+    rows = []
+    for key, results in runs.items():
+        cells = tuple(cell_of(r.record, r.record.main_metric) if r else None for r in results)
+        shared = [c for i in over if (c := cells[i]) is not None]
+        fixed = all(r is None or r.fixed for r in (results[i] for i in over))
+        defined = [c for c in shared if c.value is not None]
+        full = len(defined) == len(over) and not fixed
+        counted = defined if full else [c for c in cells if c is not None and c.value is not None]
+        values = [c.value for c in counted if c.value is not None]
+        mean = sum(values) / len(values) if values else None
+        group, note = RANKED, ""
+        if key in apart_of:
+            group, note = CONTROL, apart_of[key]
+        elif fixed and shared:
+            group, note = APART, "values fixed by construction or undefined: not ranked"
+        elif not full:
+            group, note = APART, f"run on {len(shared)} of the {len(over)} ranked directions: not ranked"
+        rows.append(
+            RankedRow(
+                (board.labels[key],), (key,), group, None, False, mean,
+                mean_interval(counted), len(counted), cells, results, note,
+            )
+        )  # fmt: skip
+    rows = _twins(board, rows, samples)
+    ranked, method = clusters([r for r in rows if r.group == RANKED], info.rank_sign, tester, over)
+    rest = sorted(
+        (r for r in rows if r.group != RANKED),
+        key=lambda r: (r.group == CONTROL, r.mean is None, -info.rank_sign * (r.mean or 0.0), r.label),
+    )
+    return Ranking(
+        family, role, directions[0].column.metric, info, tuple(directions), over, tuple(ranked + rest),
+        method,
+    )  # fmt: skip
+
+
+def rankings(board: Board, samples: Samples | None = None) -> list[Ranking]:
+    """One ranked table per family present, in the board's family order (``samples``: the logs read so far)."""
+    found = []
+    for family, columns in board.families():
+        ranking = rank_family(board, family, columns, samples or Samples())
+        if ranking is not None:
+            found.append(ranking)
+    return found
