@@ -96,8 +96,8 @@ table.ranked td.mean { font-weight: 600; white-space: nowrap; }
 table.ranked td.mean .ci { display: inline; margin-left: 0.4em; font-weight: normal; }
 table.ranked td.number a { color: inherit; text-decoration: none; border-bottom: 1px dotted #999; }
 table.ranked tr.group td { background: #f7f7f7; font-size: 0.82em; color: #555; font-style: italic; position: static; }
-tbody.controls td, tbody.controls td a, tbody.controls td:nth-child(2) { color: #8a8a8a; }
-tbody.controls td:nth-child(2), tbody.apart td:nth-child(2) { background: #fbfbfb; }
+tbody.control td, tbody.control td a, tbody.control td:nth-child(2) { color: #8a8a8a; }
+tbody.control td:nth-child(2), tbody.apart td:nth-child(2) { background: #fbfbfb; }
 .mark-note { color: #b35900; font-size: 0.8em; display: block; font-weight: normal; }
 .shared { color: #666; }
 .crumbs { font-size: 0.88em; margin: 0 0 0.4em; }

@@ -4,8 +4,9 @@ directions, then one cell per data set and direction.
 
 - The main metric is that of the family's ranking role (``FamilySpec.ranking``, default its first display
   role); each of the role's columns (a data set and direction under one task signature) is a cell.
-- The ranked directions are those run by the most models; a model that lacks one of them is shown apart,
-  marked "k of n directions", never averaged against the others. A model whose values there are all fixed
+- The ranked directions are the set of directions the most models were run on; a model that lacks one of
+  them is shown apart, marked "k of n directions", never averaged against the others (one run on more is
+  ranked on the ranked directions, its other cells shown). A model whose values there are all fixed
   by construction (or undefined) is shown apart too.
 - A control (its card's ``control`` says why: random, degraded or image-blanked on purpose) is never ranked
   and never named best: it is shown greyed in its own group.
@@ -353,6 +354,17 @@ def _same(a: RankedRow, b: RankedRow, samples: Samples) -> bool:
     return all(samples.identical(first[i], second[i]) is not False for i in shared)  # type: ignore[arg-type]
 
 
+def _ranked_directions(runs: dict[str, tuple[Result | None, ...]], controls: set[str]) -> tuple[int, ...]:
+    """The directions the mean is taken over: the set of directions that the most models (controls aside) were run
+    on exactly; among equally common sets the larger, then the first."""
+    sets: dict[tuple[int, ...], int] = {}
+    for key, results in runs.items():
+        if key not in controls or len(controls) == len(runs):
+            own = tuple(i for i, result in enumerate(results) if result is not None)
+            sets[own] = sets.get(own, 0) + 1
+    return max(sets, key=lambda own: (sets[own], len(own), [-i for i in own]))
+
+
 def rank_family(
     board: Board, family: Family, columns: Sequence[Column], samples: Samples, test: Tester | None = None
 ) -> Ranking | None:
@@ -371,8 +383,7 @@ def rank_family(
         results = tuple(board.cells.get((key, d.column)) for d in directions)
         if any(results):
             runs[key] = results
-    coverage = [sum(1 for results in runs.values() if results[i] is not None) for i in range(len(directions))]
-    over = tuple(i for i, count in enumerate(coverage) if count == max(coverage))
+    over = _ranked_directions(runs, set(apart_of))
     rows = []
     for key, results in runs.items():
         cells = tuple(cell_of(r.record, r.record.main_metric) if r else None for r in results)

@@ -1,0 +1,152 @@
+"""The items behind a value (full and compact logs), the items two models disagree on most (``harness compare
+--items``, the model pages), the item pages and the controls group, in a headless browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leaderboard.builders import record, with_samples, write_results
+from leaderboard.test_page import needs_chromium, run_driver
+
+from harness.cli import main
+from harness.leaderboard.items import RANK, disagreements, item_values, read_items
+from harness.leaderboard.merge import merge
+from harness.results.bootstrap import Statistic
+from harness.results.load import load_entries
+from harness.results.samples import compact_folder
+
+INFO = {
+    "recall@k": {"display": "R@10", "higher_is_better": True, "statistic": "mean:hit"},
+    "mrr": {"statistic": "mean:rr"},
+}
+
+
+def seeded(folder: Path, name: str, rows: list[dict[str, object]], card: dict | None = None):
+    item = record("xlr", name, [0.5, 0.5], seeds=[0, 1])
+    item.metric_info = INFO
+    if card is not None:
+        item.model = {**item.model, "card": card}
+    return with_samples(folder, item, rows, f"samples_{name}.jsonl")
+
+
+ROWS_A = [
+    {"id": "x", "seed": 0, "hit": 1.0, "rr": 1.0, "rank": 1.0},
+    {"id": "x", "seed": 1, "hit": 0.0, "rr": 0.25, "rank": 4.0},
+    {"id": "y", "seed": 0, "hit": 0.0, "rr": 0.5, "rank": 2.0},
+    {"id": "y", "seed": 1, "hit": 0.0, "rr": 0.5, "rank": 2.0},
+    {"id": "z", "seed": 0, "hit": 1.0, "rr": 1.0, "rank": 1.0},
+    {"id": "z", "seed": 1, "hit": 1.0, "rr": 1.0, "rank": 1.0},
+]
+ROWS_B = [{**row, "hit": 1.0 - float(row["hit"]) if row["id"] != "y" else 0.0} for row in ROWS_A]
+
+
+def board_of(folder: Path):
+    entries, _ = load_entries([str(folder)])
+    return merge(entries)
+
+
+def test_items_average_their_seeds_and_a_compact_log_gets_the_rank_from_rr(tmp_path):
+    full = tmp_path / "full"
+    write_results(full, [seeded(full, "a", ROWS_A)])
+    (result,) = board_of(full).current
+    items = read_items(result)
+    assert items.fields == ("hit", "rr", "rank") and items.seeds == 2 and not items.compact
+    assert items.rows == (("x", (0.5, 0.625, 2.5)), ("y", (0.0, 0.5, 2.0)), ("z", (1.0, 1.0, 1.0)))
+    compact_folder(full, tmp_path / "compact")
+    (result,) = board_of(tmp_path / "compact").current
+    items = read_items(result)
+    assert items.fields == ("hit", "rr", RANK) and items.compact  # the compact log keeps what the metrics read
+    assert items.rows[0] == ("x", (0.5, 0.625, 1.6))  # rank ≈ 1 / mean rr = 1 / 0.625
+
+
+def test_the_items_two_models_disagree_on_most_come_first_ties_broken_by_a_finer_field():
+    a, b = {"x": 1.0, "y": 0.0, "z": 0.5, "w": 1.0}, {"x": 0.0, "y": 0.0, "z": 1.0, "w": 0.0}
+    assert [(d.item, d.difference) for d in disagreements(a, b, 3)] == [("w", 1.0), ("x", 1.0), ("z", -0.5)]
+    finer = ({"w": 0.5, "x": 0.9}, {"w": 0.4, "x": 0.1})  # x's reciprocal ranks differ more than w's
+    assert [d.item for d in disagreements(a, b, 2, finer)] == ["x", "w"]
+    assert disagreements(a, a, 5) == []  # agreeing everywhere: nothing to show
+    scores = {(None, "p"): (1.0,), (None, "q"): (3.0,)}  # a score is standardised: (v - 2) / 1
+    assert item_values(scores, Statistic("auc", ("score", "label"))) == {"p": -1.0, "q": 1.0}
+
+
+def test_harness_compare_items_lists_where_two_models_disagree_most(tmp_path, capsys):
+    folder = tmp_path / "results"
+    write_results(folder, [seeded(folder, "a", ROWS_A), seeded(folder, "b", ROWS_B)])
+    assert main(["compare", "a", "b", "--task", "xlr", "--results", str(folder), "--items", "2"]) == 0
+    out = capsys.readouterr().out.split("items where a and b disagree most (mean of hit per item):\n")[1]
+    # per item, hit over two seeds: a x 0.5, z 1.0; b x 0.5, z 0.0 -> z differs by 1; x and y by 0
+    assert out.splitlines() == ["item         A         B     A - B", "z       1.0000    0.0000   +1.0000"]
+    assert main(["compare", "a", "b", "--task", "xlr", "--results", str(folder), "--items", "0"]) == 2
+    assert "--items must be at least 1" in capsys.readouterr().err
+
+
+def controls_board(folder: Path) -> Path:
+    """Three ranked models and a control with the best values, each with a log."""
+    results = folder / "results"
+    lines = []
+    for name, pattern, card in (
+        ("alpha", "1111111100", None),
+        ("beta", "1111100000", None),
+        ("gamma", "1100000000", None),
+        ("noisy", "1111111111", {"control": "noise added on purpose"}),
+    ):
+        item = record("xlr", name, pattern.count("1") / 10)
+        item.metric_info = INFO
+        item.intervals = {"recall@k": {"low": 0.0, "high": 1.0, "confidence": 0.95}}
+        if card:
+            item.model = {**item.model, "card": card}
+        rows = [{"id": f"s{i}", "hit": float(c), "rr": 1.0 if c == "1" else 0.1} for i, c in enumerate(pattern)]
+        lines.append(with_samples(results, item, rows, f"samples_{name}.jsonl"))
+    write_results(results, lines)
+    assert main(["leaderboard", str(results), "-o", str(folder / "board"), "--no-plots"]) == 0
+    return folder / "board"
+
+
+# sort the ranked table by its value column both ways; the controls stay in their own group, last
+CONTROLS = """
+var table = document.querySelector("table.ranked"), header = table.tHead.rows[1].cells[3];
+function bodies() { return Array.prototype.map.call(table.tBodies, function (body) {
+  return body.className + ":" + Array.prototype.filter.call(body.rows, function (r) { return !r.classList.contains("group"); })
+    .map(function (r) { return r.querySelector(".model a").textContent; }).join(","); }).join("|"); }
+var first = bodies(); header.click(); header.click(); var reversed = bodies();
+var grey = getComputedStyle(table.tBodies[1].querySelector("td.model a")).color;
+document.body.setAttribute("data-result", [first, reversed, grey].join(";"));
+"""
+
+
+@needs_chromium
+def test_controls_are_greyed_in_their_own_group_below_the_ranked_models_whatever_the_sort(tmp_path):
+    board = controls_board(tmp_path)
+    dom = run_driver(board / "index.html", CONTROLS, tmp_path / "profile")
+    first, reversed_, grey = dom.split('data-result="')[1].split('"')[0].split(";")
+    assert first == "ranked:alpha,beta,gamma|control:noisy"  # the best values, never ranked nor named best
+    assert reversed_ == "ranked:gamma,beta,alpha|control:noisy"
+    assert grey == "rgb(138, 138, 138)"
+    page = (board / "index.html").read_text(encoding="utf-8")
+    assert "noise added on purpose" in page and "Controls: random, degraded or image-blanked on purpose" in page
+
+
+# the item page of a cell: its rows, sorted by rank (ascending first for a text-less field? no: numbers best first)
+ITEMS = """
+var table = document.querySelector("table.sortable"), headers = table.tHead.rows[0].cells;
+function order() { return Array.prototype.map.call(table.tBodies[0].rows, function (r) { return r.cells[0].textContent; }).join(","); }
+var first = order(); headers[2].click(); var byRr = order();
+document.body.setAttribute("data-result", [first, byRr, headers.length].join(";"));
+"""
+
+
+@needs_chromium
+def test_a_value_links_to_its_items_and_the_item_page_sorts(tmp_path):
+    board = controls_board(tmp_path)
+    page = (board / "index.html").read_text(encoding="utf-8")
+    link = page.split('title="0.8000 [0.0000, 1.0000] (click for the items)"><a href="')[1].split('"')[0]
+    assert link.startswith("items/xlr-") and (board / link).is_file()
+    dom = run_driver(board / link, ITEMS, tmp_path / "profile")
+    first, by_rr, columns = dom.split('data-result="')[1].split('"')[0].split(";")
+    assert first == ",".join(f"s{i}" for i in range(10)) and columns == "4"  # item, hit, rr, rank ≈ 1/rr
+    assert by_rr.split(",")[-2:] == ["s8", "s9"]  # the two misses (rr 0.1) last, sorted descending
+    text = (board / link).read_text(encoding="utf-8")
+    assert "alpha on xlr, ikea test en→de" in text and "over 10 items of ikea test en→de" in text
+    model = (board / "models" / "alpha.html").read_text(encoding="utf-8")
+    assert f'<a href="../{link}">0.8000</a>' in model  # the same items from the model page
+    assert "Image-pivoted retrieval: against beta" in model and ">s5</a>" in model  # s5-s7: alpha hits, beta not
