@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -15,9 +16,9 @@ from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.index import index_page
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
-from harness.leaderboard.output import previous_files, publish
+from harness.leaderboard.output import MANIFEST, previous_files, publish
 from harness.leaderboard.page import family_page
-from harness.leaderboard.plots import start_plots
+from harness.leaderboard.plots import INDEX, index_text, start_plots
 from harness.leaderboard.ranking import Samples, rankings
 from harness.leaderboard.sections import family_sections
 from harness.leaderboard.site import site_of
@@ -28,13 +29,32 @@ from harness.results.load import load_entries, skipped
 PLOTS = "plots"
 
 
+def previous_folders(previous: set[str]) -> set[str]:
+    """The top folders of the files an earlier run wrote (``plots`` when it drew any)."""
+    return {name.split("/")[0] for name in previous if "/" in name}
+
+
 @dataclass(frozen=True)
 class Built:
-    """What was written, and the lines that were skipped."""
+    """What was written, the lines that were skipped, and the board it replaced: the files an earlier run had
+    written there (``replaced``) and when (``replaced_at``, the time of its manifest; None for a new folder)."""
 
     board: Board
     problems: list[BadLine]
     files: list[Path]
+    replaced: frozenset[str] = frozenset()
+    replaced_at: str | None = None
+
+    def replacement(self, folder: str | Path) -> str | None:
+        """The line saying what of an earlier board was replaced, and from when (None: there was none)."""
+        if self.replaced_at is None:
+            return None
+        written = {path.relative_to(folder).as_posix() for path in self.files}
+        kept = len(self.replaced & written)
+        return (
+            f"replaced the leaderboard written in {folder} at {self.replaced_at}: {kept} of its "
+            f"{len(self.replaced)} files written again, {len(self.replaced) - kept} removed; other files left as they were"
+        )
 
 
 @contextmanager
@@ -59,9 +79,11 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         board = merge(entries)
         folder = Path(output)
         previous = previous_files(folder)
+        when = written_at(folder) if previous else None
         with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn:
             sections = family_sections(board)  # first: the plot workers inherit what it computed (the meta-evaluation)
-            drawing = start_plots(board, Path(drawn)) if plots else []  # in other processes where it can; meanwhile:
+            kept = folder / PLOTS if PLOTS in previous_folders(previous) else None
+            drawing = start_plots(board, Path(drawn), previous=kept) if plots else []  # in other processes; meanwhile:
             try:
                 tables = family_tables(board)
                 samples = Samples()
@@ -85,5 +107,16 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
                     board, family, tables, written, sections.get(family.name, []), site
                 )
             copies = {f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}
+            if plots:
+                contents[f"{PLOTS}/{INDEX}"] = index_text(written, Path(drawn))
             files = publish(folder, previous, contents, copies)
-    return Built(board, problems, files)
+    return Built(board, problems, files, frozenset(previous), when)
+
+
+def written_at(folder: Path) -> str | None:
+    """When the board in ``folder`` was written: its manifest's modification time, local, to the second."""
+    try:
+        moment = datetime.fromtimestamp((folder / MANIFEST).stat().st_mtime).astimezone()
+    except OSError:
+        return None
+    return moment.isoformat(timespec="seconds")

@@ -41,6 +41,9 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     )
     for path in built.files:
         print(f"wrote {path}")
+    replaced = built.replacement(args.output)
+    if replaced:
+        print(replaced)
     return 0
 
 

@@ -7,7 +7,7 @@ Family plot modules (registered with ``register_families``) build on these."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +23,44 @@ LEGEND_MODELS = 20  # a legend names each model up to this many (as many as the 
 
 @dataclass(frozen=True)
 class Plot:
-    """A written plot: the family it illustrates, a title for links, the file name in ``plots/``."""
+    """A written plot: the family it illustrates, a title for links, the file name in ``plots/``, and the key of
+    the drawing that made it (set by the leaderboard: ``plots``)."""
 
     family: str
     title: str
     file: str
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One drawing of a plot function made of parts: ``inputs`` names everything it reads (results lines'
+    signatures and start times, labels), so an unchanged part is taken from the previous board, not redrawn."""
+
+    inputs: str
+    draw: Callable[[Path], list[Plot]]
+
+
+@dataclass(frozen=True)
+class PlotParts:
+    """A plot function whose plots are drawn (and kept between builds) part by part: ``parts(board)``.
+
+    Called as a plain plot function (``function(board, folder)``) it draws every part."""
+
+    parts: Callable[[Board], list[Part]]
+    name: str
+
+    @property
+    def __name__(self) -> str:  # named like the function it stands for in warnings
+        return self.name
+
+    def __call__(self, board: Board, folder: Path) -> list[Plot]:
+        return [plot for part in self.parts(board) for plot in part.draw(folder)]
+
+
+def inputs_of(*records: ResultRecord) -> str:
+    """What a plot reads of results lines, as text for its key: each line's signature and start time."""
+    return "\n".join(f"{record.signature}@{record.started}" for record in records)
 
 
 def describe(column: Column, board: Board) -> str:

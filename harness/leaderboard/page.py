@@ -188,6 +188,9 @@ SCRIPT = """
       row.hidden = (model !== "" && named.textContent.toLowerCase().indexOf(model) < 0) ||
         (row.hasAttribute("data-tasks") && !matches(row, want));
     });
+    each(document.querySelectorAll("table.sortable tbody tr.group"), function (group) {  /* no rows left: no title */
+      group.hidden = group.parentNode.querySelectorAll("tr:not(.group):not([hidden])").length === 0;
+    });
   }
   each(document.querySelectorAll(".filters select, .filters input"), function (control) {
     control.addEventListener("input", apply);

@@ -1,6 +1,13 @@
 """All plots (PNG, matplotlib, byte-identical for the same inputs): each family's plot functions,
 registered by its plugin, draw into one folder.
 
+Each drawing is keyed by its inputs: the code of its plot module and of the shared figure helpers, and
+what it reads (a plain plot function: every current result of its family and the board's model order; a
+part of a ``PlotParts`` function: what the part names). A drawing whose key the previous board already
+holds, its files unchanged, is taken from it instead of drawn again (``plots/index.json`` lists the keys and
+the files' digests), so a rebuild after
+one new results line redraws only what that line changes. A line on stderr says how far the drawing is.
+
 Where the system can fork, the plot functions run in worker processes (one per CPU, each taking the
 next function as it finishes one) while the caller goes on writing the tables: the workers inherit
 the board, write their PNGs into the folder and send back only what they drew. The plots, their
@@ -10,10 +17,15 @@ happens on a single CPU, where fork is unavailable, and for a single plot functi
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import json
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
@@ -22,15 +34,61 @@ from typing import Any, cast
 
 from harness.errors import HarnessError
 from harness.leaderboard.families import Family, plot_functions
-from harness.leaderboard.figures import Plot
+from harness.leaderboard.figures import Part, Plot, PlotParts, inputs_of
 from harness.leaderboard.merge import Board
 
-Job = tuple[Family, Callable[..., Any]]
 Outcome = list[Plot] | str  # the plots a function drew, or why it failed
+INDEX = "index.json"  # in plots/: the key of each drawing and the plots it made
+
+
+@dataclass(frozen=True)
+class Job:
+    """One drawing: a plot function of a family (or one part of it) and the key of its inputs."""
+
+    family: Family
+    function: Callable[..., Any]
+    key: str
+    part: Part | None = None
+
+    def __iter__(self) -> Any:  # (family, function), as a job was before it had a key
+        return iter((self.family, self.function))
+
+    def run(self, board: Board, folder: Path) -> list[Plot]:
+        """Draw its plots into ``folder``."""
+        return self.part.draw(folder) if self.part is not None else list(self.function(board, folder))
+
+
+_SOURCES: dict[str, str] = {}
+
+
+def _code(function: Callable[..., Any]) -> str:
+    """A digest of the source files a drawing depends on: its module's and the shared figure helpers'."""
+    target = function.parts if isinstance(function, PlotParts) else function
+    files = [inspect.getsourcefile(target) or "", inspect.getsourcefile(Plot) or ""]
+    for name in files:
+        if name not in _SOURCES:
+            try:
+                _SOURCES[name] = hashlib.sha256(Path(name).read_bytes()).hexdigest()
+            except OSError:
+                _SOURCES[name] = name
+    return "".join(_SOURCES[name] for name in files)
+
+
+def _key(family: Family, function: Callable[..., Any], inputs: str) -> str:
+    text = "\0".join((_code(function), family.name, _name(function), inputs))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def _family_inputs(board: Board, family: Family) -> str:
+    """What a plain plot function of ``family`` may read: its current results, and the model order (colours)."""
+    records = sorted(
+        (r.record for (_, column), r in board.cells.items() if column.family == family), key=lambda r: r.signature
+    )
+    return inputs_of(*records) + "\n" + "\n".join(board.labels.values())
 
 
 def plot_jobs(board: Board) -> list[Job]:
-    """Every plot function of the families present, in order; a family whose plots cannot be loaded costs a warning."""
+    """Every drawing of the families present, in order; a family whose plots cannot be loaded costs a warning."""
     jobs: list[Job] = []
     for family, _ in board.families():
         try:
@@ -38,7 +96,18 @@ def plot_jobs(board: Board) -> list[Job]:
         except HarnessError as exc:
             print(f"harness: warning: no plots for family {family.name!r}: {exc}", file=sys.stderr)
             continue
-        jobs.extend((family, function) for function in functions)
+        for function in functions:
+            if not isinstance(function, PlotParts):
+                jobs.append(Job(family, function, _key(family, function, _family_inputs(board, family))))
+                continue
+            try:
+                parts = function.parts(board)
+            except Exception as exc:  # a plugin's plot must not cost the leaderboard
+                print(
+                    f"harness: warning: {_failure(family, function, f'{type(exc).__name__}: {exc}')}", file=sys.stderr
+                )
+                continue
+            jobs.extend(Job(family, function, _key(family, function, part.inputs), part) for part in parts)
     return jobs
 
 
@@ -46,36 +115,111 @@ def _name(function: Callable[..., Any]) -> str:
     return str(getattr(function, "__name__", function))
 
 
-def _failure(job: Job, what: str) -> str:
-    family, function = job
+def _failure(family: Family, function: Callable[..., Any], what: str) -> str:
     return f"plot {_name(function)!r} of family {family.name!r} (plugin {family.plugin!r}) failed: {what}"
 
 
 def draw(board: Board, job: Job, folder: Path) -> Outcome:
-    """Run one plot function; its plots, or the warning that says why it failed."""
+    """Run one drawing; its plots, or the warning that says why it failed."""
     try:
-        return list(job[1](board, folder))
+        return job.run(board, folder)
     except Exception as exc:  # a plugin's plot must not cost the leaderboard
-        return _failure(job, f"{type(exc).__name__}: {exc}")
+        return _failure(job.family, job.function, f"{type(exc).__name__}: {exc}")
 
 
-def collect(jobs: Sequence[Job], outcomes: Sequence[Outcome]) -> list[Plot]:
-    """The plots in job order, each marked with its family; a failed job's warning is printed.
+class Counter:
+    """A line on stderr as drawings finish: how many of how many, how many kept, the time so far (at most one line
+    every ``every`` seconds, and the last)."""
+
+    def __init__(self, total: int, kept: int, every: float = 2.0) -> None:
+        self.total, self.kept, self.every = total, kept, every
+        self.done = kept
+        self.start = self.said = time.monotonic()
+        if total:
+            self.say(force=True)
+
+    def say(self, force: bool = False) -> None:
+        """The line, when it is time for one."""
+        now = time.monotonic()
+        if force or now - self.said >= self.every or self.done == self.total:
+            kept = f"{self.kept} kept from the previous board, " if self.kept else ""
+            print(
+                f"harness: plots {self.done}/{self.total} ready ({kept}{self.done - self.kept} drawn, "
+                f"{now - self.start:.1f} s)",
+                file=sys.stderr,
+            )
+            self.said = now
+
+    def advance(self) -> None:
+        """One more drawing finished."""
+        self.done += 1
+        self.say()
+
+
+class Drawn(list[Plot]):
+    """The plots, and the keys of the drawings that made none (listed in the index, so not drawn again)."""
+
+    empty: tuple[str, ...] = ()
+
+
+def collect(jobs: Sequence[Job], outcomes: Sequence[Outcome]) -> Drawn:
+    """The plots in job order, each marked with its family and its drawing's key; a failed job's warning is printed.
 
     Two plots with one file name are an error.
     """
-    plots: list[Plot] = []
-    for (family, _), outcome in zip(jobs, outcomes):
+    plots = Drawn()
+    plots.empty = tuple(job.key for job, outcome in zip(jobs, outcomes) if outcome == [])
+    for job, outcome in zip(jobs, outcomes):
         if isinstance(outcome, str):
             print(f"harness: warning: {outcome}", file=sys.stderr)
             continue
         for plot in outcome:
             if any(p.file == plot.file for p in plots):
                 raise HarnessError(
-                    f"two plots write plots/{plot.file} (family {family.name!r}); each plot needs its own file name"
+                    f"two plots write plots/{plot.file} (family {job.family.name!r}); each plot needs its own file name"
                 )
-            plots.append(replace(plot, family=family.name))
+            plots.append(replace(plot, family=job.family.name, key=job.key))
     return plots
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def index_text(plots: Sequence[Plot], folder: Path) -> str:
+    """``plots/index.json``: each drawing's key with the plots (title, file, the file's SHA-256) it made into
+    ``folder``."""
+    found: dict[str, list[list[str]]] = {key: [] for key in getattr(plots, "empty", ())}
+    for plot in plots:
+        found.setdefault(plot.key, []).append([plot.title, plot.file, _digest(folder / plot.file)])
+    return json.dumps(found, indent=0, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _kept(jobs: Sequence[Job], previous: Path | None, folder: Path) -> dict[int, Outcome]:
+    """The drawings the previous board's ``plots`` folder already holds (same key, every file there), copied into
+    ``folder``; an index that cannot be read keeps nothing."""
+    if previous is None or not (previous / INDEX).is_file():
+        return {}
+    try:
+        index = json.loads((previous / INDEX).read_text(encoding="utf-8"))
+        drawn = {str(k): [(str(t), str(f), str(d)) for t, f, d in v] for k, v in index.items()}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+    kept: dict[int, Outcome] = {}
+    for number, job in enumerate(jobs):
+        plots = drawn.get(job.key)
+        if plots is None or not all(_unchanged(previous, name, digest) for _, name, digest in plots):
+            continue
+        for _, name, _ in plots:
+            shutil.copyfile(previous / name, folder / name)
+        kept[number] = [Plot(job.family.name, title, name) for title, name, _ in plots]
+    return kept
+
+
+def _unchanged(folder: Path, name: str, digest: str) -> bool:
+    """Whether ``folder/name`` is a plain file, as drawn (no one replaced it since)."""
+    path = folder / name
+    return Path(name).name == name and path.is_file() and not path.is_symlink() and _digest(path) == digest
 
 
 def _cpus() -> int:
@@ -84,7 +228,7 @@ def _cpus() -> int:
 
 
 def _work(board: Board, jobs: Sequence[Job], folder: Path, claimed: Any, sender: Connection) -> None:
-    """A worker: draw the next unclaimed job until none is left, sending ``(index, outcome)`` after each.
+    """A worker: draw the next unclaimed job of ``jobs`` until none is left, sending ``(index, outcome)`` after each.
 
     Ctrl-C is the caller's to handle, and a terminated worker ends without a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -99,39 +243,51 @@ def _work(board: Board, jobs: Sequence[Job], folder: Path, claimed: Any, sender:
         try:
             sender.send((index, outcome))
         except Exception as exc:  # what a plot function returned cannot be sent (not picklable)
-            sender.send((index, _failure(jobs[index], f"its result cannot be sent back: {exc}")))
+            sender.send(
+                (index, _failure(jobs[index].family, jobs[index].function, f"its result cannot be sent back: {exc}"))
+            )
     sender.close()
 
 
 @dataclass
 class Drawing:
-    """Plots being drawn in worker processes; ``result()`` waits for them (``close()`` stops them)."""
+    """Plots being drawn in worker processes; ``result()`` waits for them (``close()`` stops them).
+
+    ``todo``: the indices (in ``jobs``) of the drawings the workers draw; ``outcomes``: the others' (kept)."""
 
     board: Board
     jobs: list[Job]
     folder: Path
     workers: list[tuple[Any, Connection]]
     claimed: Any
+    todo: list[int]
+    outcomes: dict[int, Outcome]
+    counter: Counter
 
     def result(self) -> list[Plot]:
         """The plots, as ``collect`` gives them; a job whose worker died is a warning, one never claimed is drawn here."""
-        outcomes: dict[int, Outcome] = {}
+        outcomes = dict(self.outcomes)
         open_ = {connection: process for process, connection in self.workers}
         while open_:
             for connection in cast(list[Connection], wait(list(open_))):
                 try:
                     index, outcome = connection.recv()
-                    outcomes[index] = outcome
+                    outcomes[self.todo[index]] = outcome
+                    self.counter.advance()
                 except EOFError:
                     open_.pop(connection).join()
         self.close()
         codes = ", ".join(str(p.exitcode) for p, _ in self.workers if p.exitcode)
-        for index in range(len(self.jobs)):
+        for position, index in enumerate(self.todo):
             if index not in outcomes:
-                if index < self.claimed.value:
-                    outcomes[index] = _failure(self.jobs[index], f"its drawing process ended (exit code {codes})")
+                job = self.jobs[index]
+                if position < self.claimed.value:
+                    outcomes[index] = _failure(
+                        job.family, job.function, f"its drawing process ended (exit code {codes})"
+                    )
                 else:
-                    outcomes[index] = draw(self.board, self.jobs[index], self.folder)
+                    outcomes[index] = draw(self.board, job, self.folder)
+                    self.counter.advance()
         return collect(self.jobs, [outcomes[index] for index in range(len(self.jobs))])
 
     def close(self) -> None:
@@ -143,32 +299,42 @@ class Drawing:
             connection.close()
 
 
-def start_plots(board: Board, folder: Path, workers: int | None = None) -> Drawing | list[Plot]:
+def start_plots(
+    board: Board, folder: Path, workers: int | None = None, previous: Path | None = None
+) -> Drawing | list[Plot]:
     """Start drawing every plot of the families present into ``folder``: a ``Drawing`` to wait for, or the
     plots themselves when they were drawn here, one after the other (``workers``: processes, one per CPU by default).
+    Drawings whose key the ``previous`` plots folder holds are copied from it, not drawn.
 
     A plot function that fails costs a warning naming its family and plugin; the other plots and
     the tables are still written.
     """
     folder.mkdir(parents=True, exist_ok=True)
     jobs = plot_jobs(board)
-    count = min(len(jobs), _cpus() if workers is None else workers)
+    outcomes = _kept(jobs, previous, folder)
+    todo = [index for index in range(len(jobs)) if index not in outcomes]
+    counter = Counter(len(jobs), len(outcomes))
+    count = min(len(todo), _cpus() if workers is None else workers)
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return collect(jobs, [draw(board, job, folder) for job in jobs])
+        for index in todo:
+            outcomes[index] = draw(board, jobs[index], folder)
+            counter.advance()
+        return collect(jobs, [outcomes[index] for index in range(len(jobs))])
     context = multiprocessing.get_context("fork")
     claimed = context.Value("i", 0)
     started: list[tuple[Any, Connection]] = []
+    pending = [jobs[index] for index in todo]
     try:
         for _ in range(count):
             receiver, sender = context.Pipe(duplex=False)
-            process = context.Process(target=_work, args=(board, jobs, folder, claimed, sender), daemon=True)
+            process = context.Process(target=_work, args=(board, pending, folder, claimed, sender), daemon=True)
             process.start()
             sender.close()
             started.append((process, receiver))
     except BaseException:
-        Drawing(board, jobs, folder, started, claimed).close()
+        Drawing(board, jobs, folder, started, claimed, todo, outcomes, counter).close()
         raise
-    return Drawing(board, jobs, folder, started, claimed)
+    return Drawing(board, jobs, folder, started, claimed, todo, outcomes, counter)
 
 
 def write_plots(board: Board, folder: Path, workers: int | None = None) -> list[Plot]:

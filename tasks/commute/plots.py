@@ -16,12 +16,25 @@ from __future__ import annotations
 
 import itertools
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from harness.errors import DataError
-from harness.leaderboard.figures import LEGEND_MODELS, Plot, bar_figure, colours, figure, file_names, save
+from harness.leaderboard.figures import (
+    LEGEND_MODELS,
+    Part,
+    Plot,
+    PlotParts,
+    bar_figure,
+    colours,
+    figure,
+    file_names,
+    inputs_of,
+    save,
+)
 from harness.leaderboard.merge import Board, Column, column_labels
+from harness.leaderboard.tables import dataset_name
 from harness.results.load import Entry
 from harness.results.metrics import info_of
 from harness.results.signature import Signature
@@ -37,14 +50,23 @@ def _temperature(column: Column, board: Board) -> float:
 
 
 def _settings(column: Column, board: Board) -> str:
-    """The CoMMuTE arguments of a column except the temperature, as a sort-stable string."""
-    return json.dumps(
-        {k: v for k, v in board.example(column).task_args.items() if k != "temperature"}, sort_keys=True, default=str
-    )
+    """The data set and the CoMMuTE arguments of a column except the temperature, as a sort-stable string."""
+    example = board.example(column)
+    arguments = {k: v for k, v in example.task_args.items() if k != "temperature"}
+    return json.dumps({"data": dataset_name(example), **arguments}, sort_keys=True, default=str)
 
 
 def _settings_title(settings: str) -> str:
-    return ", ".join(f"{k}={v}" for k, v in json.loads(settings).items())
+    """``<data set>, lang=fr, ...``: the data set first, then the arguments."""
+    found = json.loads(settings)
+    data = found.pop("data", None)
+    return ", ".join(([str(data)] if data else []) + [f"{k}={v}" for k, v in found.items()])
+
+
+def _short(settings: str) -> str:
+    """The data set and language of a setting, for file names."""
+    found = json.loads(settings)
+    return f"{found.get('data', '')} {found.get('lang', '')}"
 
 
 def _contrast_groups(board: Board) -> dict[str, list[Column]]:
@@ -67,7 +89,8 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
     groups = {s: cols for s, cols in groups.items() if cols}
     plots = []
     for (settings, columns), name in zip(
-        groups.items(), file_names("commute_bars", [json.loads(s).get("lang", "") for s in groups])
+        groups.items(),
+        file_names("commute_bars", [_short(s) for s in groups]),
     ):
         keys = [k for k in board.labels if any((k, c) in board.cells for c in columns)]
         bar_figure(
@@ -102,9 +125,7 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
             sweeps.append((settings, swept))
     plots = []
     palette = colours(board)
-    for (settings, swept), name in zip(
-        sweeps, file_names("commute_temperature", [json.loads(s).get("lang", "") for s, _ in sweeps])
-    ):
+    for (settings, swept), name in zip(sweeps, file_names("commute_temperature", [_short(s) for s, _ in sweeps])):
         labels = column_labels(swept)
         tasks = [t for t in CONTRASTS if any(key[0] == t for key in swept)]
         legend: dict[str, Any] = {}
@@ -168,9 +189,10 @@ def tuple_perplexities(entry: Entry) -> list[tuple[float, float]]:
     return tc_points(_log_tables(entry))
 
 
-def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
+def _perplexity_parts(board: Board) -> list[Part]:
     """Per language and model with a TC per-sample log: the figure of ``harness commute-perplexity`` (the incorrect-
-    and mixed-image series from the same model's ``commute_ic`` / ``commute_consistency`` logs in the same setting)."""
+    and mixed-image series from the same model's ``commute_ic`` / ``commute_consistency`` logs in the same setting),
+    each drawn on its own and kept between builds while its lines are unchanged."""
     columns = [c for c in board.columns if c.role == "commute_tc" and _temperature(c, board) == 1.0]
     found = [
         (column, key)
@@ -178,25 +200,35 @@ def perplexity_plots(board: Board, folder: Path) -> list[Plot]:
         for key in board.labels
         if (key, column) in board.cells and tuple_perplexities(board.cells[key, column].entry)
     ]
-    names = file_names(
-        "commute_perplexity", [f"{board.example(c).task_args.get('lang', '')} {board.labels[k]}" for c, k in found]
-    )
-    plots = []
+    names = file_names("commute_perplexity", [f"{_short(_settings(c, board))} {board.labels[k]}" for c, k in found])
+    parts = []
     for (column, key), name in zip(found, names):
-        settings = _settings_title(_settings(column, board))
-        tables = _log_tables(board.cells[key, column].entry)
-        for other in board.columns:
-            if (
-                other.role in ("commute_ic", "commute_consistency")
-                and _settings(other, board) == _settings(column, board)
-                and _temperature(other, board) == 1.0
-                and (key, other) in board.cells
-            ):
-                for tuple_id, table in _log_tables(board.cells[key, other].entry).items():
-                    tables.setdefault(tuple_id, {}).update(table)
-        perplexity_figure({board.labels[key]: tables}, folder / name, f"CoMMuTE per tuple ({settings})")
-        plots.append(Plot(FAMILY, f"CoMMuTE perplexities per tuple: {board.labels[key]} ({settings})", name))
-    return plots
+        others = [
+            board.cells[key, other]
+            for other in board.columns
+            if other.role in ("commute_ic", "commute_consistency")
+            and _settings(other, board) == _settings(column, board)
+            and _temperature(other, board) == 1.0
+            and (key, other) in board.cells
+        ]
+        results = [board.cells[key, column], *others]
+        inputs = inputs_of(*(r.record for r in results)) + f"\n{board.labels[key]}\n{name}"
+        parts.append(Part(inputs, partial(_perplexity_plot, board, column, key, results, name)))
+    return parts
+
+
+def _perplexity_plot(board: Board, column: Column, key: str, results: list[Any], name: str, folder: Path) -> list[Plot]:
+    settings = _settings_title(_settings(column, board))
+    tables = _log_tables(results[0].entry)
+    for other in results[1:]:
+        for tuple_id, table in _log_tables(other.entry).items():
+            tables.setdefault(tuple_id, {}).update(table)
+    label = board.labels[key]
+    perplexity_figure({label: tables}, folder / name, f"CoMMuTE perplexities per tuple ({settings})")
+    return [Plot(FAMILY, f"CoMMuTE perplexities per tuple, {label} ({settings})", name)]
+
+
+perplexity_plots = PlotParts(_perplexity_parts, "perplexity_plots")
 
 
 PLOTS = (bar_plots, sweep_plots, perplexity_plots)

@@ -35,6 +35,7 @@ from harness.leaderboard.figures import (
 )
 from harness.leaderboard.merge import Board, Column
 from harness.leaderboard.sections import Section
+from harness.leaderboard.tables import dataset_of
 from harness.plugins.contracts import unpaired, values_by_meaning
 from harness.results.metrics import info_of
 from harness.results.records import ResultRecord
@@ -280,7 +281,8 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
                 axes.legend(fontsize=7, loc="upper right")
         name = "bkr_boxplots.png"
         save(fig, folder / name)
-    return [Plot(FAMILY, "BackRetrieval per seed, per language pair and model", name)]
+    datasets = ", ".join(sorted({dataset_of(board.example(c)) for c in columns}))
+    return [Plot(FAMILY, f"BackRetrieval per seed, per language pair and model: {datasets}", name)]
 
 
 def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:

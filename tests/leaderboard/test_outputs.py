@@ -53,9 +53,9 @@ def test_readme_has_a_table_per_family_with_signatures_and_plot_links(tmp_path, 
     assert "| vgamt | 0.6300 | 0.5500 | 0.5900 |" in text  # no ± for one seed; the newer TC; the average
     assert "- xlr recall@k: `xlr|dataset:ikea|src:en|tgt:de|items:100|seeds:3|data:ikea@data1|v:1`" in text
     assert "(plots/bkr_vs_xlr_ikea_en-de.png)" in text and "(plots/bkr_boxplots.png)" in text
-    assert "(plots/commute_bars_fr.png)" in text and "commute_temperature" not in text  # no sweep: one temperature
+    assert "(plots/commute_bars_ikea_fr.png)" in text and "commute_temperature" not in text  # no sweep: one temperature
     assert f"harness leaderboard {tmp_path / 'results'} -o {tmp_path / 'board'}" in text
-    for name in ("bkr_vs_xlr_ikea_en-de.png", "bkr_boxplots.png", "commute_bars_fr.png"):
+    for name in ("bkr_vs_xlr_ikea_en-de.png", "bkr_boxplots.png", "commute_bars_ikea_fr.png"):
         assert (tmp_path / "board" / "plots" / name).read_bytes().startswith(b"\x89PNG")
 
 
@@ -146,14 +146,16 @@ def test_regeneration_is_byte_identical_and_removes_stale_plots(tmp_path):
     first = _snapshot(board)
     shutil.rmtree(board)
     assert main(command) == 0
-    assert _snapshot(board) == first and len(first) == 14  # four files, 2 family and 4 model pages, 3 plots, manifest
+    assert (
+        _snapshot(board) == first and len(first) == 15
+    )  # 4 files, 2 family and 4 model pages, 3 plots, index, manifest
     assert main(command) == 0  # over the existing folder
     assert _snapshot(board) == first
     png = first[Path("plots/bkr_boxplots.png")]
     assert b"Software" not in png and b"matplotlib" not in png.lower()  # no version stamp in the file
     write_results(tmp_path / "commute_only", [record("commute_tc", "vgamt", 0.6, args=COMMUTE)])
     assert main(["leaderboard", str(tmp_path / "commute_only"), "-o", str(board)]) == 0
-    assert sorted(p.name for p in (board / "plots").iterdir()) == ["commute_bars_fr.png"]
+    assert sorted(p.name for p in (board / "plots").iterdir()) == ["commute_bars_ikea_fr.png", "index.json"]
 
 
 def test_user_errors_are_one_line_with_exit_code_2(tmp_path, capsys):
@@ -206,21 +208,24 @@ def test_only_files_listed_in_the_manifest_are_replaced_or_deleted(tmp_path, cap
             *(f"models/{name}.html" for name in ("labse", "mbert", "vgamt", "xlmr")),
             "plots/bkr_boxplots.png",
             "plots/bkr_vs_xlr_ikea_en-de.png",
-            "plots/commute_bars_fr.png",
+            "plots/commute_bars_ikea_fr.png",
+            "plots/index.json",
         ]
     )
     (board / "plots" / "mine.png").write_bytes(b"mine")  # the user's, beside the generated ones
     (board / "notes.txt").write_text("mine")
     write_results(tmp_path / "commute_only", [record("commute_tc", "vgamt", 0.6, args=COMMUTE)])
     assert main(["leaderboard", str(tmp_path / "commute_only"), "-o", str(board)]) == 0
-    assert sorted(p.name for p in (board / "plots").iterdir()) == ["commute_bars_fr.png", "mine.png"]
+    assert sorted(p.name for p in (board / "plots").iterdir()) == ["commute_bars_ikea_fr.png", "index.json", "mine.png"]
     assert (board / "notes.txt").read_text() == "mine"
     assert "plots/bkr_boxplots.png" not in read_json(board / ".leaderboard-manifest.json")["files"]
-    (board / "plots" / "commute_bars_fr.png").unlink()
-    (board / "plots" / "commute_bars_fr.png").write_bytes(b"mine too")  # same name as a listed file: it is replaced
+    (board / "plots" / "commute_bars_ikea_fr.png").unlink()
+    (board / "plots" / "commute_bars_ikea_fr.png").write_bytes(
+        b"mine too"
+    )  # same name as a listed file: it is replaced
     capsys.readouterr()
     assert main(["leaderboard", str(tmp_path / "commute_only"), "-o", str(board)]) == 0
-    assert (board / "plots" / "commute_bars_fr.png").read_bytes().startswith(b"\x89PNG")
+    assert (board / "plots" / "commute_bars_ikea_fr.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_a_generated_name_that_the_manifest_does_not_list_is_not_overwritten(tmp_path, capsys):

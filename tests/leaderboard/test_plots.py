@@ -44,7 +44,7 @@ def test_which_plots_are_drawn(tmp_path):
     assert [(p.family, p.file) for p in plots] == [  # retrieval compares three models, CoMMuTE one
         ("retrieval", "bkr_vs_xlr_ikea_en-de.png"),
         ("retrieval", "bkr_boxplots.png"),
-        ("commute", "commute_bars_de.png"),
+        ("commute", "commute_bars_ikea_de.png"),
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.file for p in plots)
 
@@ -57,7 +57,7 @@ def test_no_scatter_without_twin_arguments_and_a_sweep_only_over_two_temperature
         *commute("vgamt", 2.0, 0.7),
     )
     assert [p.file for p in write_plots(board, tmp_path)] == [  # one model each: in registration order
-        "commute_temperature_de.png",
+        "commute_temperature_ikea_de.png",
         "bkr_boxplots.png",
     ]  # no T = 1: no bars
 
@@ -169,4 +169,6 @@ def test_the_per_tuple_perplexity_plot_reads_the_tc_samples(tmp_path):
         (3.0, 1.5),
         (4.0, 5.0),
     ]
-    assert [p.file for p in perplexity_plots(board, tmp_path)] == ["commute_perplexity_de_m.png"]  # none without a log
+    assert [p.file for p in perplexity_plots(board, tmp_path)] == [
+        "commute_perplexity_ikea_de_m.png"
+    ]  # none without a log
