@@ -16,7 +16,7 @@ from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.index import index_page
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
-from harness.leaderboard.output import MANIFEST, previous_files, publish
+from harness.leaderboard.output import LEADERBOARD, previous_files, publish
 from harness.leaderboard.page import family_page
 from harness.leaderboard.plots import INDEX, index_text, start_plots
 from harness.leaderboard.ranking import Samples, rankings
@@ -116,7 +116,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
 def written_at(folder: Path) -> str | None:
     """When the board in ``folder`` was written: its manifest's modification time, local, to the second."""
     try:
-        moment = datetime.fromtimestamp((folder / MANIFEST).stat().st_mtime).astimezone()
+        moment = datetime.fromtimestamp((folder / LEADERBOARD.manifest).stat().st_mtime).astimezone()
     except OSError:
         return None
     return moment.isoformat(timespec="seconds")

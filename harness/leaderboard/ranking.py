@@ -207,28 +207,26 @@ def _with_rank(row: RankedRow, rank: int, shared: bool) -> RankedRow:
 class Samples:
     """Per-item values read once per result, and the paired bootstrap of two results' main metric.
 
-    ``paired_bootstrap`` draws its resampled units from ``default_rng(0)`` whatever the pair, so each result's
-    statistic over the resamples is computed once and a pair's differences are those of two cached vectors:
-    the same numbers as ``harness compare`` gives, at the cost of one bootstrap per result instead of per pair.
+    ``paired_difference`` (the one paired test of ``harness compare``) draws its resampled units from
+    ``default_rng(0)`` whatever the pair, so each result's statistic over the resamples is computed once and a
+    pair's differences are those of two cached vectors: the same numbers as ``harness compare`` gives, at the
+    cost of one bootstrap per result instead of per pair. Each log is checked once by ``paired_difference``.
     """
 
     def __init__(self) -> None:
-        self.read: dict[tuple[int, tuple[str, ...]], dict[Key, tuple[float, ...]] | None] = {}
+        self.read: dict[int, dict[Key, tuple[float, ...]] | None] = {}
         self.drawn: dict[int, tuple[Units, np.ndarray] | None] = {}
 
     def values(self, result: Result) -> dict[Key, tuple[float, ...]] | None:
-        """The result's per-item values of its main statistic (None: not logged, or unreadable)."""
-        from harness.leaderboard.compare import statistic_of
-        from harness.results.samples import read_samples
+        """The result's per-item values of its main statistic, read once and checked by ``paired_difference`` (the
+        log is the result's, its statistic reproduces the recorded metric); None: not logged, or not its log."""
+        from harness.leaderboard.compare import paired_difference
 
-        try:
-            fields = statistic_of(result, result.record.main_metric).fields
-        except HarnessError:
-            return None
-        key = (id(result), fields)
+        key = id(result)
         if key not in self.read:
             try:
-                self.read[key] = read_samples(result.entry, fields) if result.record.samples_file else None
+                found = paired_difference(result, result, resamples=1) if result.record.samples_file else None
+                self.read[key] = None if found is None else found.values_a
             except (HarnessError, OSError, ValueError):
                 self.read[key] = None
         return self.read[key]

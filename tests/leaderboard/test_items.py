@@ -21,11 +21,10 @@ INFO = {
 }
 
 
-def seeded(folder: Path, name: str, rows: list[dict[str, object]], card: dict | None = None):
-    item = record("xlr", name, [0.5, 0.5], seeds=[0, 1])
+def seeded(folder: Path, name: str, rows: list[dict[str, object]], values: tuple[float, float] = (2 / 3, 1 / 3)):
+    """A two-seed XLR line whose recall is its rows' hits (per seed), with the rows as its log."""
+    item = record("xlr", name, list(values), seeds=[0, 1])
     item.metric_info = INFO
-    if card is not None:
-        item.model = {**item.model, "card": card}
     return with_samples(folder, item, rows, f"samples_{name}.jsonl")
 
 
@@ -71,7 +70,7 @@ def test_the_items_two_models_disagree_on_most_come_first_ties_broken_by_a_finer
 
 def test_harness_compare_items_lists_where_two_models_disagree_most(tmp_path, capsys):
     folder = tmp_path / "results"
-    write_results(folder, [seeded(folder, "a", ROWS_A), seeded(folder, "b", ROWS_B)])
+    write_results(folder, [seeded(folder, "a", ROWS_A), seeded(folder, "b", ROWS_B, (0.0, 1 / 3))])
     assert main(["compare", "a", "b", "--task", "xlr", "--results", str(folder), "--items", "2"]) == 0
     out = capsys.readouterr().out.split("items where a and b disagree most (mean of hit per item):\n")[1]
     # per item, hit over two seeds: a x 0.5, z 1.0; b x 0.5, z 0.0 -> z differs by 1; x and y by 0
