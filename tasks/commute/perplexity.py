@@ -282,8 +282,12 @@ def perplexity_figure(runs: Mapping[str, Tables], path: Path, title: str = "CoMM
     image), correct vs incorrect under each image, and each translation under its own vs the other image."""
     from harness.leaderboard.figures import figure, save
 
-    with figure(14.0, 4.4 * len(runs) + 0.4) as fig:
+    height = 4.4 * len(runs) + 0.4
+    with figure(14.0, height, layout=None) as fig:  # a fixed grid: placed here, not measured label by label
         grid = fig.subplots(len(runs), 3, squeeze=False)
+        fig.subplots_adjust(
+            left=0.075, right=0.99, top=1 - 0.75 / height, bottom=1.05 / height, wspace=0.3, hspace=0.55
+        )
         for (label, tables), (first, left, right) in zip(runs.items(), grid):
             _figure3_panel(first, figure3_series(tables), f"{label}\ncorrect translations (WMT 2024, Figure 3)")
             _panel(
