@@ -34,10 +34,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+from harness.leaderboard.build import family_pages, ranked_pages
 from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
-from harness.leaderboard.page import page
 from harness.leaderboard.plots import write_plots
 from harness.leaderboard.sections import family_sections
 from harness.leaderboard.tables import family_tables
@@ -220,7 +220,8 @@ def main() -> None:
         stage("leaderboard.json (all results)", lambda: to_json(board))
         plots = stage("plots", lambda: write_plots(board, root / "plots"))
         stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results", sections))
-        stage("index.html", lambda: page(board, tables, plots, sections))
+        site, _ = stage("index.html, model and item pages (the ranked tables)", lambda: ranked_pages(board))
+        stage("family pages", lambda: family_pages(board, tables, plots, sections, site))
         whole = command(root / "results", root / "out")
         superseded = sum(r.superseded for r in board.results)
         print(

@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.leaderboard.detail import item_pages, model_pages, readable_items
 from harness.leaderboard.export import to_csv, to_json
+from harness.leaderboard.figures import Plot
 from harness.leaderboard.index import index_page
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
@@ -20,9 +21,9 @@ from harness.leaderboard.output import LEADERBOARD, previous_files, publish
 from harness.leaderboard.page import family_page
 from harness.leaderboard.plots import INDEX, index_text, start_plots
 from harness.leaderboard.ranking import Samples, rankings
-from harness.leaderboard.sections import family_sections
-from harness.leaderboard.site import site_of
-from harness.leaderboard.tables import family_tables
+from harness.leaderboard.sections import Section, family_sections
+from harness.leaderboard.site import Site, site_of
+from harness.leaderboard.tables import FamilyTable, family_tables
 from harness.results.jsonl import BadLine
 from harness.results.load import load_entries, skipped
 
@@ -69,6 +70,30 @@ def _frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
+def ranked_pages(board: Board) -> tuple[Site, dict[str, str]]:
+    """The pages that need no plots: ``index.html`` (the ranked tables), the model pages and the item pages; and
+    where every page lives."""
+    samples = Samples()
+    ranked = rankings(board, samples)
+    found = readable_items([r for ranking in ranked for row in ranking.rows for r in row.results if r])
+    site = site_of(board, [result for result, _ in found])
+    return site, {
+        "index.html": index_page(board, ranked, site),
+        **model_pages(board, ranked, samples, site),
+        **item_pages(board, found, site),
+    }
+
+
+def family_pages(
+    board: Board, tables: list[FamilyTable], plots: list[Plot], sections: dict[str, list[Section]], site: Site
+) -> dict[str, str]:
+    """Each family's page: its tables, extra tables and plots."""
+    return {
+        site.families[family.name]: family_page(board, family, tables, plots, sections.get(family.name, []), site)
+        for family, _ in board.families()
+    }
+
+
 def write_leaderboard(locations: list[str], output: str | Path, command: str, plots: bool = True) -> Built:
     """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, the family, model and item
     pages, plots/ and the manifest."""
@@ -86,26 +111,18 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
             drawing = start_plots(board, Path(drawn), previous=kept) if plots else []  # in other processes; meanwhile:
             try:
                 tables = family_tables(board)
-                samples = Samples()
-                ranked = rankings(board, samples)
-                found = readable_items([r for ranking in ranked for row in ranking.rows for r in row.results if r])
-                site = site_of(board, [result for result, _ in found])
                 contents: dict[str, str | bytes] = {
                     "leaderboard.csv": to_csv(board),
                     "leaderboard.json": to_json(board),
-                    "index.html": index_page(board, ranked, site),
-                    **model_pages(board, ranked, samples, site),
-                    **item_pages(board, found, site),
                 }
+                site, pages = ranked_pages(board)
+                contents.update(pages)
                 written = drawing if isinstance(drawing, list) else drawing.result()
             finally:
                 if not isinstance(drawing, list):
                     drawing.close()
             contents["README.md"] = readme(board, tables, written, command, sections)
-            for family, _ in board.families():
-                contents[site.families[family.name]] = family_page(
-                    board, family, tables, written, sections.get(family.name, []), site
-                )
+            contents.update(family_pages(board, tables, written, sections, site))
             copies = {f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}
             if plots:
                 contents[f"{PLOTS}/{INDEX}"] = index_text(written, Path(drawn))

@@ -105,9 +105,9 @@ def _card(result: Result, fields: Sequence[str]) -> list[str]:
     ] + ["</dl>"]  # fmt: skip
 
 
-def _results_table(board: Board, key: str, site: Site) -> list[str]:
+def _results_table(board: Board, results: list[Result], site: Site) -> list[str]:
     results = sorted(
-        (r for r in board.current if r.model_key == key),
+        results,
         key=lambda r: (result_family(board, r), r.record.task, where(r)),
     )
     rows = []
@@ -186,7 +186,9 @@ def model_pages(board: Board, rankings: Sequence[Ranking], samples: Samples, sit
     """Page path -> page, one per model."""
     rows = {row.label: row for row in model_rows(board)}
     newest: dict[str, Result] = {}
+    own: dict[str, list[Result]] = {}
     for result in board.current:
+        own.setdefault(result.model_key, []).append(result)
         held = newest.get(result.model_key)
         if held is None or preferred(result.record) > preferred(held.record):
             newest[result.model_key] = result
@@ -207,7 +209,7 @@ def model_pages(board: Board, rankings: Sequence[Ranking], samples: Samples, sit
             f"<h1>{esc(label)}</h1>",
             *([f'<p class="intro">{"; ".join(ranks)}.</p>'] if ranks else []),
             *_card(newest[key], rows[label].fields),
-            *_results_table(board, key, site),
+            *_results_table(board, own[key], site),
             *_disagreements(key, rankings, samples, site),
             *footer(board),
         ]

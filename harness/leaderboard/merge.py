@@ -117,6 +117,13 @@ class Board:
 
         return sorted(grouped.items(), key=informative)
 
+    def key_of(self, label: str) -> str:
+        """The model key a label stands for ("" for none)."""
+        keys = self.__dict__.get("_keys")
+        if keys is None:
+            keys = self.__dict__["_keys"] = {shown: key for key, shown in self.labels.items()}
+        return str(keys.get(label, ""))
+
     def example(self, column: Column) -> ResultRecord:
         """A record of the column (all share the task signature, so any one tells its arguments)."""
         return self.examples[column].record

@@ -334,7 +334,7 @@ def _board(table: FamilyTable, number: int, board: Board, site: Site) -> list[st
     notes = Notes(f"t{number}")
     body = []
     for row in table.rows:
-        key = next((k for k, shown in board.labels.items() if shown == row.label), "")
+        key = board.key_of(row.label)
         cells = [model_td(row.label, site.model(row.label, UP))] + [
             linked_cell(c, notes, site.item(board.cells.get((key, column)), UP))
             for c, column in zip(row.cells, table.columns)
