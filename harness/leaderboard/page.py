@@ -42,6 +42,10 @@ h3 { margin: 1.2em 0 0.3em; font-size: 1.05em; }
 .filters label { margin-right: 1.2em; white-space: nowrap; }
 .boards { display: flex; flex-wrap: wrap; gap: 0 2.5em; align-items: flex-start; }
 .board { max-width: 580px; min-width: 0; }
+.board.wide { max-width: 100%; }
+.board.wide th { max-width: 6.5em; overflow-wrap: anywhere; }
+.board.wide th:first-child { max-width: none; }
+.board.wide td.number { white-space: normal; }
 .scroll-wrap { position: relative; max-width: 100%; }
 .scroll { max-width: 100%; overflow-x: auto; -webkit-overflow-scrolling: touch; }
 .scroll-wrap.more::after { content: ""; position: absolute; top: 0; right: 0; bottom: 0; width: 1.6em; pointer-events: none;
@@ -91,7 +95,8 @@ table.ranked td.rank, table.ranked th.rank { box-sizing: content-box; width: 24p
   padding: 0.25em 6px; text-align: right; }  /* in pixels: the model column is pinned right after it */
 table.ranked th:nth-child(2), table.ranked td:nth-child(2) { position: sticky; left: 37px; z-index: 1; background: #fff; }
 table.ranked th:nth-child(2) { background: #f3f3f3; }
-table.ranked td.facts { font-size: 0.78em; color: #444; white-space: nowrap; }
+table.ranked td.facts { font-size: 0.78em; color: #444; max-width: 10em; }
+table.ranked td[data-dataset], table.ranked th[data-dataset] { padding-left: 0.4em; padding-right: 0.4em; }
 table.ranked td.mean { font-weight: 600; white-space: nowrap; }
 table.ranked td.mean .ci { display: inline; margin-left: 0.4em; font-weight: normal; }
 table.ranked td.number a { color: inherit; text-decoration: none; border-bottom: 1px dotted #999; }
@@ -114,6 +119,9 @@ footer { margin-top: 2em; border-top: 1px solid #ddd; font-size: 0.82em; color: 
   .filters label { display: inline-block; margin: 0 0.6em 0.3em 0; }
   .filters select { max-width: 11em; }
   table.ranked td.facts, table.ranked th.facts { display: none; }
+  table.ranked td.mean { white-space: normal; }
+  table.ranked td.mean .ci { display: block; margin-left: 0; }
+  table.ranked th.name, table.ranked td.model { min-width: 8em; }
   figure { margin: 0.6em 0; }
   table.overview, table.overview tbody, table.overview tr, table.overview td { display: block; }
   table.overview { border: none; }
@@ -323,7 +331,8 @@ def linked_cell(cell: Cell | None, notes: Notes, href: str | None) -> str:
 
 def _board(table: FamilyTable, number: int, board: Board, site: Site) -> list[str]:
     tasks = " ".join(sorted({c.role for c in table.columns}))
-    attrs = f'class="board" data-board="" data-tasks="{esc(tasks)}" data-dataset="{esc(table.dataset)}" data-pair="{esc(table.pair or "")}"'
+    wide = " wide" if len(table.columns) > WIDE else ""  # a table of many columns takes the page's width
+    attrs = f'class="board{wide}" data-board="" data-tasks="{esc(tasks)}" data-dataset="{esc(table.dataset)}" data-pair="{esc(table.pair or "")}"'
     marks = note_marks(table)
     headers = [th("model", False)] + [
         th(header, True, column.task_signature, info.higher_is_better, mark)
@@ -466,6 +475,8 @@ def crumbs(*parts: tuple[str, str | None]) -> str:
     shown = [f'<a href="{esc(href)}">{esc(text)}</a>' if href else esc(text) for text, href in parts]
     return f'<p class="crumbs">{" › ".join(shown)}</p>'
 
+
+WIDE = 4  # more columns than this: a table of its own width, headers wrapped
 
 READING = (
     "One table per data set and direction; rows are ranked best first. A cell is the value (the mean over seeds) "
