@@ -17,17 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from leaderboard_merge import generate
+from leaderboard_merge import command, generate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,22 +35,6 @@ def prepared(tree: Path) -> Path:
         if not (tree / package).exists():
             (tree / package).symlink_to(folder)
     return tree
-
-
-def run(tree: Path, results: Path, output: Path) -> tuple[float, float]:
-    """Wall and CPU seconds of ``harness leaderboard results -o output`` from ``tree``, in a fresh process."""
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))}
-    before, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "harness", "leaderboard", str(results), "-o", str(output)],
-        check=True,
-        capture_output=True,
-        env=environment,
-        cwd=results.parent,
-    )
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    return time.perf_counter() - wall, cpu
 
 
 def one_new_line(results: Path) -> None:
@@ -92,10 +73,11 @@ def main() -> None:
                 work = root / f"{name.split()[0]}{round_}"
                 shutil.copytree(trees["other tree"] / "leaderboard" / "results", work / "results")
                 found = times.setdefault(name, {})
-                found["committed results, from nothing"] = run(tree, work / "results", work / "board")
+                source = str(tree)
+                found["committed results, from nothing"] = command(work / "results", work / "board", source)
                 one_new_line(work / "results")
-                found["after one new results line"] = run(tree, work / "results", work / "board")
-                found[f"{args.lines:,} lines, from nothing"] = run(tree, root / "many" / "results", work / "many")
+                found["after one new results line"] = command(work / "results", work / "board", source)
+                found[f"{args.lines:,} lines, from nothing"] = command(root / "many" / "results", work / "many", source)
             for case in times["this tree"]:
                 (ours_wall, ours_cpu), (theirs_wall, theirs_cpu) = times["this tree"][case], times["other tree"][case]
                 print(
