@@ -220,7 +220,7 @@ def main() -> None:
         stage("leaderboard.json (all results)", lambda: to_json(board))
         plots = stage("plots", lambda: write_plots(board, root / "plots"))
         stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results", sections))
-        site, _ = stage("index.html, model and item pages (the ranked tables)", lambda: ranked_pages(board))
+        site, _, _ = stage("index.html, model and item pages (the ranked tables)", lambda: ranked_pages(board))
         stage("family pages", lambda: family_pages(board, tables, plots, sections, site))
         whole = command(root / "results", root / "out")
         superseded = sum(r.superseded for r in board.results)

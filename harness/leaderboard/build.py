@@ -20,7 +20,7 @@ from harness.leaderboard.merge import Board, merge
 from harness.leaderboard.output import LEADERBOARD, previous_files, publish
 from harness.leaderboard.page import family_page
 from harness.leaderboard.plots import INDEX, index_text, start_plots
-from harness.leaderboard.ranking import Samples, rankings
+from harness.leaderboard.ranking import Ranking, Samples, rankings
 from harness.leaderboard.sections import Section, family_sections
 from harness.leaderboard.site import Site, site_of
 from harness.leaderboard.tables import FamilyTable, family_tables
@@ -70,18 +70,22 @@ def _frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def ranked_pages(board: Board) -> tuple[Site, dict[str, str]]:
-    """The pages that need no plots: ``index.html`` (the ranked tables), the model pages and the item pages; and
-    where every page lives."""
+def ranked_pages(board: Board) -> tuple[Site, list[Ranking], dict[str, str]]:
+    """The pages that need no plots: ``index.html`` (the ranked tables), the model pages and the item pages; where
+    every page lives, and the ranked tables."""
     samples = Samples()
     ranked = rankings(board, samples)
     found = readable_items([r for ranking in ranked for row in ranking.rows for r in row.results if r])
     site = site_of(board, [result for result, _ in found])
-    return site, {
-        "index.html": index_page(board, ranked, site),
-        **model_pages(board, ranked, samples, site),
-        **item_pages(board, found, site),
-    }
+    return (
+        site,
+        ranked,
+        {
+            "index.html": index_page(board, ranked, site),
+            **model_pages(board, ranked, samples, site),
+            **item_pages(board, found, site),
+        },
+    )
 
 
 def family_pages(
@@ -115,13 +119,13 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
                     "leaderboard.csv": to_csv(board),
                     "leaderboard.json": to_json(board),
                 }
-                site, pages = ranked_pages(board)
+                site, ranked, pages = ranked_pages(board)
                 contents.update(pages)
                 written = drawing if isinstance(drawing, list) else drawing.result()
             finally:
                 if not isinstance(drawing, list):
                     drawing.close()
-            contents["README.md"] = readme(board, tables, written, command, sections)
+            contents["README.md"] = readme(board, tables, written, command, sections, ranked)
             contents.update(family_pages(board, tables, written, sections, site))
             copies = {f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}
             if plots:

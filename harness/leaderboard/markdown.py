@@ -11,7 +11,9 @@ from harness.leaderboard.figures import Plot
 from harness.leaderboard.merge import Board
 from harness.leaderboard.models import HEADERS as MODEL_HEADERS
 from harness.leaderboard.models import ModelRow, model_rows
-from harness.leaderboard.overview import FamilyOverview, overview
+from harness.leaderboard.overview import NOTHING, FamilyOverview, overview
+from harness.leaderboard.ranking import APART, CONTROL, Ranking
+from harness.leaderboard.ranking import NOTHING as NOTHING_RANKED
 from harness.leaderboard.sections import Section
 from harness.leaderboard.tables import (
     MISSING,
@@ -119,13 +121,50 @@ def _overview(found: Sequence[FamilyOverview]) -> list[str]:
         lines += ["| data set | metric | best | runner-up | gap |", "|---|---|---|---|---|"]
         for line in item.lines:
             second = MISSING if line.runner_up is None else f"{md_text(line.runner_up[0])} {line.runner_up[1].text}"
+            named = md_text(line.best[0])
+            best = f"**{named}**" if not line.gap.startswith(NOTHING) else f"{named} (nothing compared, no best)"
             lines.append(
-                f"| {md_text(line.title)} | {md_text(line.header)} | **{md_text(line.best[0])}** {line.best[1].text} "
+                f"| {md_text(line.title)} | {md_text(line.header)} | {best} {line.best[1].text} "
                 f"| {second} | {md_text(line.gap)} |"
             )
     collapsed = [f for f in found if f.collapsed is not None]
     if collapsed:
         lines += ["", *(f"- {md_text(f.collapsed or '')}" for f in collapsed)]
+    return lines
+
+
+def _ranked(rankings: Sequence[Ranking]) -> list[str]:
+    """Per family its ranked table, as on ``index.html``: rank (``=`` shared), model, mean with interval and count,
+    a value per data set and direction; the models not ranked and the controls after, marked."""
+    lines = ["", "## Ranked", ""]
+    lines.append(
+        "Per family, the models ranked on its main metric: the mean over the directions most models were run on, "
+        "ranks shared (=) where the gap to the best of the group is not significant; the models not ranked "
+        "(fewer directions, values fixed by construction) and the controls (never ranked) after them."
+    )
+    for ranking in rankings:
+        lines += ["", f"### {md_text(ranking.family.title)}: {md_text(ranking.info.display)} of {ranking.role}", ""]
+        lines.append(
+            "One model: nothing to compare."
+            if ranking.method == NOTHING_RANKED
+            else f"Shared ranks by {md_text(ranking.method)}."
+        )
+        lines += [
+            "",
+            "| # | model | mean | n | " + " | ".join(md_text(d.title) for d in ranking.directions) + " |",
+            "|---:|---|---:|---:|" + "---:|" * len(ranking.directions),
+        ]
+        for row in ranking.rows:
+            rank = "–" if row.rank is None else f"{row.rank}{'=' if row.shared else ''}"
+            note = {APART: f" ({row.note})", CONTROL: f" (control: {row.note})"}.get(row.group, "")
+            twins = " (twins)" if len(row.labels) > 1 else ""
+            mean = MISSING if row.mean is None else f"{row.mean:.4f}"
+            if row.interval is not None:
+                mean += f" [{row.interval[0]:.4f}, {row.interval[1]:.4f}]"
+            cells = [MISSING if c is None else c.number for c in row.cells]
+            lines.append(
+                f"| {rank} | {md_text(row.label + twins + note)} | {mean} | {row.count} | " + " | ".join(cells) + " |"
+            )
     return lines
 
 
@@ -135,6 +174,7 @@ def readme(
     plots: Sequence[Plot],
     command: str,
     sections: dict[str, list[Section]] | None = None,
+    rankings: Sequence[Ranking] = (),
 ) -> str:
     """The whole ``README.md``."""
     superseded = sum(r.superseded for r in board.results)
@@ -144,6 +184,7 @@ def readme(
         "",
         f"{len(board.results) - superseded} results of {len(board.labels)} models ({superseded} superseded, kept in "
         "[leaderboard.json](leaderboard.json); also [leaderboard.csv](leaderboard.csv) and [index.html](index.html)).",
+        *(_ranked(rankings) if rankings else []),
         *_overview(answers),
         "",
         "## How to read the tables",

@@ -11,7 +11,7 @@ runner-up is the next model with another value (two forms of the same weights ti
 wants the next real competitor). Values fixed by construction (a line that says its value is so
 by construction, or an undefined value) never compete: a table holding only such values says so
 and comes after the informative ones; a family holding only such values is collapsed into one
-sentence.
+sentence. Controls (their card says why) are left out: they are never named best.
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ from dataclasses import dataclass
 from harness.errors import HarnessError, HarnessWarning
 from harness.leaderboard.families import Family
 from harness.leaderboard.merge import BY_CONSTRUCTION, Board, Column, Result
+from harness.leaderboard.ranking import controls as control_keys
 from harness.leaderboard.tables import Cell, FamilyTable, Row, sentence
 from harness.results.bootstrap import Bootstrap
 from harness.results.metrics import MetricInfo
 
+NOTHING = "Nothing to compare."  # how a line whose values are all fixed begins its gap
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 
@@ -153,9 +155,9 @@ def _fixed_reason(result: Result | None) -> str:
     return found[0] if found else "Its value is undefined for this model (n/a)."
 
 
-def _line(board: Board, table: FamilyTable, index: int) -> Line | None:
-    """The table's answer, or None when no row has a value in its main column."""
-    ranked = _ranked(table, index)
+def _line(board: Board, table: FamilyTable, index: int, controls: set[str]) -> Line | None:
+    """The table's answer, or None when no row has a value in its main column; ``controls`` (labels) never compete."""
+    ranked = [row for row in _ranked(table, index) if row.label not in controls]
     if not ranked:
         return None
     header, column = table.headers[index], table.columns[index]
@@ -166,9 +168,7 @@ def _line(board: Board, table: FamilyTable, index: int) -> Line | None:
     cell = best.cells[index]
     assert cell is not None
     if not competing:
-        return Line(
-            table, header, (best.label, cell), None, f"Nothing to compare. {_fixed_reason(results[best.label])}"
-        )
+        return Line(table, header, (best.label, cell), None, f"{NOTHING} {_fixed_reason(results[best.label])}")
     tied = [row for row in competing[1:] if _value(row, index) == cell.value]
     others = [row for row in competing[1:] if row not in tied]
     if not (others or tied):
@@ -198,12 +198,13 @@ def _value(row: Row, index: int) -> float | None:
 
 
 def _informative(line: Line) -> bool:
-    return not line.gap.startswith("Nothing to compare.")
+    return not line.gap.startswith(NOTHING)
 
 
 def overview(board: Board, tables: Sequence[FamilyTable]) -> list[FamilyOverview]:
     """Per family present (in the board's order: informative families first), its answer lines (tables whose
     values are all fixed by construction after the others)."""
+    controls = {board.labels[key] for key in control_keys(board)}
     found = []
     for family, columns in board.families():
         models = len({key for key in board.labels for c in columns if (key, c) in board.cells})
@@ -211,7 +212,7 @@ def overview(board: Board, tables: Sequence[FamilyTable]) -> list[FamilyOverview
         lines = []
         for table in (t for t in tables if t.family == family):
             index = _main(table)
-            line = None if index is None else _line(board, table, index)
+            line = None if index is None else _line(board, table, index, controls)
             if line is not None:
                 lines.append(line)
         lines.sort(key=lambda line: not _informative(line))  # stable: the tables' order within each group

@@ -18,7 +18,7 @@ directions, then one cell per data set and direction.
   p-value; several: the per-direction differences averaged, their bootstrap intervals combined as
   independent normal errors); otherwise whether the two models' intervals of the mean overlap, said so.
 - The interval of a mean over several directions combines the per-direction intervals over items as
-  independent normal errors (half-widths added in quadrature, divided by the count).
+  independent normal errors (each side's distances added in quadrature, divided by the count).
 """
 
 from __future__ import annotations
@@ -149,13 +149,16 @@ def combined_p(tests: Sequence[Bootstrap]) -> float:
 
 
 def mean_interval(cells: Sequence[Cell]) -> tuple[float, float] | None:
-    """The interval of the mean of ``cells``' values: their intervals' half-widths added in quadrature, divided by
-    the count, around the mean (None when a cell has no interval)."""
-    if not cells or any(c.interval is None or c.value is None for c in cells):
+    """The interval of the mean of ``cells``' values: the distances from each value down to its interval's low end
+    (and up to its high end) added in quadrature, divided by the count, below (above) the mean; one cell's own
+    interval; None when a cell has no interval."""
+    found = [(c.value, c.interval) for c in cells if c.value is not None and c.interval is not None]
+    if not cells or len(found) != len(cells):
         return None
-    mean = sum(c.value for c in cells if c.value is not None) / len(cells)
-    half = math.sqrt(sum(((c.interval[1] - c.interval[0]) / 2) ** 2 for c in cells if c.interval)) / len(cells)
-    return mean - half, mean + half
+    mean = sum(value for value, _ in found) / len(found)
+    below = math.sqrt(sum((value - low) ** 2 for value, (low, _) in found)) / len(found)
+    above = math.sqrt(sum((high - value) ** 2 for value, (_, high) in found)) / len(found)
+    return mean - below, mean + above
 
 
 Tester = Callable[[Result, Result], Bootstrap | None]

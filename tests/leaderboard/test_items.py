@@ -149,3 +149,16 @@ def test_a_value_links_to_its_items_and_the_item_page_sorts(tmp_path):
     model = (board / "models" / "alpha.html").read_text(encoding="utf-8")
     assert f'<a href="../{link}">0.8000</a>' in model  # the same items from the model page
     assert "Image-pivoted retrieval: against beta" in model and ">s5</a>" in model  # s5-s7: alpha hits, beta not
+
+
+def test_the_readme_ranks_as_the_page_does_and_its_overview_never_names_a_control_best(tmp_path):
+    board = controls_board(tmp_path)
+    text = (board / "README.md").read_text(encoding="utf-8")
+    ranked = text.split("## Ranked")[1].split("## Overview")[0]
+    # intervals [0, 1] everywhere, but the logs allow the paired test: alpha and beta share rank 1, gamma is worse
+    # (alpha - gamma: 6 of 10 items apart, p < 0.05 / 2 under Holm; alpha - beta: 3 items, not significant)
+    assert "| 1= | alpha | 0.8000 [0.0000, 1.0000] | 1 | 0.8000 |" in ranked
+    assert "| 1= | beta | 0.5000" in ranked and "| 3 | gamma | 0.2000" in ranked
+    assert "| – | noisy (control: noise added on purpose) | 1.0000" in ranked
+    overview = text.split("## Overview")[1].split("## How to read")[0]
+    assert "**alpha**" in overview and "**noisy**" not in overview

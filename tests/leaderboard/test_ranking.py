@@ -51,12 +51,15 @@ def test_the_combined_p_value_of_several_directions_reads_their_intervals_as_nor
     assert combined_p([boot(0.1, 0.1, 0.1, 0.0)] * 2) == 0.0  # no spread, a difference
 
 
-def test_the_interval_of_a_mean_adds_half_widths_in_quadrature():
+def test_the_interval_of_a_mean_adds_each_side_in_quadrature():
     cells = [Cell(0.5, None, 1, (0.4, 0.6)), Cell(0.75, None, 1, (0.7, 0.8))]
     # mean 0.625; half-width sqrt(0.1^2 + 0.05^2) / 2 = 0.0559017
     low, high = mean_interval(cells)
     assert (low, high) == pytest.approx((0.5690983, 0.6809017), abs=1e-7)
     assert mean_interval([Cell(0.5, None, 1, None)]) is None and mean_interval([]) is None
+    assert mean_interval([Cell(0.8, None, 1, (0.0, 1.0))]) == pytest.approx(
+        (0.0, 1.0)
+    )  # one cell: its own interval, asymmetric
 
 
 def row(label: str, mean: float, interval: tuple[float, float] | None = None) -> RankedRow:
