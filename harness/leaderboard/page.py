@@ -427,7 +427,15 @@ def _filters(tables: Sequence[FamilyTable]) -> str:
 
 
 def footer(board: Board) -> list[str]:
-    """The harness versions and data revisions the board's results come from."""
+    """The harness versions and data revisions the board's results come from (worked out once per board: every
+    page has it)."""
+    found = board.__dict__.get("_footer")
+    if found is None:
+        found = board.__dict__["_footer"] = _footer(board)
+    return list(found)
+
+
+def _footer(board: Board) -> list[str]:
     versions = sorted(
         {
             f"{r.record.harness.get('version')}"

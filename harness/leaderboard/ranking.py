@@ -328,17 +328,23 @@ def controls(board: Board) -> dict[str, str]:
     return found
 
 
-def _twins(board: Board, rows: list[RankedRow], samples: Samples) -> list[RankedRow]:
-    """Rows merged where two models' outputs are identical on every shared direction (items where logged)."""
+def _twins(rows: list[RankedRow], samples: Samples) -> list[RankedRow]:
+    """Rows merged where two models' outputs are identical on every shared direction (items where logged); only
+    rows with the same numbers in every cell are compared (grouped by them first)."""
     merged: list[RankedRow] = []
+    candidates: dict[tuple[object, ...], list[int]] = {}
     for row in rows:
-        twin = next((m for m in merged if m.group == row.group and _same(m, row, samples)), None)
+        numbers = (row.group, *((c.value, c.interval, c.std) if c else None for c in row.cells))
+        same = candidates.setdefault(numbers, [])
+        twin = next((index for index in same if _same(merged[index], row, samples)), None)
         if twin is None:
+            same.append(len(merged))
             merged.append(row)
             continue
-        merged[merged.index(twin)] = RankedRow(
-            twin.labels + row.labels, twin.keys + row.keys, twin.group, None, False, twin.mean, twin.interval,
-            twin.count, twin.cells, twin.results, twin.note,
+        first = merged[twin]
+        merged[twin] = RankedRow(
+            first.labels + row.labels, first.keys + row.keys, first.group, None, False, first.mean, first.interval,
+            first.count, first.cells, first.results, first.note,
         )  # fmt: skip
     return merged
 
@@ -408,7 +414,7 @@ def rank_family(
                 mean_interval(counted), len(counted), cells, results, note,
             )
         )  # fmt: skip
-    rows = _twins(board, rows, samples)
+    rows = _twins(rows, samples)
     ranked, method = clusters([r for r in rows if r.group == RANKED], info.rank_sign, tester, over)
     rest = sorted(
         (r for r in rows if r.group != RANKED),
