@@ -121,11 +121,17 @@ def run_compare(args: argparse.Namespace) -> int:
         versus_task=args.versus_task,
         with_mcnemar=True if args.mcnemar else None,
     )
-    print(json.dumps(comparison.to_dict(), indent=2) if args.json else format_comparison(comparison))
+    found: dict[str, object] = {}
+    text = ""
     if args.items is not None:
         from harness.leaderboard.items import compared_items
 
         if args.versus_task is not None:
             raise HarnessError("--items lists where two models disagree: give two models, not --versus-task")
-        print(compared_items(board, args.a, args.b, args.task, select, args.items))
+        items, text = compared_items(board, args.a, args.b, args.task, select, args.items)
+        found["items"] = [{"item": d.item, "a": d.a, "b": d.b, "difference": d.difference} for d in items]
+    if args.json:
+        print(json.dumps({**comparison.to_dict(), **found}, indent=2))
+    else:
+        print(format_comparison(comparison) + (f"\n{text}" if text else ""))
     return 0

@@ -171,8 +171,11 @@ def format_disagreements(found: list[Disagreement], label_a: str, label_b: str, 
     return "\n".join(lines)
 
 
-def compared_items(board: Board, a: str, b: str, task: str, select: Mapping[str, Any], count: int) -> str:
-    """``harness compare A B --task T --items N``: the N items where A and B differ most, as plain lines."""
+def compared_items(
+    board: Board, a: str, b: str, task: str, select: Mapping[str, Any], count: int
+) -> tuple[list[Disagreement], str]:
+    """``harness compare A B --task T --items N``: the N items where A and B differ most, and the same as plain
+    lines."""
     from harness.leaderboard.compare import choose_pair, statistic_of
     from harness.results.samples import read_samples
 
@@ -184,4 +187,4 @@ def compared_items(board: Board, a: str, b: str, task: str, select: Mapping[str,
     finer = [finer_values(r, statistic) for r in (first, second)]
     pair = (finer[0], finer[1]) if finer[0] is not None and finer[1] is not None else None
     found = disagreements(values[0], values[1], count, pair)
-    return format_disagreements(found, first.model_label, second.model_label, statistic)
+    return found, format_disagreements(found, first.model_label, second.model_label, statistic)

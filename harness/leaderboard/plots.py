@@ -50,9 +50,6 @@ class Job:
     key: str
     part: Part | None = None
 
-    def __iter__(self) -> Any:  # (family, function), as a job was before it had a key
-        return iter((self.family, self.function))
-
     def run(self, board: Board, folder: Path) -> list[Plot]:
         """Draw its plots into ``folder``."""
         return self.part.draw(folder) if self.part is not None else list(self.function(board, folder))

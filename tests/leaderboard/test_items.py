@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from leaderboard.builders import record, with_samples, write_results
@@ -75,6 +76,9 @@ def test_harness_compare_items_lists_where_two_models_disagree_most(tmp_path, ca
     out = capsys.readouterr().out.split("items where a and b disagree most (mean of hit per item):\n")[1]
     # per item, hit over two seeds: a x 0.5, z 1.0; b x 0.5, z 0.0 -> z differs by 1; x and y by 0
     assert out.splitlines() == ["item         A         B     A - B", "z       1.0000    0.0000   +1.0000"]
+    assert main(["compare", "a", "b", "--task", "xlr", "--results", str(folder), "--items", "1", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)["items"]
+    assert found == [{"item": "z", "a": 1.0, "b": 0.0, "difference": 1.0}]  # one JSON document, the items in it
     assert main(["compare", "a", "b", "--task", "xlr", "--results", str(folder), "--items", "0"]) == 2
     assert "--items must be at least 1" in capsys.readouterr().err
 
