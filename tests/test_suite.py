@@ -104,6 +104,21 @@ def test_the_suite_writes_what_separate_runs_write_loading_each_model_once(tmp_p
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith("samples_")) == sorted(
         r.samples_file for r in by_suite.values() if r.samples_file
     )
+    # compare finds the compact logs by the names the lines give
+    argv = ["compare", "random-encoder", "tfidf-char", "--task", "xlr", "--select", "tgt=de", "--json"]
+    assert main([*argv, "--results", str(folder)]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--results", str(separate)]) == 0
+    assert json.loads(capsys.readouterr().out) == ours
+
+
+def test_a_run_config_takes_full_or_compact_logs():
+    from harness.errors import HarnessError
+    from harness.run.config import RunConfig
+
+    assert RunConfig(log_form="compact", log_without=["corr"]).log_without == ("corr",)
+    with pytest.raises(HarnessError, match="log_form takes full or compact, got 'gz'"):
+        RunConfig(log_form="gz")
 
 
 def test_a_rerun_skips_what_the_results_hold_and_runs_what_is_missing(tmp_path, capsys, fresh_cache):
