@@ -8,10 +8,11 @@ The script side is ``benchmarks/offline_models_real_runs.py`` of ``--base`` (``g
 below and its ``harness meta`` steps left out: one ``harness run`` process per model, task group and direction.
 The suite side is this tree's ``harness suite`` on a suite file of the same grid: one process, each model loaded
 once. Both start from an empty cache (``HARNESS_CACHE_DIR`` of their own, emptied before each run) with the models
-already converted (the shared models folder; a run that converts one is flagged), the sides alternating, round
-after round. Wall and CPU time (user + system of the process and its children, ``os.wait4``) and peak RSS are
-measured; the metrics of both sides' results lines are compared configuration by configuration. ``--full`` runs
-the whole grid of ``leaderboard/suite.yaml`` (about 7 minutes per side idle on the faster machine).
+already converted (each side's ``HARNESS_MODELS_DIR``, filled first by an untimed ``harness run --limit 40`` per
+model; a timed run that still converts one is flagged), the sides alternating, round after round. Wall and CPU
+time (user + system of the process and its children, ``os.wait4``) and peak RSS are measured; the metrics of both
+sides' results lines are compared configuration by configuration. ``--full`` runs the whole grid of
+``leaderboard/suite.yaml`` (about 7 minutes per side idle on the faster machine).
 """
 
 from __future__ import annotations
@@ -109,6 +110,19 @@ def suite_file(path: Path, data: Path, work: Path, results: Path, seeds: int) ->
     return path
 
 
+def warm_commands(data: Path, out: Path) -> list[list[str]]:
+    """``harness run`` on a few items with every model of the grid: converts what a side's models folder lacks."""
+    runs = [(["xlr"], m, a, "ikea", "src=en,tgt=de") for m, a in IKEA_MODELS]
+    runs += [(["commute_tc"], "gemma-270m", None, "commute", "lang=fr")]
+    runs += [(["yisi2_filter"], "e5-small-hf", "layer=9", "multi30k", "src=en,tgt=de")]
+    return [
+        [str(HARNESS), "run", "--tasks", ",".join(tasks), "--model", model, "--data-dir", str(data / folder)]
+        + ["--task-args", task_args, "--limit", "40", "--output", str(out), "--no-cache"]
+        + (["--model-args", args] if args else [])
+        for tasks, model, args, folder, task_args in runs
+    ]
+
+
 def measure(command: list[str], env: dict[str, str], log: Path) -> dict[str, float]:
     """Run ``command`` (output to ``log``); wall, CPU (process and children), peak RSS, the load before."""
     load = os.getloadavg()[0]
@@ -188,6 +202,12 @@ def main() -> int:
     work, data = Path(args.work).resolve(), Path(args.data).resolve()
     work.mkdir(parents=True, exist_ok=True)
     links = unpack_base(args.base, work)
+    envs = [{**os.environ, "HARNESS_MODELS_DIR": str(work / f"models-{side}")} for side in (0, 1)]
+    envs[0]["PYTHONPATH"] = str(links)
+    envs[1].pop("PYTHONPATH", None)
+    for index, env in enumerate(envs):  # untimed: each side converts its models once, into its own folder
+        for number, command in enumerate(warm_commands(data, work / "warm")):
+            measure(command, env, work / f"warm-{index}-{number}.txt")
     names = (f"script ({args.base})", "harness suite")
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     results: dict[str, dict[tuple[str, ...], dict]] = {}
@@ -197,10 +217,8 @@ def main() -> int:
             shutil.rmtree(side, ignore_errors=True)
             (side / "cache").mkdir(parents=True)
             out = side / "out"
-            env = {**os.environ, "HARNESS_CACHE_DIR": str(side / "cache")}
-            env.pop("PYTHONPATH", None)
+            env = {**envs[index], "HARNESS_CACHE_DIR": str(side / "cache")}
             if index == 0:
-                env["PYTHONPATH"] = str(links)
                 command = script_command(args, work / "base-tree", data, out)
             else:
                 command = suite_command(args, data, out)
