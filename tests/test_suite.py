@@ -218,3 +218,27 @@ def test_set_overrides_a_variable_and_a_malformed_set_is_refused(tmp_path, capsy
     assert f"{tmp_path / 'elsewhere' / 'board'}" in capsys.readouterr().out
     assert main(["suite", str(suite), "--dry-run", "--set", "out"]) == 2
     assert "--set takes NAME=VALUE, got 'out'" in capsys.readouterr().err
+
+
+def test_the_grid_line_estimates_from_the_cells_that_ran(tmp_path):
+    import io
+
+    from harness.suite.run import GridProgress
+    from harness.suite.spec import read_suite
+
+    cell = read_suite(write_suite(tmp_path)).cells()[0]
+    stream = io.StringIO()
+    progress = GridProgress(4, stream)
+    progress.cell_done(cell, 0.2, ran=False)  # skipped cells cost next to nothing: no estimate from them
+    progress.cell_done(cell, 30.0, ran=True)  # 30 s per cell that ran, two left
+    progress.cell_done(cell, 90.0, ran=True)  # (30 + 90) / 2 = 60 s per cell, one left
+    progress.cell_done(cell, 1.0, ran=True)
+    lines = [line.split(" elapsed, ")[1] for line in stream.getvalue().splitlines()]
+    label = "shapes: random-encoder size=12,n=4,src=en,tgt=de"
+    assert lines == [
+        f"no estimate yet; {label}: already in the results",
+        f"about 1:00 left; {label}: 0:30",
+        f"about 1:00 left; {label}: 1:30",
+        f"done; {label}: 0:01",
+    ]
+    assert stream.getvalue().splitlines()[2].startswith("suite: 3/4 cells (1 already in the results), ")
