@@ -202,6 +202,8 @@ def test_prepare_steps_run_while_what_they_create_is_missing_then_the_board(tmp_
         (("logs: compact", "logs: some"), "groups[0].logs: must be one of compact, full, none, got 'some'"),
         (("results: ${out}/results", "results: ${outt}/results"), "results: unknown variable ${outt}"),
         (("suite: 1", "suite: 2"), "suite: must be 1 (the format's version), got 2"),
+        (("    tasks: [xlr, backretrieval]\n", ""), "groups[0].tasks: is required (a non-empty list)"),
+        (("groups:", "prepare:\n  - command: [list]\ngroups:"), "prepare[0].creates: is required (a str)"),
     ],
 )
 def test_a_bad_suite_file_is_one_line_naming_the_file_and_the_key(tmp_path, capsys, change, message):
