@@ -104,6 +104,21 @@ def test_the_suite_writes_what_separate_runs_write_loading_each_model_once(tmp_p
     assert sorted(p.name for p in folder.iterdir() if p.name.startswith("samples_")) == sorted(
         r.samples_file for r in by_suite.values() if r.samples_file
     )
+    # compare finds the compact logs by the names the lines give
+    argv = ["compare", "random-encoder", "tfidf-char", "--task", "xlr", "--select", "tgt=de", "--json"]
+    assert main([*argv, "--results", str(folder)]) == 0
+    ours = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--results", str(separate)]) == 0
+    assert json.loads(capsys.readouterr().out) == ours
+
+
+def test_a_run_config_takes_full_or_compact_logs():
+    from harness.errors import HarnessError
+    from harness.run.config import RunConfig
+
+    assert RunConfig(log_form="compact", log_without=["corr"]).log_without == ("corr",)
+    with pytest.raises(HarnessError, match="log_form takes full or compact, got 'gz'"):
+        RunConfig(log_form="gz")
 
 
 def test_a_rerun_skips_what_the_results_hold_and_runs_what_is_missing(tmp_path, capsys, fresh_cache):
@@ -187,6 +202,8 @@ def test_prepare_steps_run_while_what_they_create_is_missing_then_the_board(tmp_
         (("logs: compact", "logs: some"), "groups[0].logs: must be one of compact, full, none, got 'some'"),
         (("results: ${out}/results", "results: ${outt}/results"), "results: unknown variable ${outt}"),
         (("suite: 1", "suite: 2"), "suite: must be 1 (the format's version), got 2"),
+        (("    tasks: [xlr, backretrieval]\n", ""), "groups[0].tasks: is required (a non-empty list)"),
+        (("groups:", "prepare:\n  - command: [list]\ngroups:"), "prepare[0].creates: is required (a str)"),
     ],
 )
 def test_a_bad_suite_file_is_one_line_naming_the_file_and_the_key(tmp_path, capsys, change, message):
@@ -203,3 +220,27 @@ def test_set_overrides_a_variable_and_a_malformed_set_is_refused(tmp_path, capsy
     assert f"{tmp_path / 'elsewhere' / 'board'}" in capsys.readouterr().out
     assert main(["suite", str(suite), "--dry-run", "--set", "out"]) == 2
     assert "--set takes NAME=VALUE, got 'out'" in capsys.readouterr().err
+
+
+def test_the_grid_line_estimates_from_the_cells_that_ran(tmp_path):
+    import io
+
+    from harness.suite.run import GridProgress
+    from harness.suite.spec import read_suite
+
+    cell = read_suite(write_suite(tmp_path)).cells()[0]
+    stream = io.StringIO()
+    progress = GridProgress(4, stream)
+    progress.cell_done(cell, 0.2, ran=False)  # skipped cells cost next to nothing: no estimate from them
+    progress.cell_done(cell, 30.0, ran=True)  # 30 s per cell that ran, two left
+    progress.cell_done(cell, 90.0, ran=True)  # (30 + 90) / 2 = 60 s per cell, one left
+    progress.cell_done(cell, 1.0, ran=True)
+    lines = [line.split(" elapsed, ")[1] for line in stream.getvalue().splitlines()]
+    label = "shapes: random-encoder size=12,n=4,src=en,tgt=de"
+    assert lines == [
+        f"no estimate yet; {label}: already in the results",
+        f"about 1:00 left; {label}: 0:30",
+        f"about 1:00 left; {label}: 1:30",
+        f"done; {label}: 0:01",
+    ]
+    assert stream.getvalue().splitlines()[2].startswith("suite: 3/4 cells (1 already in the results), ")

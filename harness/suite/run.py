@@ -127,13 +127,12 @@ class GridProgress:
             self.skipped += 1
         ran_count = self.done - self.skipped
         left = self.total - self.done
-        estimate = (
-            f"about {_clock(self.working / ran_count * left)} left"
-            if ran_count and left
-            else "done"
-            if not left
-            else "no estimate yet"
-        )
+        if not left:
+            estimate = "done"
+        elif ran_count:
+            estimate = f"about {_clock(self.working / ran_count * left)} left"
+        else:
+            estimate = "no estimate yet"
         state = f"{_clock(seconds)}" if ran else "already in the results"
         print(
             f"suite: {self.done}/{self.total} cells ({self.skipped} already in the results), "

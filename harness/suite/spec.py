@@ -136,8 +136,11 @@ def read_suite(path: str | os.PathLike[str], overrides: Mapping[str, str] | None
     board = document.get("board")
     prepare = tuple(
         Prepare(
-            tuple(expand(str(word), f"prepare[{i}].command") for word in _required(path, step, "command", list)),
-            Path(_place(base, expand(_required(path, step, "creates", str), f"prepare[{i}].creates"))),
+            tuple(
+                expand(str(word), f"prepare[{i}].command")
+                for word in _required(path, step, "command", list, f"prepare[{i}]")
+            ),
+            Path(_place(base, expand(_required(path, step, "creates", str, f"prepare[{i}]"), f"prepare[{i}].creates"))),
         )
         for i, step in enumerate(document.get("prepare") or [])
     )
@@ -161,8 +164,10 @@ def _group(path: Path, index: int, raw: Any, expand: _Expander) -> Group:
     if not isinstance(raw, dict):
         raise SuiteError(path, where, "a group is a mapping with 'name', 'tasks' and 'models'")
     _only(path, where, raw, _GROUP)
-    name = _required(path, raw, "name", str)
-    models = tuple(_model(path, f"{where}.models[{i}]", m) for i, m in enumerate(_required(path, raw, "models", list)))
+    name = _required(path, raw, "name", str, where)
+    models = tuple(
+        _model(path, f"{where}.models[{i}]", m) for i, m in enumerate(_required(path, raw, "models", list, where))
+    )
     options = dict(raw.get("options") or {})
     _only(path, f"{where}.options", options, RUN_OPTIONS)
     logs = raw.get("logs", "compact")
@@ -171,7 +176,7 @@ def _group(path: Path, index: int, raw: Any, expand: _Expander) -> Group:
     data_dir = raw.get("data_dir")
     return Group(
         name=name,
-        tasks=tuple(str(t) for t in _required(path, raw, "tasks", list)),
+        tasks=tuple(str(t) for t in _required(path, raw, "tasks", list, where)),
         models=models,
         cells=_cells(path, f"{where}.task_args", raw.get("task_args")),
         folder=str(raw.get("folder", name)),
@@ -204,10 +209,14 @@ def _cells(path: Path, where: str, raw: Any) -> tuple[Mapping[str, Any], ...]:
     raise SuiteError(path, where, "a list of argument sets ({src: en, tgt: de}) or a mapping of lists")
 
 
-def _required(path: Path, raw: dict[str, Any], key: str, kind: type) -> Any:
-    value = raw.get(key)
+def _required(path: Path, raw: dict[str, Any], key: str, kind: type, where: str = "") -> Any:
+    value = raw.get(key) if isinstance(raw, dict) else None
     if not isinstance(value, kind) or (kind is list and not value):
-        raise SuiteError(path, key, f"is required ({'a non-empty list' if kind is list else 'a ' + kind.__name__})")
+        raise SuiteError(
+            path,
+            f"{where}.{key}" if where else key,
+            f"is required ({'a non-empty list' if kind is list else 'a ' + kind.__name__})",
+        )
     return value
 
 
