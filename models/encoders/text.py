@@ -14,6 +14,7 @@ its pooling (unless ``pooling=`` is given), Dense layers, normalisation, maximum
 and lower-casing are applied as sentence-transformers would. ``normalize`` (default true)
 L2-normalises the vectors. ``backend`` runs the encoder in ONNX Runtime (the default where it is
 installed, on a CPU in float32) or PyTorch; pooling stays in PyTorch (see ``onnx_encoder``).
+``dtype=int8`` runs the float32 export quantised to 8 bits in ONNX Runtime (``onnx_int8``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from harness_models.encoders.onnx_encoder import (
     onnx_workers,
     resolve_backend,
 )
-from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
+from harness_models.encoders.onnx_int8 import INT8, TEXT_DTYPE_PARAM
+from harness_models.encoders.precision import checked_dtype, torch_dtype
 from harness_models.encoders.sentence_transformers_config import load_dense, read_config
 from harness_models.loading import STRICT_PARAM, KeyMismatch, from_pretrained, identity_args, pooler_key
 
@@ -104,7 +106,7 @@ class HFTextEncoder(ModelAdapter):
             min=1,
         ),
         "strict": STRICT_PARAM,
-        "dtype": DTYPE_PARAM,
+        "dtype": TEXT_DTYPE_PARAM,
         "backend": BACKEND_PARAM,
     }
 
@@ -148,7 +150,7 @@ class HFTextEncoder(ModelAdapter):
         if self.args["backend"] == "onnxruntime":
             revision_key = source_revision(source, revision)
             key = export_key(source, revision_key, self.config.num_hidden_layers, self.args["strict"])
-            self.hidden_states = onnx_hidden_states(self._torch_model, "text-encoder", key)
+            self.hidden_states = onnx_hidden_states(self._torch_model, "text-encoder", key, self.args["dtype"])
 
     @property
     def model(self) -> Any:
@@ -171,8 +173,8 @@ class HFTextEncoder(ModelAdapter):
                     trust_remote_code=False,
                     **self._subfolder,
                 )
-            dtype = torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))
-            self._model = model.to(self.device, dtype).eval()
+            dtype = checked_dtype(self.name, self.args["dtype"], self.device)
+            self._model = model.to(self.device, torch_dtype("float32" if dtype == INT8 else dtype)).eval()
         return self._model
 
     def _model_limit(self) -> int:

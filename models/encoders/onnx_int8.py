@@ -1,0 +1,56 @@
+"""``dtype=int8`` of the text encoders: the float32 ONNX export quantised once, run in ONNX Runtime.
+
+ONNX Runtime's dynamic quantisation (``onnxruntime.quantization.quantize_dynamic``) stores the
+weights of every matrix product as signed 8-bit integers with one scale per output channel, and
+quantises each batch's activations to unsigned 8 bits on the fly; the products then run on integer
+dot products (AVX-512 VNNI or AVX-VNNI where the CPU has them, AVX2 otherwise), and layer norms,
+softmax and GELU stay float32. The quantised graph is written beside the float32 export, named by the
+same key (``<models dir>/<name>-onnx-int8-<key>``), and the dtype enters the model identity, so int8
+vectors never share a cache entry or a signature with float32 ones. Agreement with float32 on IKEA
+and speed: benchmarks/text_encoding.md.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.params import Param
+
+INT8 = "int8"
+QUANTISE_VERSION = 1  # bump when the quantisation settings change
+TEXT_DTYPES = ("float32", "float16", "bfloat16", INT8)
+TEXT_DTYPE_PARAM = Param(
+    "float32",
+    "weights and activations dtype: float32, float16 / bfloat16 on a GPU (bfloat16 also on a CPU), or int8 "
+    "(a CPU with ONNX Runtime: 8-bit weights and dynamically quantised activations)",
+    str,
+    choices=TEXT_DTYPES,
+)
+
+
+def quantized_folder(float_graph: Path, name: str, key: str) -> Path:
+    """A folder holding ``float_graph`` (the float32 export) quantised to int8 under the same file name, built once
+    (kept as ``<name>-onnx-int8-<key>``)."""
+    from harness_models.packaged.converted import converted_folder, ensure_converted
+
+    def quantise(folder: Path) -> None:
+        try:
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+        except ImportError as exc:  # onnxruntime without its quantisation tools (they need onnx)
+            raise HarnessError(f"model {name!r} with dtype=int8 needs onnxruntime's quantization: {exc}") from None
+        logging.disable(logging.WARNING)  # the tool's advice (on the root logger) to pre-process the graph first
+        try:
+            quantize_dynamic(
+                float_graph,
+                folder / float_graph.name,
+                op_types_to_quantize=["MatMul"],  # the embeddings (Gather) stay float32: a lookup gains nothing
+                per_channel=True,
+                weight_type=QuantType.QInt8,  # with uint8 activations: the u8 x s8 products VNNI runs
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+
+    target = converted_folder(f"{name}-onnx-int8", f"{key}-q{QUANTISE_VERSION}")
+    return ensure_converted(target, quantise, f"quantising {name} to int8 ({key})")
