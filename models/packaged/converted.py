@@ -69,10 +69,10 @@ def ensure_converted(folder: Path, build: Callable[[Path], None], what: str = ""
 
 @contextmanager
 def _building(folder: Path) -> Iterator[None]:
-    """Hold the lock of ``folder``'s build (``.<name>.lock`` beside it): one process builds, the others wait."""
+    """Hold the lock of ``folder``'s build (``.<name>-lock`` beside it): one process builds, the others wait."""
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        lock = os.open(folder.parent / f".{folder.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        lock = os.open(folder.parent / f".{folder.name}-lock", os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         raise _unwritable(folder, exc) from None
     try:

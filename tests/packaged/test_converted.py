@@ -34,7 +34,7 @@ def test_two_threads_asking_at_once_build_the_folder_once(tmp_path, capsys):
     assert (folder / "weights").read_text() == "w"
     assert capsys.readouterr().err.count("converting tiny-abc, once") == 1
     # nothing but the folder and its lock beside it: no scratch folder left
-    assert sorted(p.name for p in folder.parent.iterdir()) == [".tiny-abc.lock", "tiny-abc"]
+    assert sorted(p.name for p in folder.parent.iterdir()) == [".tiny-abc-lock", "tiny-abc"]
 
 
 def test_a_failed_build_leaves_no_folder_and_the_next_call_builds_it(tmp_path):
