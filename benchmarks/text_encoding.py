@@ -18,9 +18,16 @@ on these shapes at the same thread count (NumPy and PyTorch matrix products of 2
 thread count times the best rate at one thread if that is higher (a floor must not be too high; a
 load on the machine lowers the measured rates, so the floor is meaningful on an idle machine). The
 ``dtype=bfloat16`` row is the opt-in half-precision path (its own model identity; vectors differ
-from float32 ones by about 1e-2), timed once per round beside the float32 ones.
+from float32 ones by about 1e-2), timed once per round beside the float32 ones; the ``dtype=int8`` row likewise
+(ONNX Runtime's dynamic quantisation of the float32 export: 8-bit weights, activations quantised per batch,
+integer products on VNNI where the CPU has it; its own model identity).
+
+``--ikea`` measures instead what int8 changes in the numbers: ``xlr`` and ``backretrieval`` (Recall@10, 25
+seeds) on IKEA test (``../shared/data/ikea``, all four directions) for both models in float32 and in int8,
+through ``harness.evaluate`` with a cache of its own, and prints each value and the int8 - float32 difference.
 
     python benchmarks/text_encoding.py [--sentences 1000] [--rounds 3] [--threads 2]
+    python benchmarks/text_encoding.py --ikea [--output /tmp/text-encoding-ikea]
 """
 
 from __future__ import annotations
@@ -30,10 +37,13 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 from offline_models_throughput import BATCH, sentences  # the same sentences as the packaged-model benchmark
 
+IKEA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "ikea"
+DIRECTIONS = (("en", "de"), ("de", "en"), ("en", "fr"), ("fr", "en"))
 SHAPES = ((2048, 384, 384), (2048, 384, 1536), (2048, 1536, 384))  # rows x the encoders' projections
 
 
@@ -82,12 +92,49 @@ def timed(run: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def ikea_agreement(output: Path) -> None:
+    """XLR and BackRetrieval on IKEA test, float32 against int8, per model and direction."""
+    os.environ["HARNESS_CACHE_DIR"] = str(output / "cache")
+    import harness
+
+    print("| model | direction | XLR float32 | XLR int8 | difference | BkR float32 | BkR int8 | difference |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    worst = 0.0
+    for model in ("minilm", "e5-small-hf"):
+        for src, tgt in DIRECTIONS:
+            values = {}
+            for dtype in ("float32", "int8"):
+                records = harness.evaluate(
+                    "xlr,backretrieval",
+                    model,
+                    model_args={"dtype": dtype},
+                    data_dir=str(IKEA),
+                    task_args={"src": src, "tgt": tgt},
+                    seeds=25,
+                    output=output / "results",
+                )
+                values[dtype] = [record.metrics["recall@k"] for record in records]  # Recall@10
+            (xlr32, bkr32), (xlr8, bkr8) = values["float32"], values["int8"]
+            worst = max(worst, abs(xlr8 - xlr32), abs(bkr8 - bkr32))
+            print(
+                f"| {model} | {src}-{tgt} | {xlr32:.4f} | {xlr8:.4f} | {xlr8 - xlr32:+.4f} "
+                f"| {bkr32:.4f} | {bkr8:.4f} | {bkr8 - bkr32:+.4f} |",
+                flush=True,
+            )
+    print(f"\nlargest difference: {worst:.4f}; load average at end: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--ikea", action="store_true", help="XLR and BkR on IKEA, float32 against int8")
+    parser.add_argument("--output", type=Path, default=Path("/tmp/text-encoding-ikea"))
     args = parser.parse_args()
+    if args.ikea:
+        ikea_agreement(args.output)
+        return
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -114,6 +161,9 @@ def main() -> None:
         assert differences[adapter.name] < 1e-5, f"{adapter.name}: vectors differ by {differences[adapter.name]}"
         halved = half.encode_texts([prefix + t for t in texts])
         differences[adapter.name + " bf16"] = float(np.abs(halved - theirs()).max())
+        int8 = type(adapter)(adapter.name, {"dtype": "int8"}, batch_size=BATCH)  # quantised here if not yet
+        differences[adapter.name + " int8"] = float(np.abs(int8.encode_texts(texts) - theirs()).max())
+        sides[adapter.name, "int8"] = lambda int8=int8: int8.encode_texts(texts)
         sides[adapter.name, "ours"], sides[adapter.name, "st"] = ours, theirs
         sides[adapter.name, "bf16"] = lambda half=half, prefix=prefix: half.encode_texts([prefix + t for t in texts])
         config = reference[0].auto_model.config
@@ -137,14 +187,16 @@ def main() -> None:
     print(
         "| model | ours (texts/s) | sentence-transformers (texts/s) | ratio ours / ST, wall | ratio, CPU time "
         "| ours CPU s | ST CPU s | GEMM floor s | ours / floor | ST / floor | max abs diff "
-        "| bf16 opt-in (texts/s) | bf16 / ST, wall | bf16 max abs diff |"
+        "| bf16 opt-in (texts/s) | bf16 / ST, wall | bf16 max abs diff "
+        "| int8 opt-in (texts/s) | int8 / ST, wall | int8 max abs diff |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, floor in floors.items():
-        own, st, half = seconds[name, "ours"], seconds[name, "st"], seconds[name, "bf16"]
+        own, st, half, int8 = (seconds[name, side] for side in ("ours", "st", "bf16", "int8"))
         wall = [t[0] / o[0] for o, t in zip(own, st)]
         cpu = [t[1] / o[1] for o, t in zip(own, st)]
         halves = [t[0] / h[0] for h, t in zip(half, st)]
+        quarters = [t[0] / q[0] for q, t in zip(int8, st)]
         own_wall, st_wall = statistics.median(o[0] for o in own), statistics.median(t[0] for t in st)
         print(
             f"| {name} | {len(texts) / own_wall:.0f} | {len(texts) / st_wall:.0f} "
@@ -153,7 +205,9 @@ def main() -> None:
             f"| {statistics.median(o[1] for o in own):.2f} | {statistics.median(t[1] for t in st):.2f} "
             f"| {floor:.2f} | {own_wall / floor:.2f} | {st_wall / floor:.2f} | {differences[name]:.1e} "
             f"| {len(texts) / statistics.median(h[0] for h in half):.0f} | {statistics.median(halves):.2f}x "
-            f"| {differences[name + ' bf16']:.1e} |"
+            f"| {differences[name + ' bf16']:.1e} "
+            f"| {len(texts) / statistics.median(q[0] for q in int8):.0f} | {statistics.median(quarters):.2f}x "
+            f"| {differences[name + ' int8']:.1e} |"
         )
 
 

@@ -11,6 +11,7 @@ releases the GIL): on small inputs that scales better than splitting every opera
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -20,6 +21,15 @@ from typing import Any, TypeVar
 import numpy as np
 
 Prepared = TypeVar("Prepared")
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset`` narrows), or
+    ``OMP_NUM_THREADS`` when the user set it lower (torchrun's ranks, a shared machine)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    asked = os.environ.get("OMP_NUM_THREADS", "")
+    return max(1, min(cores, int(asked))) if asked.isdigit() and int(asked) > 0 else cores
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:

@@ -11,7 +11,7 @@ A session runs one thread per call; the adapters run ``onnx_workers()`` batches 
 (``batching.map_batches``), the same numbers as one call at a time. Hidden states equal PyTorch's
 within 1e-5 (float32 both); speed against PyTorch in benchmarks/offline-models.md. ``auto``
 (the default) takes ONNX Runtime where ``onnxruntime`` and ``onnx`` are installed and it can serve
-(float32 on a CPU), else PyTorch; the backend is resolved when the adapter is built, so the
+(float32 on a CPU; ``dtype=int8`` runs only here, see ``onnx_int8``), else PyTorch; the backend is resolved when the adapter is built, so the
 model identity names the one that runs: ``backend=onnxruntime`` enters it, ``torch`` does not (a PyTorch
 run keeps the identity, cache key and signature it had before the argument existed).
 """
@@ -30,6 +30,7 @@ import numpy as np
 
 from harness.errors import HarnessError
 from harness.params import Param
+from harness_models.encoders.onnx_int8 import INT8, quantized_folder
 
 EXPORT_VERSION = 2  # bump when the exported graph changes (2: weights in an external data file)
 BACKENDS = ("auto", "torch", "onnxruntime")
@@ -44,6 +45,7 @@ ONNX_FILE = "encoder.onnx"
 WEIGHTS_FILE = "encoder.onnx.data"
 # onnx's save_model(size_threshold=1024) moves a tensor out when sys.getsizeof of its bytes object is >= 1024
 SMALLEST_MOVED_OUT = 1024 - sys.getsizeof(b"")
+ONNX_DTYPES = ("float32", INT8)
 
 
 def resolve_backend(args: Mapping[str, Any], device: str) -> str:
@@ -52,7 +54,9 @@ def resolve_backend(args: Mapping[str, Any], device: str) -> str:
     if backend != "auto":
         return backend
     serves = (
-        args.get("dtype", "float32") == "float32" and str(device).startswith("cpu") and args.get("pooling") != "pooler"
+        args.get("dtype", "float32") in ONNX_DTYPES
+        and str(device).startswith("cpu")
+        and args.get("pooling") != "pooler"
     )
     installed = all(importlib.util.find_spec(module) is not None for module in ("onnxruntime", "onnx"))
     return "onnxruntime" if serves and installed else "torch"
@@ -64,12 +68,18 @@ def backend_identity(args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_backend(model: str, args: Mapping[str, Any], device: str) -> None:
-    """A ``HarnessError`` when ``backend=onnxruntime`` is asked for what it does not run."""
+    """A ``HarnessError`` when ``backend=onnxruntime`` is asked for what it does not run, or ``dtype=int8`` of
+    another backend."""
+    if args.get("dtype") == INT8 and args.get("backend") != "onnxruntime":
+        raise HarnessError(
+            f"model {model!r}: dtype=int8 runs in ONNX Runtime on a CPU only (pip install onnxruntime onnx; "
+            f"backend=auto or onnxruntime, --device cpu)"
+        )
     if args.get("backend") != "onnxruntime":
         return
-    if args.get("dtype", "float32") != "float32" or not str(device).startswith("cpu"):
+    if args.get("dtype", "float32") not in ONNX_DTYPES or not str(device).startswith("cpu"):
         raise HarnessError(
-            f"model {model!r}: backend=onnxruntime runs float32 on a CPU only; use backend=torch for "
+            f"model {model!r}: backend=onnxruntime runs float32 on a CPU only (or int8); use backend=torch for "
             f"dtype={args.get('dtype')} on {device}"
         )
     if args.get("pooling") == "pooler":
@@ -98,12 +108,12 @@ def export_folder(name: str, source: str, revision: str, layers: int | None, str
 
 
 def onnx_hidden_states(
-    load_model: Callable[[], Any], name: str, target: Path
+    load_model: Callable[[], Any], name: str, target: Path, dtype: str = "float32"
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``f(input_ids, attention_mask) -> last hidden states`` (int64 arrays in, float32 (N, T, D) out) of
     the model ``load_model()`` returns, exported to ONNX once into ``target`` (``export_folder``; sealed and
     verified at every open by ``harness.artefacts``, so a damaged export is exported again; ``load_model`` is
-    called only then) and run in ONNX Runtime."""
+    called only then; ``dtype=int8``: that export quantised once, ``onnx_int8``) and run in ONNX Runtime."""
     import torch
 
     from harness.artefacts import ensure_built, sealed_digest
@@ -146,8 +156,12 @@ def onnx_hidden_states(
     # weights that cannot be loaded fail here, before the export announces itself: a refused model is one error line
     loaded = None if sealed_digest(target) is not None else load_model()
     folder = ensure_built(target, export, f"exporting {name} to ONNX ({target.name.rsplit('-', 1)[1]})")
+    if dtype == INT8:
+        folder = quantized_folder(folder / ONNX_FILE, name)
     options = runtime.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = 1, 1  # parallel over batches (onnx_workers)
+    # parallel over batches (onnx_workers): one thread per call, so no thread of a call ever waits on another
+    # (nothing spins when other processes hold the cores: benchmarks/native_under_load.md)
+    options.intra_op_num_threads, options.inter_op_num_threads = 1, 1
     options.graph_optimization_level = runtime.GraphOptimizationLevel.ORT_ENABLE_ALL
     session = runtime.InferenceSession(str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"])
     inputs = {node.name for node in session.get_inputs()}  # layer 0 (the embeddings) does not read the mask

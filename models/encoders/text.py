@@ -14,6 +14,7 @@ its pooling (unless ``pooling=`` is given), Dense layers, normalisation, maximum
 and lower-casing are applied as sentence-transformers would. ``normalize`` (default true)
 L2-normalises the vectors. ``backend`` runs the encoder in ONNX Runtime (the default where it is
 installed, on a CPU in float32) or PyTorch; pooling stays in PyTorch (see ``onnx_encoder``).
+``dtype=int8`` runs the float32 export quantised to 8 bits in ONNX Runtime (``onnx_int8``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from harness_models.encoders.onnx_encoder import (
     onnx_workers,
     resolve_backend,
 )
-from harness_models.encoders.precision import DTYPE_PARAM, checked_dtype, torch_dtype
+from harness_models.encoders.onnx_int8 import INT8, TEXT_DTYPE_PARAM, int8_folder
+from harness_models.encoders.precision import checked_dtype, torch_dtype
 from harness_models.encoders.sentence_transformers_config import load_dense, read_config
 from harness_models.loading import STRICT_PARAM, KeyMismatch, from_pretrained, identity_args, pooler_key
 
@@ -106,7 +108,7 @@ class HFTextEncoder(ModelAdapter):
             min=1,
         ),
         "strict": STRICT_PARAM,
-        "dtype": DTYPE_PARAM,
+        "dtype": TEXT_DTYPE_PARAM,
         "backend": BACKEND_PARAM,
     }
 
@@ -148,7 +150,7 @@ class HFTextEncoder(ModelAdapter):
             raise HarnessError(f"model {self.name!r} has no pooler layer: use --model-args pooling=cls or pooling=mean")
         check_backend(self.name, {**self.args, "pooling": self.pooling}, self.device)
         if self.args["backend"] == "onnxruntime":
-            self.hidden_states = onnx_hidden_states(self._torch_model, "text-encoder", self._export)
+            self.hidden_states = onnx_hidden_states(self._torch_model, "text-encoder", self._export, self.args["dtype"])
 
     @functools.cached_property
     def _export(self) -> Path:
@@ -159,8 +161,10 @@ class HFTextEncoder(ModelAdapter):
         )
 
     def artefacts(self, capability: Capability) -> list[Path]:
-        """The ONNX export, when ONNX Runtime runs the model."""
-        return [self._export] if self.args["backend"] == "onnxruntime" else []
+        """The ONNX export (and its int8 form with ``dtype=int8``), when ONNX Runtime runs the model."""
+        if self.args["backend"] != "onnxruntime":
+            return []
+        return [self._export, int8_folder(self._export)] if self.args["dtype"] == INT8 else [self._export]
 
     @property
     def model(self) -> Any:
@@ -183,8 +187,8 @@ class HFTextEncoder(ModelAdapter):
                     trust_remote_code=False,
                     **self._subfolder,
                 )
-            dtype = torch_dtype(checked_dtype(self.name, self.args["dtype"], self.device))
-            self._model = model.to(self.device, dtype).eval()
+            dtype = checked_dtype(self.name, self.args["dtype"], self.device)
+            self._model = model.to(self.device, torch_dtype("float32" if dtype == INT8 else dtype)).eval()
         return self._model
 
     def _model_limit(self) -> int:

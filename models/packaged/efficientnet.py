@@ -155,6 +155,9 @@ def onnx_features(net: Any, model: str, target: Path, onnx_file: str, resolution
     folder = ensure_built(target, export, f"exporting {model} to ONNX")
     options = runtime.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = torch.get_num_threads(), 1
+    # threads that wait sleep instead of spinning: on cores shared with other processes a spinning thread burns
+    # the time slice the thread it waits for needs (benchmarks/native_under_load.md)
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = runtime.InferenceSession(str(folder / onnx_file), options, providers=["CPUExecutionProvider"])
     return lambda pixels: torch.from_numpy(session.run(None, {"pixels": pixels.cpu().numpy()})[0])
 

@@ -8,7 +8,8 @@ exactly the code a Hub model is. Subclasses say where the folder is and what it 
 enters the identity only when false, with the key mismatches of both capabilities (both are then
 loaded for the identity); a default run's identity is the one it had before the argument existed.
 ``backend`` (ONNX Runtime where installed, else PyTorch) is handed to both as well and is resolved
-when the model is built, so the identity names the backend that runs.
+when the model is built, so the identity names the backend that runs. ``dtype`` (float32, or int8 in
+ONNX Runtime) is the text encoder's; the token embedder runs float32 whatever it says.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 from harness.adapters.capabilities import Capability, TokenEmbeddings
 from harness.adapters.model import ModelAdapter, ModelIdentity
 from harness.params import Param
-from harness_models.encoders.onnx_encoder import BACKEND_PARAM, backend_identity, resolve_backend
+from harness_models.encoders.onnx_encoder import BACKEND_PARAM, backend_identity, check_backend, resolve_backend
+from harness_models.encoders.onnx_int8 import INT8
 from harness_models.encoders.text import POOLINGS
 from harness_models.loading import STRICT_PARAM, mismatch
 
@@ -44,9 +46,15 @@ FOLDER_PARAMS: dict[str, Param] = {
     "max_length": Param(None, "text encoder: longest input in tokens (default: the folder's setting)", int, min=1),
     "strict": STRICT_PARAM,
     "backend": BACKEND_PARAM,
+    "dtype": Param(
+        "float32",
+        "text encoder: float32, or int8 (a CPU with ONNX Runtime: 8-bit weights, dynamically quantised activations)",
+        str,
+        choices=("float32", INT8),
+    ),
 }
 INNER_ARGS = {  # the arguments handed to the built-in adapter that serves each capability
-    Capability.TEXT_ENCODER: ("pooling", "normalize", "max_length", "strict", "backend"),
+    Capability.TEXT_ENCODER: ("pooling", "normalize", "max_length", "strict", "backend", "dtype"),
     Capability.TOKEN_EMBEDDER: ("layer", "strict", "backend"),
 }
 
@@ -88,14 +96,20 @@ class FolderModel(ModelAdapter):
 
     def identity(self) -> ModelIdentity:
         """Source, content revision and arguments; no weights are loaded unless ``strict`` is false."""
+        check_backend(self.name, self.args, self.device)
         return ModelIdentity(
-            self.name, self.adapter_name, self.source(), self.revision(), self.identity_args(), "float32"
+            self.name, self.adapter_name, self.source(), self.revision(), self.identity_args(), self.args["dtype"]
         )
 
     def identity_args(self) -> dict[str, Any]:
-        """The arguments (``backend`` unless torch), ``strict`` only when false, and then ``key_mismatch`` when either capability's load
-        found one (both are loaded: the keys are known only once the weights are read)."""
-        args = {key: value for key, value in backend_identity(self.args).items() if key != "strict" or not value}
+        """The arguments (``backend`` unless torch; ``dtype`` is the identity's own field), ``strict`` only when false,
+        and then ``key_mismatch`` when either capability's load found one (both are loaded: the keys are known only
+        once the weights are read)."""
+        args = {
+            key: value
+            for key, value in backend_identity(self.args).items()
+            if key != "dtype" and (key != "strict" or not value)
+        }
         if self.args["strict"]:
             return args
         text, tokens = self.text_encoder().key_mismatch, self.token_embedder().key_mismatch

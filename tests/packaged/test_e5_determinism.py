@@ -8,6 +8,8 @@ quantises activations per token, which makes the vectors bitwise independent of 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from packaged.helpers import need
@@ -42,3 +44,21 @@ def test_a_text_alone_and_within_batches_gets_the_same_vector(runtime):
 def test_a_fresh_engine_gives_the_same_vectors(runtime):
     again = E5Small("e5-small")
     assert np.abs(again.encode_texts(TEXTS[:3]) - runtime.encode_texts(TEXTS[:3])).max() <= 1e-6
+
+
+def test_chunks_encoded_side_by_side_equal_one_engine_call(runtime, monkeypatch):
+    texts = [f"{text} {i}" for i in range(5) for text in TEXTS]  # 20 texts: 8 chunks of 3 and fewer for 2 workers
+    runtime.ensure_loaded()
+    one_call = runtime.model.encode(texts, is_query=True)
+    monkeypatch.setattr(runtime, "workers", 2)
+    assert np.array_equal(runtime.encode_texts(texts), one_call)
+    assert runtime.encode_texts([]).shape == (0, 384)
+
+
+def test_loading_leaves_the_openmp_environment_as_it_was(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    model = E5Small("e5-small")
+    model.ensure_loaded()
+    assert os.environ["OMP_NUM_THREADS"] == "3" and "OMP_WAIT_POLICY" not in os.environ
+    assert model.workers == min(3, len(os.sched_getaffinity(0)))

@@ -100,3 +100,19 @@ def test_degraded_encoder_rejects_bad_arguments():
         DegradedEncoder("d", {"base": "random-encoder", "noise": -1.0})
     with pytest.raises(HarnessError, match="truncate"):
         DegradedEncoder("d", {"base": "random-encoder", "truncate": 0})
+
+
+@pytest.mark.parametrize("model", ["minilm", "e5-small-hf"])
+def test_dtype_int8_is_its_own_identity_and_float32_keeps_the_one_it_had(model):
+    from harness_models.packaged.e5 import E5SmallHF
+    from harness_models.packaged.hf_folder import MiniLM
+
+    adapter = {"minilm": MiniLM, "e5-small-hf": E5SmallHF}[model]
+    float32 = adapter(model).identity()
+    if float32.args.get("backend") != "onnxruntime":
+        pytest.skip("int8 needs onnxruntime and onnx")
+    int8 = adapter(model, {"dtype": "int8"}).identity()
+    assert "dtype" not in float32.args and float32.dtype == "float32"  # committed results keep their keys
+    assert int8.dtype == "int8" and int8.args == float32.args and int8.digest() != float32.digest()
+    with pytest.raises(HarnessError, match="dtype=int8 runs in ONNX Runtime on a CPU only"):
+        adapter(model, {"dtype": "int8", "backend": "torch"}).identity()
