@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError
 from harness.artefacts import ensure_built
+from harness.errors import HarnessError
 
 
 def test_two_threads_asking_at_once_build_the_folder_once(tmp_path, capsys):
