@@ -37,6 +37,7 @@ from harness.leaderboard.models import card_of
 from harness.leaderboard.tables import Cell, cell_of, dataset_of, pair_of
 from harness.results.bootstrap import Bootstrap, Units
 from harness.results.metrics import MetricInfo, info_of
+from harness.results.records import ResultRecord
 from harness.results.samples import Key
 from harness.results.signature import Signature
 
@@ -372,6 +373,34 @@ def _ranked_directions(runs: dict[str, tuple[Result | None, ...]], controls: set
     return max(sets, key=lambda own: (sets[own], len(own), [-i for i in own]))
 
 
+def _one_per_direction(board: Board, directions: Sequence[Direction], over: Sequence[int]) -> tuple[int, ...]:
+    """Of the ranked directions, one column per data set and direction: where one has several (another setting of
+    a task argument, CoMMuTE's ``prefix_removal``), the one with the most arguments at the task's defaults (then the
+    first), so that no item counts twice in a mean."""
+    kept: dict[tuple[str, str | None], int] = {}
+    for index in over:
+        direction = directions[index]
+        key = (direction.dataset, direction.pair)
+        if key not in kept or _at_defaults(board.example(direction.column)) > _at_defaults(
+            board.example(directions[kept[key]].column)
+        ):
+            kept[key] = index
+    return tuple(sorted(kept.values()))
+
+
+def _at_defaults(record: ResultRecord) -> int:
+    """How many of a record's task arguments are at its task's defaults (0 when the task is not installed)."""
+    from harness.plugins.registry import get_registry
+
+    try:
+        params = get_registry().get("task", record.task).load().params
+    except HarnessError:
+        return 0
+    return sum(
+        1 for name, param in params.items() if name in record.task_args and record.task_args[name] == param.default
+    )
+
+
 def rank_family(
     board: Board, family: Family, columns: Sequence[Column], samples: Samples, test: Tester | None = None
 ) -> Ranking | None:
@@ -390,7 +419,7 @@ def rank_family(
         results = tuple(board.cells.get((key, d.column)) for d in directions)
         if any(results):
             runs[key] = results
-    over = _ranked_directions(runs, set(apart_of))
+    over = _one_per_direction(board, directions, _ranked_directions(runs, set(apart_of)))
     rows = []
     for key, results in runs.items():
         cells = tuple(cell_of(r.record, r.record.main_metric) if r else None for r in results)

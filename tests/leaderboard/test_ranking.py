@@ -166,3 +166,20 @@ def test_controls_twins_and_fewer_directions_are_apart_from_the_ranked_models(tm
     assert ranking.method == PAIRED and ranking.ranked_over == (0, 1)
     assert [d.title for d in ranking.directions] == ["ikea test en→de", "ikea test en→fr"]
     assert ranking.rows[0].mean == pytest.approx(0.9)
+
+
+def test_a_direction_run_in_two_settings_counts_once_in_the_mean_at_the_task_s_defaults(tmp_path):
+    folder = tmp_path / "results"
+    lines = []
+    for name, default, other in (("a", "1111111110", "1000000000"), ("b", "1111100000", "1111111111")):
+        lines.append(logged(folder, name, default * 4))
+        variant = record("xlr", name, other.count("1") / 10, args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 5})
+        variant.metric_info = INFO
+        lines.append(with_samples(folder, variant, hits(other * 4), f"samples_{name}_k5.jsonl"))
+    write_results(folder, lines)
+    entries, _ = load_entries([str(folder)])
+    (ranking,) = rankings(merge(entries))
+    assert len(ranking.directions) == 2  # both settings are shown ...
+    (counted,) = ranking.ranked_over  # ... but en→de counts once, at xlr's default k = 10
+    assert "k:5" not in ranking.directions[counted].title
+    assert [(r.label, r.mean, r.count) for r in ranking.rows] == [("a", pytest.approx(0.9), 1), ("b", 0.5, 1)]
