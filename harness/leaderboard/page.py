@@ -14,7 +14,6 @@ parses text as HTML), and nothing is loaded from the network.
 from __future__ import annotations
 
 import html
-import math
 import re
 from collections.abc import Sequence
 
@@ -32,6 +31,7 @@ from harness.leaderboard.tables import (
     note_marks,
     sentence,
 )
+from harness.results.records import finite_number
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; padding: 0 1em; max-width: 1240px; color: #222; line-height: 1.4; }
@@ -230,8 +230,9 @@ def esc(text: object) -> str:
 
 
 def number_key(value: float | None) -> str:
-    """A number as a sort key (empty for none or not finite)."""
-    return "" if value is None or not math.isfinite(value) else repr(float(value))
+    """A number as a sort key (empty for none, not finite, or an integer past a float's range)."""
+    number = finite_number(value)
+    return "" if number is None else repr(number)
 
 
 def td(text: str, sort: str, numeric: bool = False, css: str = "") -> str:
