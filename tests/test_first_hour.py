@@ -416,8 +416,10 @@ def test_the_readme_commute_comparison(tmp_path):
     common = ["--data-dir", str(commute), "--task-args", "lang=fr", "--images", "stand-in-images/", "--limit", "3"]
     text = harness_run("run", "--tasks", tasks, "--model", "gemma-270m", *common)
     assert text.returncode == 0, text.stderr
-    conversions = [line for line in text.stderr.splitlines() if "converting Gemma 3 270M" in line]
+    lines = text.stderr.splitlines()
+    conversions = [line for line in lines if "converting Gemma 3 270M" in line and "once; kept in" in line]
     assert len(conversions) == 1 and f"kept in {tmp_path / 'cache' / 'models'}" in conversions[0]
+    assert any("converting Gemma 3 270M: " in line for line in lines)  # then its stages, while it runs
     assert "de-quantizing" not in text.stderr and "Loading weights" not in text.stderr
     ic = next(line.split("\t") for line in text.stdout.splitlines() if line.startswith("commute_ic\tIC"))
     assert ic[2] == "n/a"  # a scorer that ignores the image cannot compare two images
