@@ -36,5 +36,5 @@ def test_the_suites_grid_and_the_committed_results_are_the_same_set():
         committed.update((str(path.parent.relative_to(REPO)), record_configuration(r)) for r in records)
     assert max(grid.values()) == 1 and max(committed.values()) == 1  # no configuration twice
     assert sorted(grid - committed) == [] and sorted(committed - grid) == []
-    # 40 IKEA cells x 3 tasks, 3 x 4 CoMMuTE, 16 x 6 + 16 x 4 xling-shapes, 3 x 2 YiSi-2, 9 x 3 + 3 x 2 default benchmark
-    assert len(grid) == 331
+    # 40 IKEA cells x 3 tasks, 3 x 4 CoMMuTE, 8 x 6 + 8 x 4 xling-shapes, 3 x 2 YiSi-2, 9 x 3 + 3 x 2 default benchmark
+    assert len(grid) == 251
