@@ -286,13 +286,29 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
 
 
 def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:
-    """The current BackRetrieval lines per data set (loader, split and revision), with two or more directions."""
-    groups: dict[str, list[ResultRecord]] = {}
+    """The current BackRetrieval lines per data set (loader and split) and image similarity g, with two or more
+    directions; g is named only where a data set was run with several."""
+    groups: dict[tuple[str, str], list[ResultRecord]] = {}
     for column in (c for c in board.columns if c.role == BKR):
         example = board.example(column)
-        key = f"{example.dataset.get('loader')} {example.dataset.get('split')}"
+        split = example.dataset.get("split")
+        key = (f"{example.dataset.get('loader')}" + (f" {split}" if split else ""), _g_name(example))
         groups.setdefault(key, []).extend(board.cells[k, column].record for k in models_with(board, column))
-    return {key: records for key, records in sorted(groups.items()) if len({_languages(r) for r in records}) > 1}
+    several = {name for name, _ in groups if sum(1 for other, _ in groups if other == name) > 1}
+    return {
+        f"{name} (g: {g})" if name in several else name: records
+        for (name, g), records in sorted(groups.items())
+        if len({_languages(r) for r in records}) > 1
+    }
+
+
+def _g_name(record: ResultRecord) -> str:
+    """The image similarity g of a BackRetrieval line: its image model's name, or where its features come from."""
+    g = record.extra.get("g") or {}
+    model = g.get("model") if isinstance(g, dict) else None
+    if isinstance(model, dict) and model.get("name"):
+        return str(model["name"])
+    return str(g.get("source", "unknown")) if isinstance(g, dict) else "unknown"
 
 
 def _languages(record: ResultRecord) -> tuple[Any, Any]:
@@ -309,7 +325,7 @@ def pair_plots(board: Board, folder: Path) -> list[Plot]:
     for (dataset, records), name in zip(groups.items(), file_names("bkr_over_pairs", list(groups))):
         aggregation = meta.aggregate_pairs(records)
         title = (
-            f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs, {dataset} "
+            f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs\n{dataset} "
             "(best median first)"
         )
         import matplotlib.style

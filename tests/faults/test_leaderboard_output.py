@@ -65,7 +65,9 @@ def test_an_interrupted_build_leaves_the_old_board_and_no_temporary(board, tmp_p
     code, _, err = run_cli(capsys, "leaderboard", str(tmp_path / "r2"), "-o", str(board))
     assert code == (130 if signum is None else 143) and len(written) == 2
     lines = err.strip().splitlines()  # the plots' progress lines, then one line, as for Ctrl-C
-    assert lines[-1].startswith("harness: interrupted") and all(line.startswith("harness: plots") for line in lines[:-1])
+    assert lines[-1].startswith("harness: interrupted") and all(
+        line.startswith("harness: plots") for line in lines[:-1]
+    )
     assert _snapshot(board) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board", "r", "r2"]  # no temporary folder beside
 

@@ -222,7 +222,7 @@ def pair_boxplot(
     order = sorted(data, key=lambda m: (-float(np.median(list(data[m].values()))), m))
     values = [list(data[m].values()) for m in order]
     crowded = len(order) > LEGEND_MODELS  # then as three collections, the names upright, the width capped
-    width = max(5.0, 1.2 + 0.75 * len(order))
+    width = max(6.0, 1.2 + 0.75 * len(order))
     figure = Figure(figsize=(min(width, MAX_INCHES) if crowded else width, 4.6))
     axes = figure.subplots()
     if crowded:
@@ -248,7 +248,7 @@ def pair_boxplot(
     else:
         axes.set_xticks(range(1, len(order) + 1), order, rotation=30, ha="right", fontsize=8)
     axes.set_ylabel(ylabel)
-    axes.set_xlabel("model (best median first); box: quartiles over language pairs, whiskers: min to max", fontsize=8)
+    axes.set_xlabel("model (best median first)\nbox: quartiles over language pairs, whiskers: min to max", fontsize=8)
     axes.set_title(title or f"{ylabel} over {len(pairs)} language pairs per model", fontsize=10)
     axes.grid(axis="y", alpha=0.3)
     axes.legend(
