@@ -118,12 +118,14 @@ def test_every_committed_leaderboard_signature_is_rebuilt_from_its_record():
     assert len(lines) > 100
     for line in lines:
         uses_seeds = registry.load("task", line["task"]).uses_seeds
+        g = line.get("extra", {}).get("g") or {}  # an image model as g (--image-model) is the line's one aux model
         signature = Signature.build(
             line["task"],
             line["task_version"],
             line["task_args"],
             line["dataset"],
             line["seeds"] if uses_seeds else None,
+            {"image": g["model"]} if "model" in g else None,
             limit=line["run"].get("limit"),
         )
         assert str(signature.task_part()) == line["task_signature"]
