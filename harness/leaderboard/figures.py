@@ -121,12 +121,6 @@ def markers(board: Board) -> dict[str, str]:
     return {key: MARKERS[index % len(MARKERS)] for index, key in enumerate(board.labels)}  # 20 and 9: lcm 180
 
 
-def label_colours(board: Board) -> dict[str, str]:
-    """``colours`` keyed by the models' labels (for plots that name their series by label)."""
-    palette = colours(board)
-    return {board.labels[key]: colour for key, colour in palette.items()}
-
-
 def legend_outside(figure: Any, axes: Any, title: str = "model") -> None:
     """The axes' legend to the right of the plot, where it cannot cover points or labels."""
     handles, labels = axes.get_legend_handles_labels()
