@@ -76,3 +76,24 @@ def test_a_repeated_key_is_encoded_once(tmp_path):
     vectors = CachedModel(model, Cache(tmp_path)).encode_images(images, keys=[KEYS[0], KEYS[0], KEYS[1]])
     assert model.seen == 2 and len(images.read) == 2
     assert np.array_equal(vectors[0], vectors[1]) and not np.array_equal(vectors[0], vectors[2])
+
+
+def test_calls_inside_a_progress_run_show_one_run(tmp_path, monkeypatch):
+    """Images encoded a chunk at a time inside ``progress_run`` report as one run of all of them, cached ones counted
+    as done."""
+    import io
+
+    from harness.progress import Progress
+
+    ticks = iter(range(0, 1000, 2))  # every clock read is 2 s later: each advance is due for a line
+    monkeypatch.setattr("harness.progress.time.perf_counter", lambda: float(next(ticks)))
+    stream = io.StringIO()
+    cache = Cache(tmp_path)
+    CachedModel(MeanColour("m"), cache).encode_images(IMAGES[:2])  # cached before: images 0 and 1
+    model = CachedModel(MeanColour("m"), cache, Progress(stream=stream))
+    with model.progress_run("encoding images", total=len(IMAGES)):
+        for start in (0, 3):  # chunks of three and two: 0-2 (two cached), 3-4
+            model.encode_images(IMAGES[start : start + 3])
+    counts = [line.split(" (")[0] for line in stream.getvalue().splitlines()]
+    assert counts[0] == "m: encoding images: 2/5" and counts[-1] == "m: encoding images: 5/5"
+    assert {line.split(": ")[1] for line in counts} == {"encoding images"}  # one run, no run of its own per call

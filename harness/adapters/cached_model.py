@@ -19,7 +19,8 @@ export, a converted or trained model), checked at every call and rebuilt when on
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,18 @@ class CachedModel:
         self.placeholders = 0  # values a shard did not have and stood in for with blanks
         self.identity = adapter.identity()
         self._identity_digest = self.identity.digest()
+        self._run: Callable[[int], None] | None = None  # the one progress run of ``progress_run``, while it lasts
+
+    @contextmanager
+    def progress_run(self, description: str, total: int) -> Iterator[None]:
+        """Calls made inside report as one progress run of ``total`` items (cached ones counted as done), not a
+        run each: a task that feeds one job in pieces (images decoded a chunk at a time) shows one line."""
+        with self.progress.task(f"{self.adapter.name}: {description}", total=total) as advance:
+            self._run = advance
+            try:
+                yield
+            finally:
+                self._run = None
 
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -99,6 +112,8 @@ class CachedModel:
             return list(method([items[position[key]] for key in chunk], **options))
 
         missing = sorted(key for key in position if key not in values)
+        if self._run is not None:
+            self._run(len(cache_keys) - len(missing))  # served by the cache (or a repeat of a missing one): done
         if self.partition is None:  # the outputs are encoded only to be cached
             self._compute(missing, values, compute, codec, transductive, description, self.cache is not None)
         else:
@@ -142,7 +157,9 @@ class CachedModel:
         batch = max(1, self.adapter.batch_size)
         chunk_size, largest = (len(todo), len(todo)) if transductive else (batch, batch * _CHUNK_BATCHES)
         start = 0
-        with self.progress.task(f"{self.adapter.name}: {description}", total=len(todo)) as advance:
+        run = self._run
+        reporting = nullcontext(run) if run else self.progress.task(f"{self.adapter.name}: {description}", len(todo))
+        with reporting as advance:
             while start < len(todo):
                 chunk = todo[start : start + chunk_size]
                 start += len(chunk)

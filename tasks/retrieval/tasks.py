@@ -189,10 +189,11 @@ class RetrievalTask(Task[Data]):
                     f"task {self.name!r}: --image-model needs images, but the dataset has no 'image' column "
                     "(give --images DIR for a dataset that lists image files)"
                 )
-            parts = [
-                image_vectors(image_model, data.select(items[i : i + IMAGE_CHUNK]))
-                for i in range(0, len(items), IMAGE_CHUNK)
-            ]
+            with image_model.progress_run(Capability.IMAGE_ENCODER.description({}), len(items)):
+                parts = [
+                    image_vectors(image_model, data.select(items[i : i + IMAGE_CHUNK]))
+                    for i in range(0, len(items), IMAGE_CHUNK)
+                ]
             return np.concatenate(parts), {"source": "image_model", "model": image_model.identity.as_dict()}
         if "image_features" not in data.column_names:
             expected = missing_features(data)
