@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
-
-from datasets import Dataset
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.adapters.cached_model import CachedModel
 from harness.adapters.capabilities import Capability
@@ -40,6 +38,9 @@ from harness_tasks.commute.metrics import (
     tc_pair,
 )
 from harness_tasks.commute.scoring import ImageRef, ScoringSettings, Slot, TupleJob, score_tables
+
+if TYPE_CHECKING:
+    from datasets import Dataset  # only a type here: importing datasets costs a second
 
 TC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("a", "inc_a"), ("b", "b"), ("b", "inc_b"))
 IC_SLOTS: tuple[Slot, ...] = (("a", "a"), ("b", "a"), ("b", "b"), ("a", "b"))
@@ -83,7 +84,7 @@ def tie_rate(tables: Sequence[Table], comparisons: Sequence[tuple[Slot, Slot]]) 
     return tied / total if total else float("nan")
 
 
-class CommuteTask(Task[Dataset]):
+class CommuteTask(Task["Dataset"]):
     """Shared parameters, data access and scoring of the CoMMuTE tasks."""
 
     family = "commute"

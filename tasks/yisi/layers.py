@@ -15,9 +15,7 @@ estimate: it is a diagnostic, not a score to rank models by.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
-
-from datasets import Dataset
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.adapters.cached_model import CachedModel
 from harness.adapters.capabilities import Capability, TokenEmbeddings
@@ -27,6 +25,9 @@ from harness.run.task import Metric, TaskOutput
 from harness_tasks.yisi.protocols import Metrics, PairTask
 from harness_tasks.yisi.scorers import PairScores, Yisi2Scorer, share_alike
 from harness_tasks.yisi.tasks import Yisi2Filter, Yisi2Sts
+
+if TYPE_CHECKING:
+    from datasets import Dataset  # only a type here: importing datasets costs a second
 
 
 def layer_name(metric: str, layer: int) -> str:

@@ -14,9 +14,7 @@ parameters (the loader's and the scorer's) and its metrics (``sts_metrics`` /
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Generic, TypeVar
-
-from datasets import Dataset
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from harness.adapters.cached_model import CachedModel
 from harness.adapters.capabilities import Capability
@@ -25,11 +23,14 @@ from harness.run.task import Metric, Task, TaskOutput
 from harness_tasks.yisi.ranking import error_mean_f_beta, mean_f_beta_chance, pearson, roc_auc, spearman
 from harness_tasks.yisi.scorers import PairScorer
 
+if TYPE_CHECKING:
+    from datasets import Dataset  # only a type here: importing datasets costs a second
+
 ScorerT = TypeVar("ScorerT", bound=PairScorer)
 Metrics = dict[str, float | None]
 
 
-class PairTask(Task[Dataset], Generic[ScorerT]):
+class PairTask(Task["Dataset"], Generic[ScorerT]):
     """A scorer under a protocol: the scorer scores every pair, the protocol (a subclass) measures the scores."""
 
     family = "yisi"

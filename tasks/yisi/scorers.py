@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-from datasets import Dataset
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.adapters.cached_model import CachedModel
 from harness.adapters.capabilities import TokenEmbeddings
@@ -20,6 +18,9 @@ from harness.errors import HarnessError
 from harness.params import Param
 from harness.run.data import files_revision, read_lines
 from harness_tasks.yisi.metric import bert_sum, idf_table, prepare, yisi
+
+if TYPE_CHECKING:
+    from datasets import Dataset  # only a type here: importing datasets costs a second
 
 IdfTable = tuple[Counter[str], int]
 
