@@ -177,19 +177,16 @@ def figure3_series(tables: Tables) -> dict[str, list[float]]:
     return series
 
 
-def _figure3_panel(axes: Any, series: dict[str, list[float]], title: str) -> None:
-    """One box per series (quartiles, whiskers min to max; log scale when the values span a factor of 10) over its
-    points, its median and count under it."""
+def _boxes(axes: Any, series: dict[str, list[float]], first: float) -> None:
+    """Figure 3's logged series as boxes at ``first``, ``first + 1``, ``first + 2`` (one colour each; quartiles,
+    whiskers min to max), every point beside its box."""
     import numpy as np
 
     names = [name for name, _ in FIGURE3_SERIES]
     drawn = [name for name in names if series[name]]
     if not drawn:
-        axes.text(0.5, 0.5, "no perplexities in the logs", ha="center", va="center", transform=axes.transAxes)
-        axes.set_title(title, fontsize=8)
         return
-    values = [v for name in drawn for v in series[name]]
-    positions = [names.index(name) + 1 for name in drawn]
+    positions = [first + names.index(name) for name in drawn]
     axes.boxplot(
         [series[n] for n in drawn],
         positions=positions,
@@ -203,8 +200,33 @@ def _figure3_panel(axes: Any, series: dict[str, list[float]], title: str) -> Non
         axes.scatter(
             [position + j for j in jitter], series[name], s=6, alpha=0.35, color=f"C{names.index(name)}", zorder=3
         )
-    if max(values) / min(values) >= 10:
+
+
+def _perplexity_axis(axes: Any, values: Sequence[float]) -> None:
+    """Log scale when the values span a factor of 10; the label and the grid."""
+    from matplotlib import ticker
+
+    if values and max(values) / min(values) >= 10:
         axes.set_yscale("log")
+        axes.yaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        axes.yaxis.set_minor_formatter(ticker.NullFormatter())
+        axes.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+    axes.set_ylabel("perplexity of the correct translation", fontsize=8)
+    axes.grid(axis="y", alpha=0.3, which="both", linewidth=0.5)
+
+
+def _figure3_panel(axes: Any, series: dict[str, list[float]], title: str) -> None:
+    """One box per series (quartiles, whiskers min to max; log scale when the values span a factor of 10) over its
+    points, its median and count under it."""
+    import numpy as np
+
+    names = [name for name, _ in FIGURE3_SERIES]
+    values = [v for name in names for v in series[name]]
+    axes.set_title(title, fontsize=8)
+    if not values:
+        axes.text(0.5, 0.5, "no perplexities in the logs", ha="center", va="center", transform=axes.transAxes)
+        return
+    _boxes(axes, series, 1)
     labels = [
         f"{name}\nmedian {np.median(series[name]):.3g}, n = {len(series[name])}"
         if series[name]
@@ -213,9 +235,39 @@ def _figure3_panel(axes: Any, series: dict[str, list[float]], title: str) -> Non
     ]
     axes.set_xticks(range(1, len(names) + 1), labels, fontsize=7)
     axes.set_xlim(0.4, len(names) + 0.6)
-    axes.set_ylabel("perplexity of the correct translation", fontsize=8)
-    axes.grid(axis="y", alpha=0.3, which="both", linewidth=0.5)
-    axes.set_title(title, fontsize=8)
+    _perplexity_axis(axes, values)
+
+
+def figure3_comparison(runs: Mapping[str, Tables], path: Path, title: str) -> None:
+    """WMT 2024 Figure 3 for several runs in one panel (the leaderboard's figure per data set, language and setting):
+    per run, one box per series (the correct translations under the correct, the incorrect and the mixed image),
+    the series' medians under its name. The per-tuple scatters of ``perplexity_figure`` are
+    ``harness commute-perplexity``'s."""
+    import numpy as np
+    from matplotlib.lines import Line2D
+
+    from harness.leaderboard.figures import figure, save
+
+    every = {label: figure3_series(tables) for label, tables in runs.items()}
+    names = [name for name, _ in FIGURE3_SERIES]
+    with figure(max(6.0, 1.9 * len(runs) + 2.5), 4.6) as fig:
+        axes = fig.subplots()
+        labels = []
+        for index, (label, series) in enumerate(every.items()):
+            _boxes(axes, series, 4 * index + 1)
+            medians = " / ".join(f"{np.median(series[n]):.3g}" if series[n] else "-" for n in names)
+            labels.append(f"{label}\nmedians {medians}\nn = {max(len(v) for v in series.values())}")
+        axes.set_xticks([4 * index + 2 for index in range(len(every))], labels, fontsize=7)
+        axes.set_xlim(0.2, 4 * len(every) - 0.2)
+        _perplexity_axis(axes, [v for series in every.values() for values in series.values() for v in values])
+        missing = {n: FIGURE3_SOURCE[n] for n in names if not any(series[n] for series in every.values())}
+        handles = [
+            Line2D([], [], marker="o", linestyle="", color=f"C{i}", label=n + (" (not logged)" if n in missing else ""))
+            for i, n in enumerate(names)
+        ]
+        axes.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        axes.set_title(title, fontsize=9, wrap=True)
+        save(fig, path)
 
 
 def _scales(axes: Any, spread: float) -> None:

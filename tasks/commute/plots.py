@@ -4,12 +4,11 @@
   bar carries its value (so 0 is visible), ``n/a`` marks an undefined metric (IC and GIC of a
   scorer that ignores the image), error bars are the intervals over items, dashed: chance.
 - ``commute_temperature_*``: the same metrics against the softmax temperature, where swept.
-- ``commute_perplexity_*``: WMT 2024 Figure 3, the perplexities of the correct translations under
-  the correct, the incorrect and the mixed image; beside it, per tuple and image, the perplexity of
-  the correct against that of the incorrect translation (above the diagonal TC is right) and each
-  translation under its own against the other image. From the per-sample logs of ``commute_tc``
-  and, in the same setting for the same model, ``commute_ic`` and ``commute_consistency`` (see
-  ``perplexity.py``, which ``harness commute-perplexity`` draws with).
+- ``commute_perplexity_*``: WMT 2024 Figure 3 per data set, language and setting, every logged model in
+  one panel: the perplexities of the correct translations under the correct, the incorrect and the
+  mixed image. From the per-sample logs of ``commute_tc`` and, in the same setting for the same
+  model, ``commute_ic`` and ``commute_consistency`` (``perplexity.py``). The per-tuple scatters of one
+  model (correct vs incorrect translation, own vs other image) are ``harness commute-perplexity``'s.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ from harness.leaderboard.tables import dataset_name
 from harness.results.load import Entry
 from harness.results.metrics import info_of
 from harness.results.signature import Signature
-from harness_tasks.commute.perplexity import Tables, perplexity_figure, read_tables, tc_points
+from harness_tasks.commute.perplexity import Tables, figure3_comparison, read_tables
 
 FAMILY = "commute"
 CONTRASTS = ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")
@@ -184,48 +183,50 @@ def _log_tables(entry: Entry) -> Tables:
         return {}
 
 
-def tuple_perplexities(entry: Entry) -> list[tuple[float, float]]:
-    """(correct, incorrect) perplexity per tuple and image from a run's per-sample log ([] without one)."""
-    return tc_points(_log_tables(entry))
-
-
 def _perplexity_parts(board: Board) -> list[Part]:
-    """Per language and model with a TC per-sample log: the figure of ``harness commute-perplexity`` (the incorrect-
-    and mixed-image series from the same model's ``commute_ic`` / ``commute_consistency`` logs in the same setting),
-    each drawn on its own and kept between builds while its lines are unchanged."""
+    """Per data set, language and setting with a TC per-sample log: WMT 2024 Figure 3 for every model logged there
+    in one panel (each model's incorrect- and mixed-image series from its ``commute_ic`` / ``commute_consistency``
+    logs in the same setting), each figure drawn on its own and kept between builds while its lines are unchanged."""
     columns = [c for c in board.columns if c.role == "commute_tc" and _temperature(c, board) == 1.0]
-    found = [
-        (column, key)
+    found = {
+        column: keys
         for column in columns
-        for key in board.labels
-        if (key, column) in board.cells and tuple_perplexities(board.cells[key, column].entry)
-    ]
-    names = file_names("commute_perplexity", [f"{_short(_settings(c, board))} {board.labels[k]}" for c, k in found])
+        if (
+            keys := [
+                k for k in board.labels if (k, column) in board.cells and _log_tables(board.cells[k, column].entry)
+            ]
+        )
+    }
+    names = file_names("commute_perplexity", [_short(_settings(c, board)) for c in found])
     parts = []
-    for (column, key), name in zip(found, names):
+    for (column, keys), name in zip(found.items(), names):
         others = [
-            board.cells[key, other]
+            other
             for other in board.columns
             if other.role in ("commute_ic", "commute_consistency")
             and _settings(other, board) == _settings(column, board)
             and _temperature(other, board) == 1.0
-            and (key, other) in board.cells
         ]
-        results = [board.cells[key, column], *others]
-        inputs = inputs_of(*(r.record for r in results)) + f"\n{board.labels[key]}\n{name}"
-        parts.append(Part(inputs, partial(_perplexity_plot, board, column, key, results, name)))
+        results = {key: [board.cells[key, c] for c in (column, *others) if (key, c) in board.cells] for key in keys}
+        records = [r.record for found_results in results.values() for r in found_results]
+        inputs = inputs_of(*records) + "\n" + "\n".join(board.labels[k] for k in keys) + f"\n{name}"
+        parts.append(Part(inputs, partial(_perplexity_plot, board, column, results, name)))
     return parts
 
 
-def _perplexity_plot(board: Board, column: Column, key: str, results: list[Any], name: str, folder: Path) -> list[Plot]:
+def _perplexity_plot(
+    board: Board, column: Column, results: dict[str, list[Any]], name: str, folder: Path
+) -> list[Plot]:
     settings = _settings_title(_settings(column, board))
-    tables = _log_tables(results[0].entry)
-    for other in results[1:]:
-        for tuple_id, table in _log_tables(other.entry).items():
-            tables.setdefault(tuple_id, {}).update(table)
-    label = board.labels[key]
-    perplexity_figure({label: tables}, folder / name, f"CoMMuTE perplexities per tuple ({settings})")
-    return [Plot(FAMILY, f"CoMMuTE perplexities per tuple, {label} ({settings})", name)]
+    runs: dict[str, Tables] = {}
+    for key, found in results.items():
+        tables = runs.setdefault(board.labels[key], {})
+        for result in found:
+            for tuple_id, table in _log_tables(result.entry).items():
+                tables.setdefault(tuple_id, {}).update(table)
+    title = f"CoMMuTE: perplexity of the correct translations per model ({settings}; WMT 2024, Figure 3)"
+    figure3_comparison(runs, folder / name, title)
+    return [Plot(FAMILY, f"CoMMuTE perplexities of the correct translations under each image ({settings})", name)]
 
 
 perplexity_plots = PlotParts(_perplexity_parts, "perplexity_plots")

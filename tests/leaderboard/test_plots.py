@@ -140,35 +140,32 @@ def test_every_model_has_its_own_colour_and_marker():
     assert len(set(palette.values())) == 30
 
 
-def test_the_per_tuple_perplexity_plot_reads_the_tc_samples(tmp_path):
+def test_the_perplexity_plot_reads_the_tc_samples(tmp_path):
+    """One figure per data set, language and setting, naming the logged models only (a model without a log has
+    nothing to show)."""
     from leaderboard.builders import with_samples
 
-    from harness_tasks.commute.plots import perplexity_plots, tuple_perplexities
+    from harness_tasks.commute.plots import perplexity_plots
 
     args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
-    logged = with_samples(
-        tmp_path,
-        record("commute_tc", "m", 0.75, args=args),
-        [
-            {"id": "1", "ppl": {"a|a": 2.0, "a|inc_a": 8.0, "b|b": 3.0, "b|inc_b": 1.5, "a|b": 9.0}},
-            {
-                "id": "2",
-                "ppl": {"a|a": 4.0, "a|inc_a": 5.0, "b|b": None, "b|inc_b": 2.0},
-            },  # an unscored slot is left out
-        ],
-        "samples_tc.jsonl",
-    )
-    board = merge(
-        [
-            Entry(logged, tmp_path / "results.jsonl"),
-            Entry(record("commute_tc", "unlogged", 0.5, args=args), tmp_path / "results.jsonl"),
-        ]
-    )
-    assert tuple_perplexities(board.cells[next(iter(board.labels)), board.columns[0]].entry) == [
-        (2.0, 8.0),
-        (3.0, 1.5),
-        (4.0, 5.0),
+    samples = [
+        {"id": "1", "ppl": {"a|a": 2.0, "a|inc_a": 8.0, "b|b": 3.0, "b|inc_b": 1.5, "a|b": 9.0}},
+        {"id": "2", "ppl": {"a|a": 4.0, "a|inc_a": 5.0, "b|b": None, "b|inc_b": 2.0}},  # an unscored slot is left out
     ]
-    assert [p.file for p in perplexity_plots(board, tmp_path)] == [
-        "commute_perplexity_ikea_de_m.png"
-    ]  # none without a log
+    logged = [
+        Entry(
+            with_samples(tmp_path, record("commute_tc", name, 0.75, args=args), samples, f"s_{name}.jsonl"),
+            tmp_path / "results.jsonl",
+        )
+        for name in ("m", "n")
+    ]
+    board = merge([*logged, Entry(record("commute_tc", "unlogged", 0.5, args=args), tmp_path / "results.jsonl")])
+    plots = perplexity_plots(board, tmp_path)
+    assert [p.file for p in plots] == ["commute_perplexity_ikea_de.png"]
+    assert (tmp_path / plots[0].file).stat().st_size > 0
+    (part,) = perplexity_plots.parts(board)
+    assert part.inputs.splitlines()[-3:] == [
+        "m",
+        "n",
+        "commute_perplexity_ikea_de.png",
+    ]  # the unlogged model is not in it
