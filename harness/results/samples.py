@@ -136,9 +136,26 @@ def sample_values(
     return values
 
 
+_READ: dict[tuple[Any, ...], dict[Key, tuple[float, ...]]] = {}  # read_samples' last results, by file state
+_READ_KEPT = 256
+
+
 def read_samples(entry: Entry, fields: tuple[str, ...]) -> dict[Key, tuple[float, ...]]:
-    """The values of ``fields`` of every sample, by (seed, id); the file must belong to the result."""
+    """The values of ``fields`` of every sample, by (seed, id); the file must belong to the result.
+
+    A file read before (same path, inode, size and modification time; same fields and signature) is not read
+    again: a leaderboard build asks for each log several times (the ranks, the meta-evaluation, the item pages)."""
     path = samples_path(entry)
+    state = path.stat()
+    key = (str(path), state.st_ino, state.st_size, state.st_mtime_ns, fields, entry.record.signature)
+    if key not in _READ:
+        if len(_READ) >= _READ_KEPT:
+            del _READ[next(iter(_READ))]
+        _READ[key] = _read_samples(path, entry, fields)
+    return dict(_READ[key])
+
+
+def _read_samples(path: Path, entry: Entry, fields: tuple[str, ...]) -> dict[Key, tuple[float, ...]]:
     compact = path.suffix == COMPACT_SUFFIX
 
     def rows() -> Iterator[tuple[int, Any]]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
 
 def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
@@ -39,6 +38,8 @@ def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     good, bad = values[classes == 1], values[classes == 0]
     if len(good) == 0 or len(bad) == 0:
         return None
+    from scipy import stats  # here: importing scipy.stats costs most of a second
+
     u = stats.mannwhitneyu(good, bad, alternative="two-sided", method="asymptotic").statistic
     return float(u / (len(good) * len(bad)))
 
@@ -89,10 +90,14 @@ def _varies(values: np.ndarray) -> bool:
 def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Pearson's r, or None when undefined."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    from scipy import stats  # here: importing scipy.stats costs most of a second
+
     return float(stats.pearsonr(a, b).statistic) if _varies(a) and _varies(b) else None
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman's rho (ties get average ranks), or None when undefined."""
     a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    from scipy import stats  # here: importing scipy.stats costs most of a second
+
     return float(stats.spearmanr(a, b).statistic) if _varies(a) and _varies(b) else None

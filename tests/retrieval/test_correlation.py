@@ -7,8 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
-from harness_tasks.retrieval.analysis.correlation import per_seed
+from harness_tasks.retrieval.analysis.correlation import average_ranks, per_seed
 
 NAN = math.nan
 
@@ -38,3 +41,18 @@ def test_a_batch_of_resamples_keeps_its_leading_axis_quietly():
         warnings.simplefilter("error")
         r = per_seed(x, y, "pearson")
     assert r.shape == (2, 2) and r[:, 0] == pytest.approx([1.0, -1.0]) and np.isnan(r[:, 1]).all()
+
+
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 7), st.integers(1, 4)), elements=st.integers(0, 3))
+)
+def test_average_ranks_are_scipys(values):
+    """The ranks along the model axis, ties (many: values 0-3) sharing their mean rank, are rankdata's exactly."""
+    from scipy.stats import rankdata
+
+    assert np.array_equal(average_ranks(values), rankdata(values, axis=-2))
+
+
+def test_average_ranks_by_hand():
+    column = np.array([[3.0], [1.0], [3.0], [2.0]])  # ranks 3.5, 1, 3.5, 2
+    assert average_ranks(column).ravel().tolist() == [3.5, 1.0, 3.5, 2.0]

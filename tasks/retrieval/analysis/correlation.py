@@ -22,6 +22,25 @@ METHODS: tuple[Method, ...] = ("pearson", "spearman")
 MIN_MODELS = 3
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """The 1-based ranks along the model axis (-2), tied values sharing the mean of their ranks: the numbers of
+    ``scipy.stats.rankdata(values, axis=-2)`` (halves and integers, exact), without importing ``scipy.stats`` (most of
+    a leaderboard build's start-up)."""
+    moved = np.moveaxis(values, -2, -1)
+    order = np.argsort(moved, axis=-1, kind="stable")
+    ordered = np.take_along_axis(moved, order, axis=-1)
+    opens = np.ones(moved.shape, dtype=bool)  # where a run of equal values starts, in sorted order
+    opens[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    closes = np.ones(moved.shape, dtype=bool)
+    closes[..., :-1] = opens[..., 1:]
+    position = np.arange(moved.shape[-1])
+    first = np.maximum.accumulate(np.where(opens, position, 0), axis=-1)
+    last = np.flip(np.minimum.accumulate(np.flip(np.where(closes, position, moved.shape[-1] - 1), -1), axis=-1), -1)
+    ranks = np.empty(moved.shape)
+    np.put_along_axis(ranks, order, 0.5 * (first + last) + 1.0, axis=-1)
+    return np.moveaxis(ranks, -1, -2)
+
+
 def per_seed(x: np.ndarray, y: np.ndarray, method: Method = "pearson") -> np.ndarray:
     """The correlation of ``x`` with ``y`` over the model axis (-2), one per seed (last axis); NaN where undefined.
 
@@ -39,9 +58,7 @@ def per_seed(x: np.ndarray, y: np.ndarray, method: Method = "pearson") -> np.nda
     # a seed with a missing value is NaN in the end: zeros there keep every mean over a full column
     x, y = np.nan_to_num(x), np.nan_to_num(y)
     if method == "spearman":
-        from scipy.stats import rankdata
-
-        x, y = rankdata(x, axis=-2), rankdata(y, axis=-2)
+        x, y = average_ranks(x), average_ranks(y)
     dx = x - x.mean(axis=-2, keepdims=True)
     dy = y - y.mean(axis=-2, keepdims=True)
     constant = (np.ptp(x, axis=-2) == 0) | (np.ptp(y, axis=-2) == 0)

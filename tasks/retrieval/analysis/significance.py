@@ -43,7 +43,7 @@ def steiger_z(
     f = ``variance_factor`` (1 for Pearson's r, 1.06 for Spearman's rho).
     None when undefined: n < 4, a correlation missing or of magnitude 1, or a non-positive variance.
     """
-    from scipy.stats import norm
+    from scipy.special import ndtr  # what norm.sf computes, without importing scipy.stats
 
     if r_xb is None or r_xc is None or r_bc is None or n < MIN_MODELS_TEST:
         return None
@@ -55,7 +55,7 @@ def steiger_z(
     if 2 - 2 * covariance <= 0:
         return None
     z = (math.atanh(r_xb) - math.atanh(r_xc)) * math.sqrt(n - 3) / math.sqrt(variance_factor * (2 - 2 * covariance))
-    return z, float(2 * norm.sf(abs(z)))
+    return z, float(2 * ndtr(-abs(z)))
 
 
 def ruger_combination(pvalues: Sequence[float]) -> float | None:
