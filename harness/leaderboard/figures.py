@@ -6,6 +6,8 @@ Family plot modules (registered with ``register_families``) build on these."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -13,7 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.leaderboard.merge import Board, Column
+import orjson
+
+from harness.errors import HarnessError
+from harness.leaderboard.merge import Board, Column, Result
+from harness.results.load import Entry
 from harness.results.metrics import info_of, interval_of
 from harness.results.records import ResultRecord
 
@@ -58,9 +64,34 @@ class PlotParts:
         return [plot for part in self.parts(board) for plot in part.draw(folder)]
 
 
-def inputs_of(*records: ResultRecord) -> str:
-    """What a plot reads of results lines, as text for its key: each line's signature and start time."""
-    return "\n".join(f"{record.signature}@{record.started}" for record in records)
+RUN_FIELDS = frozenset({"started", "wall_seconds", "environment", "hardware"})  # when and where: no plot shows them
+
+
+def inputs_of(*results: Result | ResultRecord) -> str:
+    """What a plot reads of results, as text for its key: each line's content but when and where it ran (a rerun
+    that reproduces a result keeps its plots), and, for a result with a per-sample log, the log's SHA-256."""
+    return "\n".join(_content(found) for found in results)
+
+
+def _content(found: Result | ResultRecord) -> str:
+    record = found.record if isinstance(found, Result) else found
+    data = {name: value for name, value in vars(record).items() if name not in RUN_FIELDS}
+    try:
+        text = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:  # an integer past 64 bits
+        text = json.dumps(data, sort_keys=True, default=str).encode()
+    log = _log_digest(found.entry) if isinstance(found, Result) and record.samples_file else ""
+    return f"{record.signature} {hashlib.sha256(text).hexdigest()[:32]} {log}"
+
+
+def _log_digest(entry: Entry) -> str:
+    """The SHA-256 of a result's per-sample log (empty when it cannot be read)."""
+    from harness.results.samples import samples_path
+
+    try:
+        return hashlib.sha256(samples_path(entry).read_bytes()).hexdigest()[:32]
+    except (HarnessError, OSError):
+        return ""
 
 
 def describe(column: Column, board: Board) -> str:

@@ -12,8 +12,8 @@ where it does not.
 from __future__ import annotations
 
 import gzip
-import json
 import math
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.leaderboard.merge import Board, Result
 from harness.results.bootstrap import Statistic
+from harness.results.jsonl import BadLine, json_lines
 from harness.results.samples import COMPACT_SUFFIX, Key, samples_path
 
 SKIPPED = ("signature", "seed", "lines", "id")
@@ -32,13 +33,13 @@ def _rows(result: Result) -> Iterator[dict[str, Any]]:
     path = samples_path(result.entry)
     opener = gzip.open if path.suffix == COMPACT_SUFFIX else open
     try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    row = json.loads(line)
-                    if isinstance(row, dict) and "id" in row:
-                        yield row
-    except (OSError, EOFError, ValueError) as exc:
+        with opener(path, "rb") as handle:
+            for item in json_lines(handle, str(path)):
+                if isinstance(item, BadLine):
+                    raise HarnessError(f"{path}: cannot read its samples (line {item.line}: {item.reason})")
+                if isinstance(item[1], dict) and "id" in item[1]:
+                    yield item[1]
+    except (OSError, EOFError, zlib.error) as exc:
         raise HarnessError(f"{path}: cannot read its samples ({exc})") from None
 
 

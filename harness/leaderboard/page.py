@@ -221,12 +221,16 @@ SCRIPT = """
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SPECIAL = re.compile("[&<>\"'\0\ud800-\udfff]")  # what ``esc`` changes; most cells hold none of it
 
 
 def esc(text: object) -> str:
     """Escaped text for element content and quoted attribute values; a NUL is dropped and a lone surrogate (a file
     name's undecodable byte) becomes U+FFFD, so the page is always valid UTF-8 without NUL."""
-    return html.escape(_SURROGATE.sub("\ufffd", str(text).replace("\0", "")), quote=True)
+    text = str(text)
+    if _SPECIAL.search(text) is None:
+        return text
+    return html.escape(_SURROGATE.sub("\ufffd", text.replace("\0", "")), quote=True)
 
 
 def number_key(value: float | None) -> str:

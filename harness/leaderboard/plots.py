@@ -78,10 +78,10 @@ def _key(family: Family, function: Callable[..., Any], inputs: str) -> str:
 
 def _family_inputs(board: Board, family: Family) -> str:
     """What a plain plot function of ``family`` may read: its current results, and the model order (colours)."""
-    records = sorted(
-        (r.record for (_, column), r in board.cells.items() if column.family == family), key=lambda r: r.signature
+    results = sorted(
+        (r for (_, column), r in board.cells.items() if column.family == family), key=lambda r: r.record.signature
     )
-    return inputs_of(*records) + "\n" + "\n".join(board.labels.values())
+    return inputs_of(*results) + "\n" + "\n".join(board.labels.values())
 
 
 def plot_jobs(board: Board) -> list[Job]:
@@ -296,6 +296,12 @@ class Drawing:
             connection.close()
 
 
+def _load_matplotlib() -> None:
+    """Import what every drawing needs (the figure and the PNG backend) before the workers fork, so they share it."""
+    import matplotlib.backends.backend_agg
+    import matplotlib.figure  # noqa: F401
+
+
 def start_plots(
     board: Board, folder: Path, workers: int | None = None, previous: Path | None = None
 ) -> Drawing | list[Plot]:
@@ -317,6 +323,7 @@ def start_plots(
             outcomes[index] = draw(board, jobs[index], folder)
             counter.advance()
         return collect(jobs, [outcomes[index] for index in range(len(jobs))])
+    _load_matplotlib()  # once, here: each worker would import it again
     context = multiprocessing.get_context("fork")
     claimed = context.Value("i", 0)
     started: list[tuple[Any, Connection]] = []

@@ -208,8 +208,12 @@ def _perplexity_parts(board: Board) -> list[Part]:
             and _temperature(other, board) == 1.0
         ]
         results = {key: [board.cells[key, c] for c in (column, *others) if (key, c) in board.cells] for key in keys}
-        records = [r.record for found_results in results.values() for r in found_results]
-        inputs = inputs_of(*records) + "\n" + "\n".join(board.labels[k] for k in keys) + f"\n{name}"
+        inputs = (
+            inputs_of(*(r for found_results in results.values() for r in found_results))
+            + "\n"
+            + "\n".join(board.labels[k] for k in keys)
+            + f"\n{name}"
+        )
         parts.append(Part(inputs, partial(_perplexity_plot, board, column, results, name)))
     return parts
 

@@ -3,6 +3,7 @@ says how far it is, and says which earlier board it replaced and from when."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from leaderboard.builders import record, write_results
@@ -66,6 +67,9 @@ def test_a_rebuild_redraws_only_the_parts_whose_inputs_changed(tmp_path, monkeyp
     err = capsys.readouterr().err
     assert "harness: plots 3/3 ready (1 kept from the previous board, 2 drawn" in err
     assert "0.3" in (tmp_path / "three" / "b.png").read_text()
+    rerun = record("xlr", "b", 0.3, started="2026-03-01T00:00:00+00:00")  # the same result, run again later
+    draw(board_of(a, newer, rerun), tmp_path / "rerun", tmp_path / "three")
+    assert DRAWN == []  # when a line ran is not what a plot shows: a rerun that reproduces a result redraws nothing
     (tmp_path / "three" / "a.png").write_text("changed by hand")
     draw(board_of(a, newer), tmp_path / "four", tmp_path / "three")
     assert DRAWN == ["a.png"]  # a file that is not what was drawn is drawn again
@@ -84,3 +88,16 @@ def test_a_board_written_over_an_earlier_one_says_what_it_replaced_and_from_when
     assert last.startswith(f"replaced the leaderboard written in {tmp_path / 'board'} at 20")
     # README, csv, json, index, the family page, a's and b's pages: 7; b's page is removed
     assert last.endswith(": 6 of its 7 files written again, 1 removed; other files left as they were")
+
+
+def test_a_results_key_holds_its_per_sample_log(tmp_path):
+    """A rewritten log changes the key of the plots that read it, though its line is the same."""
+    from leaderboard.builders import with_samples
+
+    logged = with_samples(tmp_path, record("xlr", "a", 0.5), [{"id": "1", "hit": 1.0}], "s.jsonl")
+    (result,) = board_of(logged).current
+    result = replace(result, entry=Entry(logged, tmp_path / "results.jsonl"))  # where its log is
+    before = inputs_of(result)
+    assert inputs_of(result) == before and before != inputs_of(logged)  # the log's digest is in it
+    with_samples(tmp_path, logged, [{"id": "1", "hit": 0.0}], "s.jsonl")
+    assert inputs_of(result) != before
