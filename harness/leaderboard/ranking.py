@@ -381,15 +381,16 @@ def _one_per_direction(board: Board, directions: Sequence[Direction], over: Sequ
     for index in over:
         direction = directions[index]
         key = (direction.dataset, direction.pair)
-        if key not in kept or _at_defaults(board.example(direction.column)) > _at_defaults(
+        if key not in kept or at_defaults(board.example(direction.column)) > at_defaults(
             board.example(directions[kept[key]].column)
         ):
             kept[key] = index
     return tuple(sorted(kept.values()))
 
 
-def _at_defaults(record: ResultRecord) -> int:
-    """How many of a record's task arguments are at its task's defaults (0 when the task is not installed)."""
+def at_defaults(record: ResultRecord) -> int:
+    """How many of a record's task arguments are at its task's defaults (0 when the task is not installed): of
+    several settings of one data set and direction, the family ranks (and plots) the one with the most."""
     from harness.plugins.registry import get_registry
 
     try:

@@ -33,6 +33,7 @@ from harness.leaderboard.figures import (
     save,
 )
 from harness.leaderboard.merge import Board, Column, column_labels
+from harness.leaderboard.ranking import at_defaults
 from harness.leaderboard.tables import dataset_name
 from harness.results.load import Entry
 from harness.results.metrics import info_of
@@ -76,6 +77,20 @@ def _contrast_groups(board: Board) -> dict[str, list[Column]]:
     return dict(sorted(groups.items()))
 
 
+def _ranked_settings(board: Board, groups: dict[str, list[Column]]) -> dict[str, list[Column]]:
+    """Of several settings of one data set and language (``prefix_removal``, ``ties``), the one the family ranks:
+    the most task arguments at their defaults (``at_defaults``), then the first. The others are in the family
+    page's per-direction tables."""
+    chosen: dict[str, str] = {}
+    for settings, columns in groups.items():
+        where = _short(settings)
+        if where not in chosen or at_defaults(board.example(columns[0])) > at_defaults(
+            board.example(groups[chosen[where]][0])
+        ):
+            chosen[where] = settings
+    return {settings: groups[settings] for settings in chosen.values()}
+
+
 def _display(board: Board, column: Column) -> str:
     """The metric's display name; an older line without one shows its name in capitals (``tc`` -> ``TC``)."""
     display = info_of(board.example(column), column.metric).display
@@ -85,7 +100,7 @@ def _display(board: Board, column: Column) -> str:
 def bar_plots(board: Board, folder: Path) -> list[Plot]:
     """TC, IC, GTC, GIC per model at temperature 1, one figure per setting (language, ties, ...)."""
     groups = {s: [c for c in cols if _temperature(c, board) == 1.0] for s, cols in _contrast_groups(board).items()}
-    groups = {s: cols for s, cols in groups.items() if cols}
+    groups = _ranked_settings(board, {s: cols for s, cols in groups.items() if cols})
     plots = []
     for (settings, columns), name in zip(
         groups.items(),
@@ -187,7 +202,11 @@ def _perplexity_parts(board: Board) -> list[Part]:
     """Per data set, language and setting with a TC per-sample log: WMT 2024 Figure 3 for every model logged there
     in one panel (each model's incorrect- and mixed-image series from its ``commute_ic`` / ``commute_consistency``
     logs in the same setting), each figure drawn on its own and kept between builds while its lines are unchanged."""
-    columns = [c for c in board.columns if c.role == "commute_tc" and _temperature(c, board) == 1.0]
+    settings: dict[str, list[Column]] = {}
+    for column in board.columns:
+        if column.role == "commute_tc" and _temperature(column, board) == 1.0:
+            settings.setdefault(_settings(column, board), []).append(column)
+    columns = [column for found in _ranked_settings(board, settings).values() for column in found]
     found = {
         column: keys
         for column in columns

@@ -49,6 +49,19 @@ def test_which_plots_are_drawn(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.file for p in plots)
 
 
+def test_commute_figures_show_the_setting_the_family_ranks(tmp_path):
+    """Two settings of one language (ties at its default, and not): the bars are drawn for the default one only,
+    the other stays in the tables."""
+    other = [
+        record(task, "vgamt", 0.3, args={"lang": "de", "ties": "correct", "temperature": 1.0})
+        for task in ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")
+    ]
+    board = board_of(*other, *commute("vgamt", 1.0, 0.6))
+    assert len({column for column in board.columns if column.role == "commute_tc"}) == 2
+    (plot,) = write_plots(board, tmp_path)
+    assert plot.file == "commute_bars_ikea_de.png" and "ties=wrong" in plot.title
+
+
 def test_no_scatter_without_twin_arguments_and_a_sweep_only_over_two_temperatures(tmp_path):
     board = board_of(
         record("xlr", "a", [0.9, 0.8], args={"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}),
