@@ -110,10 +110,10 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         previous = previous_files(folder)
         when = written_at(folder) if previous else None
         with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn:
-            sections = family_sections(board)  # first: the plot workers inherit what it computed (the meta-evaluation)
             kept = folder / PLOTS if PLOTS in previous_folders(previous) else None
             drawing = start_plots(board, Path(drawn), previous=kept) if plots else []  # in other processes; meanwhile:
             try:
+                sections = family_sections(board)
                 tables = family_tables(board)
                 contents: dict[str, str | bytes] = {
                     "leaderboard.csv": to_csv(board),
