@@ -130,7 +130,7 @@ def test_a_rerun_skips_what_the_results_hold_and_runs_what_is_missing(tmp_path, 
     assert main(["suite", str(suite), "--no-board"]) == 0
     _, err = capsys.readouterr()
     assert "suite: 4 cells: 2 run, 2 already in the results" in err
-    assert "shapes: tfidf-char(ngram_max=3) size=12,n=4,src=en,tgt=de: already in the results" in err
+    assert "2 cells already in the results (shapes: tfidf-char(ngram_max=3) size=12,n=4,src=en,tgt=de to " in err
     lines = (folder / "results.jsonl").read_text().splitlines()
     assert len(lines) == 8
     assert main(["suite", str(suite), "--no-board"]) == 0
@@ -232,15 +232,30 @@ def test_the_grid_line_estimates_from_the_cells_that_ran(tmp_path):
     stream = io.StringIO()
     progress = GridProgress(4, stream)
     progress.cell_done(cell, 0.2, ran=False)  # skipped cells cost next to nothing: no estimate from them
-    progress.cell_done(cell, 30.0, ran=True)  # 30 s per cell that ran, two left
+    progress.cell_done(cell, 30.0, ran=True)  # 30 s per cell that ran, two left; the skipped one said with it
     progress.cell_done(cell, 90.0, ran=True)  # (30 + 90) / 2 = 60 s per cell, one left
     progress.cell_done(cell, 1.0, ran=True)
     lines = [line.split(" elapsed, ")[1] for line in stream.getvalue().splitlines()]
     label = "shapes: random-encoder size=12,n=4,src=en,tgt=de"
     assert lines == [
-        f"no estimate yet; {label}: already in the results",
-        f"about 1:00 left; {label}: 0:30",
+        f"about 1:00 left; {label}: already in the results; {label}: 0:30",
         f"about 1:00 left; {label}: 1:30",
         f"done; {label}: 0:01",
     ]
-    assert stream.getvalue().splitlines()[2].startswith("suite: 3/4 cells (1 already in the results), ")
+    assert stream.getvalue().splitlines()[1].startswith("suite: 3/4 cells (1 already in the results), ")
+
+
+def test_a_run_of_skipped_cells_is_one_line(monkeypatch):
+    """A no-op rerun of a large grid says one line, not one per cell."""
+    import io
+
+    import harness.suite.run as run
+
+    monkeypatch.setattr(run, "cell_label", str)
+    stream = io.StringIO()
+    progress = run.GridProgress(3, stream)
+    for cell in ("cell0", "cell1", "cell2"):
+        progress.cell_done(cell, 0.1, ran=False)
+    (line,) = stream.getvalue().splitlines()
+    assert line.startswith("suite: 3/3 cells (3 already in the results), ")
+    assert line.endswith("done; 3 cells already in the results (cell0 to cell2)")

@@ -110,11 +110,13 @@ def run_prepare(suite: Suite, stream: TextIO) -> None:
 
 
 class GridProgress:
-    """One line per cell over the grid: done/total, elapsed, and an estimate from the cells that ran."""
+    """One line per cell that runs over the grid: done/total, elapsed, and an estimate from the cells that ran. A
+    run of cells the results already hold is one line (said before the next cell that runs, or at the end)."""
 
     def __init__(self, total: int, stream: TextIO):
         self.total, self.stream = total, stream
         self.done = self.skipped = 0
+        self.unsaid: list[Cell] = []  # skipped cells not yet said
         self.start = time.perf_counter()
         self.working = 0.0  # seconds spent in cells that ran (skipped cells cost next to nothing)
 
@@ -125,6 +127,9 @@ class GridProgress:
             self.working += seconds
         else:
             self.skipped += 1
+            self.unsaid.append(cell)
+            if self.done < self.total:
+                return
         ran_count = self.done - self.skipped
         left = self.total - self.done
         if not left:
@@ -133,10 +138,20 @@ class GridProgress:
             estimate = f"about {_clock(self.working / ran_count * left)} left"
         else:
             estimate = "no estimate yet"
-        state = f"{_clock(seconds)}" if ran else "already in the results"
+        said = []
+        if self.unsaid:
+            first = cell_label(self.unsaid[0])
+            said.append(
+                f"{first}: already in the results"
+                if len(self.unsaid) == 1
+                else f"{len(self.unsaid)} cells already in the results ({first} to {cell_label(self.unsaid[-1])})"
+            )
+            self.unsaid = []
+        if ran:
+            said.append(f"{cell_label(cell)}: {_clock(seconds)}")
         print(
             f"suite: {self.done}/{self.total} cells ({self.skipped} already in the results), "
-            f"{_clock(time.perf_counter() - self.start)} elapsed, {estimate}; {cell_label(cell)}: {state}",
+            f"{_clock(time.perf_counter() - self.start)} elapsed, {estimate}; {'; '.join(said)}",
             file=self.stream,
             flush=True,
         )
