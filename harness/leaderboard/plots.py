@@ -25,6 +25,7 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -125,8 +126,8 @@ def draw(board: Board, job: Job, folder: Path) -> Outcome:
 
 
 class Counter:
-    """A line on stderr as drawings finish: how many of how many, how many kept, the time so far (at most one line
-    every ``every`` seconds, and the last)."""
+    """A line on stderr as drawings finish, and while a long one runs: how many of how many, how many kept, the time
+    so far (a line every ``every`` seconds at most and, while drawings are waited for, at least; and the last)."""
 
     def __init__(self, total: int, kept: int, every: float = 2.0) -> None:
         self.total, self.kept, self.every = total, kept, every
@@ -246,34 +247,53 @@ def _work(board: Board, jobs: Sequence[Job], folder: Path, claimed: Any, sender:
     sender.close()
 
 
-@dataclass
 class Drawing:
-    """Plots being drawn in worker processes; ``result()`` waits for them (``close()`` stops them).
+    """Plots being drawn in worker processes; ``result()`` waits for them (``close()`` stops them). A thread takes
+    each finished drawing as it comes, so the progress line goes on while the caller writes the tables.
 
-    ``todo``: the indices (in ``jobs``) of the drawings the workers draw; ``outcomes``: the others' (kept)."""
+    ``todo``: the indices (in ``jobs``) of the drawings the workers draw; ``kept``: the others' outcomes."""
 
-    board: Board
-    jobs: list[Job]
-    folder: Path
-    workers: list[tuple[Any, Connection]]
-    claimed: Any
-    todo: list[int]
-    outcomes: dict[int, Outcome]
-    counter: Counter
+    def __init__(
+        self,
+        board: Board,
+        jobs: list[Job],
+        folder: Path,
+        workers: list[tuple[Any, Connection]],
+        claimed: Any,
+        todo: list[int],
+        kept: dict[int, Outcome],
+        counter: Counter,
+    ) -> None:
+        self.board, self.jobs, self.folder, self.workers, self.claimed = board, jobs, folder, workers, claimed
+        self.todo, self.counter = todo, counter
+        self.outcomes = dict(kept)
+        self.receiver = threading.Thread(target=self._receive, name="harness-plots", daemon=True)
+        self.receiver.start()
+
+    def _receive(self) -> None:
+        """Each worker's outcomes until it ends; a line at least every ``counter.every`` seconds meanwhile."""
+        open_ = [connection for _, connection in self.workers]
+        while open_:
+            try:
+                ready = cast(list[Connection], wait(open_, timeout=self.counter.every))
+            except (OSError, ValueError):  # closed by ``close``
+                return
+            if not ready and self.counter.done < self.counter.total:
+                self.counter.say()
+            for connection in ready:
+                try:
+                    index, outcome = connection.recv()
+                except (EOFError, OSError):
+                    open_.remove(connection)
+                    continue
+                self.outcomes[self.todo[index]] = outcome
+                self.counter.advance()
 
     def result(self) -> list[Plot]:
         """The plots, as ``collect`` gives them; a job whose worker died is a warning, one never claimed is drawn here."""
-        outcomes = dict(self.outcomes)
-        open_ = {connection: process for process, connection in self.workers}
-        while open_:
-            for connection in cast(list[Connection], wait(list(open_))):
-                try:
-                    index, outcome = connection.recv()
-                    outcomes[self.todo[index]] = outcome
-                    self.counter.advance()
-                except EOFError:
-                    open_.pop(connection).join()
+        self.receiver.join()
         self.close()
+        outcomes = self.outcomes
         codes = ", ".join(str(p.exitcode) for p, _ in self.workers if p.exitcode)
         for position, index in enumerate(self.todo):
             if index not in outcomes:
@@ -289,10 +309,12 @@ class Drawing:
 
     def close(self) -> None:
         """Stop the workers still running (after an error or an interruption of the caller)."""
-        for process, connection in self.workers:
+        for process, _ in self.workers:
             if process.is_alive():
                 process.terminate()
             process.join()
+        self.receiver.join()  # the workers' ends close its connections
+        for _, connection in self.workers:
             connection.close()
 
 

@@ -89,3 +89,25 @@ def test_without_fork_on_one_cpu_or_for_one_function_the_plots_are_drawn_here(bo
         and [p.file for p in started] == [f"{n}.png" for n in ("one", "two")][: len(functions)]
     )
     assert {(tmp_path / p.file).read_text() for p in started} == {str(os.getpid())}
+
+
+def test_the_progress_line_goes_on_while_the_caller_is_busy(board, tmp_path, monkeypatch, capsys):
+    """The drawings are received as they finish while the caller writes the tables: lines come before ``result``
+    is called, and one at least every ``every`` seconds while a long drawing runs."""
+    import functools
+    import time
+
+    def slow(board, folder):
+        time.sleep(0.6)
+        return drawing("slow.png")(board, folder)
+
+    monkeypatch.setattr(plots, "plot_functions", lambda family: [drawing("quick.png"), slow])
+    monkeypatch.setattr(plots, "Counter", functools.partial(plots.Counter, every=0.1))
+    started = plots.start_plots(board, tmp_path, workers=2)
+    assert isinstance(started, plots.Drawing)
+    time.sleep(1.0)  # the caller, busy with the tables
+    before = capsys.readouterr().err.splitlines()
+    drawn = started.result()
+    assert [p.file for p in drawn] == ["quick.png", "slow.png"]
+    assert before[-1].startswith("harness: plots 2/2 ready (2 drawn, ")  # received without result()
+    assert any(line.startswith("harness: plots 1/2 ready") for line in before)  # and said while slow drew
