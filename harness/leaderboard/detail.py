@@ -36,6 +36,12 @@ def where(result: Result) -> str:
     return f"{dataset_of(record)} {pair}" if pair else dataset_of(record)
 
 
+def _value_td(value: Any, number: bool) -> str:
+    """A cell of an item table: a number right-aligned with its sort key, anything else as text."""
+    sort = number_key(value) if number and value is not None else _shown(value)
+    return td(_shown(value), sort, numeric=number, css="" if number else "text")
+
+
 def item_page(board: Board, result: Result, items: Items, site: Site) -> str:
     """The items behind one value: a sortable table of the log's fields per item."""
     record = result.record
@@ -54,12 +60,19 @@ def item_page(board: Board, result: Result, items: Items, site: Site) -> str:
         + "</tr></thead>",
         "<tbody>",
     ]
+    rendered: dict[tuple[type, Any, bool], str] = {}  # values repeat (hits, ranks): each one's cell written once
+
+    def value_cell(value: Any, number: bool) -> str:
+        key = (type(value), value, number)
+        try:
+            if key not in rendered:
+                rendered[key] = _value_td(value, number)
+        except TypeError:  # an unhashable value (a list): written each time
+            return _value_td(value, number)
+        return rendered[key]
+
     for item, values in items.rows:
-        cells = [
-            td(_shown(v), number_key(v) if n and v is not None else _shown(v), numeric=n, css="" if n else "text")
-            for v, n in zip(values, numeric)
-        ]
-        table.append(f"<tr>{td(item, item)}{''.join(cells)}</tr>")
+        table.append(f"<tr>{td(item, item)}{''.join(value_cell(v, n) for v, n in zip(values, numeric))}</tr>")
     table += ["</tbody>", "</table>"]
     seeds = f", {items.seeds} seeds averaged per item" if items.seeds > 1 else ""
     kept = (
