@@ -206,7 +206,7 @@ def _perplexity_parts(board: Board) -> list[Part]:
     for column in board.columns:
         if column.role == "commute_tc" and _temperature(column, board) == 1.0:
             settings.setdefault(_settings(column, board), []).append(column)
-    columns = [column for found in _ranked_settings(board, settings).values() for column in found]
+    columns = [column for found in _ranked_settings(board, dict(sorted(settings.items()))).values() for column in found]
     found = {
         column: keys
         for column in columns
