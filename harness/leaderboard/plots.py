@@ -272,10 +272,10 @@ class Drawing:
 
     def _receive(self) -> None:
         """Each worker's outcomes until it ends; a line at least every ``counter.every`` seconds meanwhile."""
-        open_ = [connection for _, connection in self.workers]
+        open_ = {connection: process for process, connection in self.workers}
         while open_:
             try:
-                ready = cast(list[Connection], wait(open_, timeout=self.counter.every))
+                ready = cast(list[Connection], wait(list(open_), timeout=self.counter.every))
             except (OSError, ValueError):  # closed by ``close``
                 return
             if not ready and self.counter.done < self.counter.total:
@@ -284,7 +284,7 @@ class Drawing:
                 try:
                     index, outcome = connection.recv()
                 except (EOFError, OSError):
-                    open_.remove(connection)
+                    open_.pop(connection).join()  # it closed its end: it is ending
                     continue
                 self.outcomes[self.todo[index]] = outcome
                 self.counter.advance()
@@ -312,9 +312,9 @@ class Drawing:
         for process, _ in self.workers:
             if process.is_alive():
                 process.terminate()
+        self.receiver.join()  # a worker's end closes its connection, and the receiver joins it
+        for process, connection in self.workers:
             process.join()
-        self.receiver.join()  # the workers' ends close its connections
-        for _, connection in self.workers:
             connection.close()
 
 
