@@ -94,9 +94,11 @@ def plot_jobs(board: Board) -> list[Job]:
         except HarnessError as exc:
             print(f"harness: warning: no plots for family {family.name!r}: {exc}", file=sys.stderr)
             continue
+        inputs = None  # what every plain plot function of the family reads: worked out once
         for function in functions:
             if not isinstance(function, PlotParts):
-                jobs.append(Job(family, function, _key(family, function, _family_inputs(board, family))))
+                inputs = _family_inputs(board, family) if inputs is None else inputs
+                jobs.append(Job(family, function, _key(family, function, inputs)))
                 continue
             try:
                 parts = function.parts(board)
