@@ -20,7 +20,9 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.leaderboard.figures import (
     LEGEND_MODELS,
+    Part,
     Plot,
+    PlotParts,
     chance_line,
     colours,
     describe,
@@ -28,6 +30,7 @@ from harness.leaderboard.figures import (
     error_of,
     figure,
     file_names,
+    inputs_of,
     legend_outside,
     markers,
     models_with,
@@ -151,60 +154,70 @@ def _meta_title(board: Board, triple: Triple) -> str:
     )
 
 
-def scatter_plots(board: Board, folder: Path) -> list[Plot]:
-    """BackRetrieval against XLR, one marker per model (error bars: interval over items, else std over seeds)."""
+def _scatter_parts(board: Board) -> list[Part]:
+    """One scatter per XLR/BkR pair of columns, each drawn on its own and kept between builds while its results (and
+    the model order, which sets colours and markers) are unchanged."""
     found = triples(board)
+    names = file_names("bkr_vs_xlr", [describe(t.xlr, board) for t in found])
+    order = "\n".join(board.labels.values())
+    return [
+        Part(f"{inputs_of(*_records(board, triple))}\n{order}\n{name}", partial(_scatter_plot, board, triple, name))
+        for triple, name in zip(found, names)
+    ]
+
+
+def _scatter_plot(board: Board, triple: Triple, name: str, folder: Path) -> list[Plot]:
+    """BackRetrieval against XLR, one marker per model (error bars: interval over items, else std over seeds)."""
     palette, shapes = colours(board), markers(board)
-    plots = []
-    for triple, name in zip(found, file_names("bkr_vs_xlr", [describe(t.xlr, board) for t in found])):
-        xlr, bkr = triple.xlr, triple.bkr
-        keys = [
-            k
-            for k in models_with(board, xlr, bkr)
-            if board.cells[k, xlr].record.metrics.get(xlr.metric) is not None
-            and board.cells[k, bkr].record.metrics.get(bkr.metric) is not None
-        ]
-        xs = [board.cells[k, xlr].record for k in keys]
-        ys = [board.cells[k, bkr].record for k in keys]
-        description = describe(xlr, board)
-        with figure(9, 5.5) as fig:
-            axes = fig.subplots()
-            if len(keys) <= LEGEND_MODELS:
-                for key, rx, ry in zip(keys, xs, ys):
-                    axes.errorbar(
-                        rx.metrics[xlr.metric],
-                        ry.metrics[bkr.metric],
-                        xerr=[[v] for v in error_of(rx, xlr.metric)],
-                        yerr=[[v] for v in error_of(ry, bkr.metric)],
-                        fmt=shapes[key],
-                        color=palette[key],
-                        elinewidth=1,
-                        capsize=2,
-                        markersize=7,
-                        label=board.labels[key],
-                        zorder=3,
-                    )
-            else:
-                _many_points(axes, keys, xs, ys, (xlr.metric, bkr.metric), (palette, shapes))
-            chance_line(axes, board.example(xlr), xlr.metric, vertical=True, name="XLR")
-            chance_line(axes, board.example(bkr), bkr.metric, name="BkR")
-            unnamed = "" if len(keys) <= LEGEND_MODELS else " (not named: colours and markers as in every plot)"
-            fig.suptitle(
-                f"BackRetrieval vs XLR: {description}, {len(keys)} models{unnamed}\n{_meta_title(board, triple)}",
-                fontsize=9,
-            )
-            axes.set_xlabel(
-                f"XLR {info_of(xs[0], xlr.metric).display if xs else xlr.metric} ({error_label(xs, xlr.metric)})"
-            )
-            axes.set_ylabel(
-                f"BackRetrieval {info_of(ys[0], bkr.metric).display if ys else bkr.metric} "
-                f"({error_label(ys, bkr.metric)})"
-            )
-            axes.grid(alpha=0.3)
-            legend_outside(fig, axes)
-            save(fig, folder / name)
-        plots.append(Plot(FAMILY, f"BackRetrieval vs XLR: {description}", name))
-    return plots
+    xlr, bkr = triple.xlr, triple.bkr
+    keys = [
+        k
+        for k in models_with(board, xlr, bkr)
+        if board.cells[k, xlr].record.metrics.get(xlr.metric) is not None
+        and board.cells[k, bkr].record.metrics.get(bkr.metric) is not None
+    ]
+    xs = [board.cells[k, xlr].record for k in keys]
+    ys = [board.cells[k, bkr].record for k in keys]
+    description = describe(xlr, board)
+    with figure(9, 5.5) as fig:
+        axes = fig.subplots()
+        if len(keys) <= LEGEND_MODELS:
+            for key, rx, ry in zip(keys, xs, ys):
+                axes.errorbar(
+                    rx.metrics[xlr.metric],
+                    ry.metrics[bkr.metric],
+                    xerr=[[v] for v in error_of(rx, xlr.metric)],
+                    yerr=[[v] for v in error_of(ry, bkr.metric)],
+                    fmt=shapes[key],
+                    color=palette[key],
+                    elinewidth=1,
+                    capsize=2,
+                    markersize=7,
+                    label=board.labels[key],
+                    zorder=3,
+                )
+        else:
+            _many_points(axes, keys, xs, ys, (xlr.metric, bkr.metric), (palette, shapes))
+        chance_line(axes, board.example(xlr), xlr.metric, vertical=True, name="XLR")
+        chance_line(axes, board.example(bkr), bkr.metric, name="BkR")
+        unnamed = "" if len(keys) <= LEGEND_MODELS else " (not named: colours and markers as in every plot)"
+        fig.suptitle(
+            f"BackRetrieval vs XLR: {description}, {len(keys)} models{unnamed}\n{_meta_title(board, triple)}",
+            fontsize=9,
+        )
+        axes.set_xlabel(
+            f"XLR {info_of(xs[0], xlr.metric).display if xs else xlr.metric} ({error_label(xs, xlr.metric)})"
+        )
+        axes.set_ylabel(
+            f"BackRetrieval {info_of(ys[0], bkr.metric).display if ys else bkr.metric} ({error_label(ys, bkr.metric)})"
+        )
+        axes.grid(alpha=0.3)
+        legend_outside(fig, axes)
+        save(fig, folder / name)
+    return [Plot(FAMILY, f"BackRetrieval vs XLR: {description}", name)]
+
+
+scatter_plots = PlotParts(_scatter_parts, "scatter_plots")
 
 
 def _many_points(
