@@ -47,23 +47,41 @@ def to_json(board: Board) -> bytes:
     first row; a row whose line holds another identity (a later card, say) carries its own ``model_identity``.
     """
     models: dict[str, Any] = {}
-    lines = []
+    for result in board.results:
+        models.setdefault(result.model_label, result.entry.record.model)
+    text = bytearray(b'{"models": ' + _dumps(models, orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b',\n"results": [\n')
+    separator = b""
     with gc_paused():
         for result, shared, metrics in row_parts(board, detailed=True):
-            identity = result.record.model
-            known = models.setdefault(shared["model"], identity)
+            identity = result.entry.record.model
+            known = models[result.model_label]
             if known is not identity and known != identity:
                 shared["model_identity"] = identity
-            common = _dumps(shared)[:-1] + b","  # the shared object, open: each metric's fields close it
-            lines += [common + _dumps(own)[1:] for own in metrics]
-    head = b'{"models": ' + _dumps(models, orjson.OPT_INDENT_2) + b',\n"results": [\n'
-    return head + b",\n".join(lines) + b"\n]}\n"
+            # row_parts gives each group's keys sorted: only what nests (an identity, a version that is an object
+            # or a list) needs sorting
+            nested = "model_identity" in shared or isinstance(shared["harness_version"], (dict, list))
+            common = memoryview(_dumps(shared, orjson.OPT_SORT_KEYS if nested else 0))[:-1]  # open: a metric closes it
+            for own in metrics:
+                text += separator
+                text += common
+                text += b","
+                text += memoryview(_dumps(own, 0))[1:]
+                separator = b",\n"
+    text += b"\n]}\n"
+    return bytes(text)
 
 
-def _dumps(value: Any, option: int = 0) -> bytes:
-    """JSON with sorted keys; what orjson cannot write (an integer past 64 bits, nesting past 254) by ``json``."""
+def _dumps(value: Any, option: int) -> bytes:
+    """JSON (keys sorted with ``orjson.OPT_SORT_KEYS``); what orjson cannot write (an integer past 64 bits, nesting
+    past 254) by ``json``."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | option)
+        return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError:
         indent = 2 if option & orjson.OPT_INDENT_2 else None
-        return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=indent, separators=(",", ":")).encode()
+        return json.dumps(
+            value,
+            sort_keys=bool(option & orjson.OPT_SORT_KEYS),
+            ensure_ascii=False,
+            indent=indent,
+            separators=(",", ":"),
+        ).encode()

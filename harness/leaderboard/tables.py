@@ -300,51 +300,88 @@ def result_family(board: Board, result: Result) -> str:
 
 
 def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
-    """One row per (result, metric), in output order.
-
-    Detailed rows (for JSON) cover superseded results too and add the main-metric flag, the
-    per-seed values, the seeds, ``superseded``, why a metric is undefined and the line's warnings.
-    """
+    """One row per (result, metric), in output order: the ``LONG_FIELDS`` (what the CSV writes), the data set,
+    direction, role and family, the main-metric flag, the per-seed values, the seeds, ``superseded``, why a metric is
+    undefined and the line's warnings (what leaderboard.json adds). Detailed: superseded results too."""
     return [{**shared, **own} for _, shared, metrics in row_parts(board, detailed) for own in metrics]
 
 
+class _Absent:
+    """An argument or field a line does not have (unlike one that is null)."""
+
+
+_ABSENT = _Absent()
+_TEXT = frozenset({str, type(None), _Absent})  # what a line's facts can be keyed by: equal values, equal text
+
+
+def _facts_key(record: ResultRecord) -> tuple[Any, ...] | None:
+    """Everything ``dataset_of``, ``pair_of``, ``role_of`` and the family read from a line, when all of it is text or
+    absent (a number could equal another number written differently: ``0.0`` and ``-0.0``); else None."""
+    dataset, args = record.dataset, record.task_args
+    key = (
+        dataset.get("source", _ABSENT),
+        dataset.get("loader", _ABSENT),
+        dataset.get("split", _ABSENT),
+        args.get("dataset", _ABSENT),
+        args.get("src", _ABSENT),
+        args.get("tgt", _ABSENT),
+        args.get("lang", _ABSENT),
+        record.task,
+        record.role,
+        record.family,
+    )
+    return key if set(map(type, key)) <= _TEXT else None
+
+
 def row_parts(board: Board, detailed: bool) -> list[tuple[Result, dict[str, Any], list[dict[str, Any]]]]:
-    """The rows of ``long_rows`` in two parts, per result: what its metrics share, and each metric's own fields."""
+    """The rows of ``long_rows`` in two parts, per result: what its metrics share, and each metric's own fields
+    (each with its keys in sorted order).
+
+    A line's data set, direction, role and family are worked out once per distinct configuration, not per line."""
     parts = []
+    facts: dict[tuple[Any, ...], tuple[str, str | None, str, str]] = {}
     for result in board.results:
         if result.superseded and not detailed:
             continue
-        record = result.record
-        shared = {
-            "model": result.model_label,
-            "task": record.task,
-            "n": record.dataset.get("size"),
-            "seeds": len(record.seeds),
-            "signature": record.signature,
-            "task_signature": record.task_signature,
-            "harness_version": record.harness.get("version"),
+        record = result.entry.record
+        key = _facts_key(record)
+        found = facts.get(key) if key is not None else None
+        if found is None:
+            found = (dataset_of(record), pair_of(record), role_of(record), result_family(board, result))
+            if key is not None:
+                facts[key] = found
+        seeds, intervals, undefined = record.seeds, record.intervals, record.undefined
+        shared = {  # keys in sorted order, as leaderboard.json writes each group (no sorting needed when nothing nests)
+            "dataset": found[0],
             "date": record.started,
-            "dataset": dataset_of(record),
-            "pair": pair_of(record),
-            "role": role_of(record),
-            "family": result_family(board, result),
+            "family": found[3],
+            "harness_version": record.harness.get("version"),
+            "model": result.model_label,
+            "n": record.dataset.get("size"),
+            "pair": found[1],
+            "role": found[2],
+            "seed_list": seeds,
+            "seeds": len(seeds),
+            "signature": record.signature,
+            "superseded": result.superseded,
+            "task": record.task,
+            "task_signature": record.task_signature,
+            "warnings": record.warnings,
         }
-        if detailed:
-            shared.update({"seed_list": record.seeds, "superseded": result.superseded, "warnings": record.warnings})
         metrics = []
         for metric, value in record.metrics.items():
-            interval = interval_of(record, metric)
-            own: dict[str, Any] = {
-                "metric": metric,
-                "value": value,
-                "std": record.metrics_std.get(metric),
-                "low": interval[0] if interval else None,
-                "high": interval[1] if interval else None,
-            }
-            if detailed:
-                own["main"] = metric == record.main_metric
-                own["per_seed"] = record.per_seed.get(metric, [])
-                own["undefined"] = undefined_reason(record, metric)
-            metrics.append(own)
+            interval = interval_of(record, metric) if intervals else None
+            metrics.append(
+                {
+                    "high": interval[1] if interval else None,
+                    "low": interval[0] if interval else None,
+                    "main": metric == record.main_metric,
+                    "metric": metric,
+                    "per_seed": record.per_seed.get(metric, []),
+                    "std": record.metrics_std.get(metric),
+                    "undefined": undefined_reason(record, metric) if undefined else None,
+                    "value": value,
+                }
+            )
         parts.append((result, shared, metrics))
     return parts

@@ -113,6 +113,50 @@ def test_a_line_with_another_identity_of_the_same_model_carries_its_own(tmp_path
     assert [json.loads(line.rstrip(",")) for line in lines[-3:-1]] == board["results"]  # a row per line
 
 
+def test_each_json_row_has_the_shared_keys_then_its_metrics_keys_each_group_sorted_and_nested_objects_too(tmp_path):
+    old = record("commute_tc", "vgamt", 0.61, args=COMMUTE, started="2026-01-01T00:00:00+00:00")
+    old.harness["version"] = {"z": 1, "a": [{"y": 2, "b": 3}]}  # a version this harness never writes, still sorted
+    new = record("commute_tc", "vgamt", 0.63, args=COMMUTE, started="2026-02-01T00:00:00+00:00", extra_metrics={"a": 1})
+    new.model["card"] = {"zeta": 1, "alpha": 2}
+    write_results(tmp_path / "r", [old, new])
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
+    lines = (tmp_path / "b" / "leaderboard.json").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line.rstrip(","), object_pairs_hook=lambda pairs: pairs) for line in lines[-4:-1]]
+    own = ["high", "low", "main", "metric", "per_seed", "std", "undefined", "value"]
+    shared = ["dataset", "date", "family", "harness_version", "model", "n", "pair", "role", "seed_list", "seeds"]
+    shared += ["signature", "superseded", "task", "task_signature", "warnings"]
+    assert [[key for key, _ in row] for row in rows] == [
+        shared + own,
+        shared + own,
+        [*shared[:5], "model_identity", *shared[5:], *own],
+    ]
+    assert [(dict(row)["metric"], dict(row)["value"]) for row in rows] == [("tc", 0.63), ("a", 1), ("tc", 0.61)]
+    version = dict(rows[2])["harness_version"]
+    assert version == [("a", [[("b", 3), ("y", 2)]]), ("z", 1)]
+    identity = dict(dict(rows[2])["model_identity"])
+    assert list(identity) == sorted(identity) and "card" not in identity
+    assert lines[1:3] == ['  "vgamt": {', '    "adapter": "hf-text",'] and '      "alpha": 2,' in lines
+
+
+def test_json_rows_name_each_lines_own_data_set_and_direction(tmp_path):
+    lines = [
+        record("xlr", "labse", 0.5),
+        record("xlr", "mbert", 0.4, args={"src": "en", "tgt": "fr", "dataset": "ikea"}),
+        record("xlr", "xlmr", 0.3, args={"src": 0.0, "tgt": -0.0, "dataset": "ikea"}),  # numbers: keyed as themselves
+        record("xlr", "e5", 0.2, args={"src": -0.0, "tgt": 0.0, "dataset": "ikea"}),
+    ]
+    lines[1].dataset["source"] = "/data/other/en-fr"
+    write_results(tmp_path / "r", lines)
+    assert main(["leaderboard", str(tmp_path / "r"), "-o", str(tmp_path / "b"), "--no-plots"]) == 0
+    rows = read_json(tmp_path / "b" / "leaderboard.json")["results"]
+    assert sorted((r["model"], r["dataset"], r["pair"]) for r in rows) == [
+        ("e5", "ikea test", "-0.0→0.0"),
+        ("labse", "ikea test", "en→de"),
+        ("mbert", "other test", "en→fr"),
+        ("xlmr", "ikea test", "0.0→-0.0"),
+    ]
+
+
 def test_what_orjson_cannot_write_is_written_exactly(tmp_path):
     line = record("xlr", "big", 0.5, model_args={"seed": 123456789012345678901234567890})
     line.model["card"] = {"nested": json.loads("[" * 300 + "]" * 300)}
