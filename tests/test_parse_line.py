@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -39,6 +40,9 @@ def test_invalid_json_says_where():
         '{"name": "é ü ∂", "quote": "a \\" b", "escaped": "tab\\there", "slash": "a\\\\u"}'.encode(),
         b'{"huge": 123456789012345678901234567890, "big": 18446744073709551616, "i64": -9223372036854775808}',
         b'{"deep": [[[[[[[[[[1]]]]]]]]]], "empty": {"": 0}}',
+        b'{"small": 0.0014565038584660739, "ones": 1.0000000000000000000000001, "e": 1.5e-0000000000000000005}',
+        b'{"min": 2.2250738585072011e-308, "half": 0.50000000000000011102230246251565404236316680908203125}',
+        b'{"text": "a1234567890123456789", "i": 1234567890123456789.5, "f": -0.1234567890123456789e-7}',
     ],
 )
 def test_a_valid_line_reads_as_json_loads_reads_it_types_included(raw):
@@ -51,3 +55,11 @@ def test_an_integer_past_64_bits_stays_exact():
     assert parse_line(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}
     assert type(parse_line(b'{"n": 12345678901234567890}')["n"]) is int
     assert parse_line(b'{"n": -9999999999999999999}') == {"n": -9999999999999999999}  # 19 digits below -2**63
+
+
+def test_numbers_with_long_fractions_read_as_json_loads_reads_them():
+    generator = random.Random(7)
+    for _ in range(2000):
+        digits = "".join(generator.choice("0123456789") for _ in range(generator.randint(17, 30)))
+        raw = f'{{"v": [0.{digits}, -{generator.randint(0, 9)}.{digits}, 0.{digits}e-{generator.randint(1, 300)}]}}'
+        assert repr(parse_line(raw.encode())) == repr(json.loads(raw)), raw

@@ -8,6 +8,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -61,10 +62,11 @@ def parse_line(raw: bytes | str) -> Any:
     Most lines are read by orjson (twice as fast), which keeps the last of repeated keys and reads an
     integer outside 64 bits (from 19 digits on, below -2**63) as a float. A line with a repeated key
     has fewer colons once written back than it had (each key brings one, and a string holds the same
-    colons read or written, as long as none was written as a ``\\u`` escape). Lines with such an escape or 19 digits in a row,
-    text, and lines orjson refuses go through ``json.loads`` with the checks above, which says why.
+    colons read or written, as long as none was written as a ``\\u`` escape). Lines with such an escape or 19 digits in a row
+    (outside a fraction), text, and lines orjson refuses go through ``json.loads`` with the checks above, which says
+    why.
     """
-    if isinstance(raw, bytes) and b"\\u" not in raw and _LONG_DIGITS not in raw.translate(_DIGITS):
+    if isinstance(raw, bytes) and b"\\u" not in raw and not _long_integer(raw):
         try:
             data = orjson.loads(raw)
             if orjson.dumps(data).count(b":") == raw.count(b":"):
@@ -76,6 +78,13 @@ def parse_line(raw: bytes | str) -> Any:
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19  # -9999999999999999999 is already below -2**63
+_INTEGER_DIGITS = re.compile(rb"(?<![.\d])\d{19}")  # not a fraction's: an integer's (or an exponent's, or text)
+
+
+def _long_integer(raw: bytes) -> bool:
+    """Whether a line may hold an integer of 19 digits or more: 19 digits in a row that are not a number's fraction
+    (``0.0014565038584660739`` reads as the same float either way; a small value's digits often run that long)."""
+    return _LONG_DIGITS in raw.translate(_DIGITS) and _INTEGER_DIGITS.search(raw) is not None
 
 
 def _parse_strictly(raw: bytes | str) -> Any:
