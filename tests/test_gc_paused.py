@@ -32,3 +32,22 @@ def test_a_failed_read_gives_the_collector_back(tmp_path):
     with pytest.raises(HarnessError, match="not found"):
         load_entries([str(tmp_path / "missing")])
     assert gc.isenabled()
+
+
+def test_what_is_kept_goes_to_the_oldest_generation_unless_objects_are_held_frozen():
+    with gc_paused(kept=True):
+        built = [[index] for index in range(1000)]
+    oldest = {id(item) for item in gc.get_objects(generation=2)}
+    assert all(id(item) in oldest for item in built) and gc.get_count()[0] < 100 and gc.get_freeze_count() == 0
+    with gc_paused():
+        young = [[index] for index in range(1000)]
+    oldest = {id(item) for item in gc.get_objects(generation=2)}
+    assert not any(id(item) in oldest for item in young)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused(kept=True):
+            more = [[index] for index in range(1000)]
+        assert gc.get_freeze_count() == frozen and len(more) == 1000  # what someone froze stays frozen
+    finally:
+        gc.unfreeze()
