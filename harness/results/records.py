@@ -7,7 +7,7 @@ import math
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -249,14 +249,14 @@ def _union_checker(options: tuple[Checker, ...], nullable: bool) -> Checker:
     return check
 
 
-def _dict_checker(item: Checker, whole: Callable[[list[Any]], bool] | None) -> Checker:
+def _dict_checker(item: Checker, whole: Callable[[Collection[Any]], bool] | None) -> Checker:
     """Checks an object's keys and values; like lists, values of ``Any`` or of numbers are tested as a whole first."""
     anything = item is _check_any
 
     def check(value: Any, where: str) -> None:
         if not isinstance(value, dict):
             raise SchemaError(f"field {where!r}: expected an object, got {type(value).__name__}")
-        if set(map(type, value)) <= {str} and (anything or (whole is not None and whole(list(value.values())))):
+        if set(map(type, value)) <= _TEXT and (anything or (whole is not None and whole(value.values()))):
             return
         for key, element in value.items():
             if not isinstance(key, str):
@@ -266,7 +266,7 @@ def _dict_checker(item: Checker, whole: Callable[[list[Any]], bool] | None) -> C
     return check
 
 
-def _list_checker(item: Checker, whole: Callable[[list[Any]], bool] | None) -> Checker:
+def _list_checker(item: Checker, whole: Callable[[Collection[Any]], bool] | None) -> Checker:
     def check(value: Any, where: str) -> None:
         if not isinstance(value, list):
             raise SchemaError(f"field {where!r}: expected a list, got {type(value).__name__}")
@@ -278,20 +278,27 @@ def _list_checker(item: Checker, whole: Callable[[list[Any]], bool] | None) -> C
     return check
 
 
-def _whole_list_check(hint: Any) -> Callable[[list[Any]], bool] | None:
-    """For lists of numbers (per-seed values, seeds) and of text: a test of the whole list at C speed.
+_TEXT = frozenset({str})
+_INTEGERS = frozenset({int})
+_NUMBERS = frozenset({int, float})
+_NUMBERS_OR_NULL = frozenset({int, float, type(None)})
+
+
+def _whole_list_check(hint: Any) -> Callable[[Collection[Any]], bool] | None:
+    """For lists (or an object's values) of numbers (per-seed values, seeds) and of text: a test of the whole list at
+    C speed.
 
     It accepts only lists that are certainly valid; any other list is then checked element by
     element, which names the first bad one.
     """
     if hint is int:
-        return lambda values: set(map(type, values)) <= {int}
+        return lambda values: set(map(type, values)) <= _INTEGERS
     if hint is str:  # warnings, plugins' versions, why a metric is undefined
-        return lambda values: set(map(type, values)) <= {str}
+        return lambda values: set(map(type, values)) <= _TEXT
     if hint is float:
-        return lambda values: set(map(type, values)) <= {int, float} and _all_finite(values)
+        return lambda values: set(map(type, values)) <= _NUMBERS and _all_finite(values)
     if set(typing.get_args(hint)) == {float, type(None)}:
-        return lambda values: set(map(type, values)) <= {int, float, type(None)} and _all_finite(filter(None, values))
+        return lambda values: set(map(type, values)) <= _NUMBERS_OR_NULL and _all_finite(filter(None, values))
     return None
 
 
