@@ -142,6 +142,26 @@ def model_key(model: dict[str, Any]) -> str:
     return json.dumps([model.get("name"), model.get("revision"), model.get("args") or {}], sort_keys=True, default=str)
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})  # values equal only when written alike (not so 0.0 and -0.0)
+
+
+def _model_key(model: dict[str, Any], known: dict[tuple[Any, ...], str]) -> str:
+    """``model_key``, worked out once per distinct name, revision and arguments when all of them are plain values
+    (text, integers, booleans, null: ``known`` holds them with their types)."""
+    args = model.get("args") or {}
+    if type(args) is not dict:
+        return model_key(model)
+    values = (model.get("name"), model.get("revision"), *args.values())
+    kinds = tuple(map(type, values))
+    if not set(kinds) <= _PLAIN:
+        return model_key(model)
+    memo = (*values, *args, *kinds)
+    found = known.get(memo)
+    if found is None:
+        found = known[memo] = model_key(model)
+    return found
+
+
 def started_at(text: str) -> datetime:
     """A record's start time (UTC when the text gives no zone); the reader refuses lines without one, so the
     oldest possible time only orders records built in code."""
@@ -260,12 +280,14 @@ def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
     identities: dict[str, dict[str, Any]] = {}
     signatures: dict[tuple[str, str], Signature] = {}
     family_of_role: dict[str, Family] = {}
+    known: dict[tuple[Any, ...], str] = {}
     for entry in entries:
         record = entry.record
-        key = model_key(record.model)
+        key = _model_key(record.model, known)
         identities.setdefault(key, record.model)
         role = role_of(record)
-        family_of_role.setdefault(role, index.of_record(record))
+        if role not in family_of_role:
+            family_of_role[role] = index.of_record(record)
         groups.setdefault((key, role, _parsed(entry, signatures)), []).append(entry)
 
     def role_order(role: str) -> tuple[int, int, str, str]:

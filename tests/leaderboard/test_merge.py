@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.families import Families, Family, registered_families
 from harness.leaderboard.markdown import readme
-from harness.leaderboard.merge import merge, model_labels
+from harness.leaderboard.merge import merge, model_key, model_labels
 from harness.leaderboard.tables import family_tables
 from harness.results.load import Entry, load_entries
 from harness.results.signature import Signature
@@ -113,6 +113,26 @@ def test_models_that_differ_in_revision_or_arguments_are_separate_rows():
         "labse(pooling=default)@bbb",
     ]
     assert len(board.current) == 3
+
+
+def test_arguments_equal_in_python_but_written_apart_are_separate_models_and_equal_ones_one():
+    values = [0, False, 0.0, -0.0, None, "0", 1, True, 1.0, 0, False]  # the last two: the first two, run again
+    started = [f"2026-01-{day:02d}T00:00:00+00:00" for day in range(1, len(values) + 1)]
+    lines = [record("xlr", "e5", 0.5, model_args={"k": v, "n": 2}, started=t) for v, t in zip(values, started)]
+    board = merge(entries(*lines))
+    assert sorted(board.labels.values()) == [
+        "e5(k=-0.0)",
+        "e5(k=0)@rev1#1",  # 0 and "0"
+        "e5(k=0)@rev1#2",
+        "e5(k=0.0)",
+        "e5(k=1)",
+        "e5(k=1.0)",
+        "e5(k=False)",
+        "e5(k=True)",
+        "e5(k=default)",
+    ]
+    assert len(board.current) == 9 and sum(r.superseded for r in board.results) == 2
+    assert {r.model_key for r in board.results} == {model_key(r.record.model) for r in board.results}
 
 
 def test_an_argument_set_to_none_is_labelled_as_the_default():
