@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+import harness.results.jsonl as jsonl
 from harness.results.jsonl import LineError, parse_line
 
 REFUSED = {
@@ -43,6 +44,8 @@ def test_invalid_json_says_where():
         b'{"small": 0.0014565038584660739, "ones": 1.0000000000000000000000001, "e": 1.5e-0000000000000000005}',
         b'{"min": 2.2250738585072011e-308, "half": 0.50000000000000011102230246251565404236316680908203125}',
         b'{"text": "a1234567890123456789", "i": 1234567890123456789.5, "f": -0.1234567890123456789e-7}',
+        b'{"f": 0.12345678901234567890123, "then": 12345678901234567890}',  # a long fraction, then a long integer
+        b"12345678901234567890",
     ],
 )
 def test_a_valid_line_reads_as_json_loads_reads_it_types_included(raw):
@@ -63,3 +66,18 @@ def test_numbers_with_long_fractions_read_as_json_loads_reads_them():
         digits = "".join(generator.choice("0123456789") for _ in range(generator.randint(17, 30)))
         raw = f'{{"v": [0.{digits}, -{generator.randint(0, 9)}.{digits}, 0.{digits}e-{generator.randint(1, 300)}]}}'
         assert repr(parse_line(raw.encode())) == repr(json.loads(raw)), raw
+
+
+def test_only_19_digits_outside_a_fraction_send_a_line_to_json_loads(monkeypatch):
+    strict = []
+    monkeypatch.setattr(jsonl, "_parse_strictly", lambda raw: strict.append(raw) or json.loads(raw))
+    lines = [
+        b'{"v": 0.0014565038584660739, "w": [1.1234567890123456789012, 0.5]}',  # fractions: orjson
+        b'{"v": 0.5, "n": 12345678901234567890}',
+        b'{"v": 1.5e-1234567890123456789}',  # an exponent's digits
+        b'{"t": "x1234567890123456789"}',  # text's
+        b'{"v": 0.1234567890123456789, "n": -1234567890123456789}',
+    ]
+    for raw in lines:
+        parse_line(raw)
+    assert strict == lines[1:]

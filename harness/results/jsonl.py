@@ -8,7 +8,6 @@ import fcntl
 import json
 import math
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -78,13 +77,24 @@ def parse_line(raw: bytes | str) -> Any:
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19  # -9999999999999999999 is already below -2**63
-_INTEGER_DIGITS = re.compile(rb"(?<![.\d])\d{19}")  # not a fraction's: an integer's (or an exponent's, or text)
+_POINT = ord(".")
+_ZERO = ord("0")
 
 
 def _long_integer(raw: bytes) -> bool:
     """Whether a line may hold an integer of 19 digits or more: 19 digits in a row that are not a number's fraction
-    (``0.0014565038584660739`` reads as the same float either way; a small value's digits often run that long)."""
-    return _LONG_DIGITS in raw.translate(_DIGITS) and _INTEGER_DIGITS.search(raw) is not None
+    (an integer's, an exponent's or text's; ``0.0014565038584660739`` reads as the same float either way, and a small
+    value's digits often run that long)."""
+    digits = raw.translate(_DIGITS)
+    at = digits.find(_LONG_DIGITS)
+    while at >= 0:
+        if at == 0 or raw[at - 1] != _POINT:
+            return True
+        end = at + len(_LONG_DIGITS)
+        while end < len(digits) and digits[end] == _ZERO:  # the rest of this fraction
+            end += 1
+        at = digits.find(_LONG_DIGITS, end)
+    return False
 
 
 def _parse_strictly(raw: bytes | str) -> Any:
