@@ -146,16 +146,16 @@ _PLAIN = frozenset({str, int, bool, type(None)})  # values equal only when writt
 
 
 def _model_key(model: dict[str, Any], known: dict[tuple[Any, ...], str]) -> str:
-    """``model_key``, worked out once per distinct name, revision and arguments when all of them are plain values
-    (text, integers, booleans, null: ``known`` holds them with their types)."""
+    """``model_key``, worked out once per distinct name, revision and arguments when all of them (the arguments'
+    names too) are plain values (text, integers, booleans, null: ``known`` holds them with their types)."""
     args = model.get("args") or {}
     if type(args) is not dict:
         return model_key(model)
-    values = (model.get("name"), model.get("revision"), *args.values())
+    values = (model.get("name"), model.get("revision"), *args, *args.values())
     kinds = tuple(map(type, values))
     if not set(kinds) <= _PLAIN:
         return model_key(model)
-    memo = (*values, *args, *kinds)
+    memo = (*values, *kinds)
     found = known.get(memo)
     if found is None:
         found = known[memo] = model_key(model)

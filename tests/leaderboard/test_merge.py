@@ -133,6 +133,8 @@ def test_arguments_equal_in_python_but_written_apart_are_separate_models_and_equ
     ]
     assert len(board.current) == 9 and sum(r.superseded for r in board.results) == 2
     assert {r.model_key for r in board.results} == {model_key(r.record.model) for r in board.results}
+    built = [record("xlr", "e5", 0.5, model_args={name: "x"}) for name in (1, True)]  # lines built in code, not read
+    assert len(merge(entries(*built)).labels) == 2
 
 
 def test_an_argument_set_to_none_is_labelled_as_the_default():
