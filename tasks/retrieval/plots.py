@@ -336,7 +336,7 @@ def pair_plots(board: Board, folder: Path) -> list[Plot]:
     groups = _by_dataset(board)
     plots = []
     for (dataset, records), name in zip(groups.items(), file_names("bkr_over_pairs", list(groups))):
-        aggregation = meta.aggregate_pairs(records)
+        aggregation = meta.aggregate_pairs(records, test=False)
         title = (
             f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs\n{dataset} "
             "(best median first)"

@@ -59,6 +59,8 @@ def test_the_aggregation_over_pairs_tests_the_best_model():
     m4 = tested["others"][0]
     assert (m4["n"], m4["better"], m4["worse"], m4["mean_difference"]) == (4, 2, 2, 0.0)
     assert "best model m3 against each other" in format_aggregation(aggregation)
+    untested = aggregate_pairs(records, test=False)  # what a plot of the scores reads: the same, without the test
+    assert "best_vs_others" not in untested and untested == {k: v for k, v in aggregation.items() if k in untested}
 
 
 def test_the_bootstrap_over_models_does_not_depend_on_their_order():

@@ -480,8 +480,10 @@ def _chance(records: Sequence[ResultRecord]) -> float | None:
     return min(1.0, int(k) / int(used)) if k is not None and used else None
 
 
-def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
-    """BackRetrieval per model over the language pairs of one data set: the table (SIGIR 2021 Table 2) as data."""
+def aggregate_pairs(records: Sequence[ResultRecord], *, test: bool = True) -> dict[str, Any]:
+    """BackRetrieval per model over the language pairs of one data set: the table (SIGIR 2021 Table 2) as data,
+    with the best model tested against each other (``best_vs_others``) unless ``test`` is False (a plot of the
+    scores needs no test, nor the second of import time ``scipy.stats`` costs)."""
     bkr = [r for r in records if retrieval_role(r) == "backretrieval"]
     if not bkr:
         raise HarnessError("aggregating over language pairs needs backretrieval results")
@@ -508,14 +510,14 @@ def aggregate_pairs(records: Sequence[ResultRecord]) -> dict[str, Any]:
         row.label: {pair: rec.per_seed.get(rec.main_metric, []) for pair, rec in row.records.items()}
         for row in rows.values()
     }
-    return {
+    found = {
         "metric": f"{bkr[0].main_metric} (mean over seeds)",
         "k": argument(bkr[0], CUT_OFF),
         "table": table.to_dict(),
         "scores": scores,
         "chance": chance,
-        "best_vs_others": aggregations.best_vs_others(table, per_seed),
     }
+    return {**found, "best_vs_others": aggregations.best_vs_others(table, per_seed)} if test else found
 
 
 def meta_by_direction(records: Sequence[ResultRecord], *, resamples: int, bootstrap_seed: int) -> dict[str, Any]:
