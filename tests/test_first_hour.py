@@ -13,6 +13,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from fixtures.foreground import foreground
 
 from harness.cli.describe import model_capabilities
 from harness.plugins.registry import build_registry
@@ -57,7 +58,12 @@ _SLOW_COMMAND = (
 def test_sigterm_and_sigint_print_one_line(signum, code, line):
     """Issue 23: SIGTERM (a scheduler's kill) ends with the same one line as Ctrl-C, not a silent exit 143."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_COMMAND], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", _SLOW_COMMAND],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=foreground,
     )
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signum)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fixtures.foreground import foreground
 from fixtures.plugins.fake import fake_data
 
 TESTS = Path(__file__).resolve().parent
@@ -50,6 +51,7 @@ def _harness(tmp_path: Path, *argv: str, fast: bool = False) -> subprocess.Popen
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=foreground,
     )
 
 
