@@ -78,8 +78,11 @@ def _content(found: Result | ResultRecord) -> str:
     data = {name: value for name, value in vars(record).items() if name not in RUN_FIELDS}
     try:
         text = orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError:  # an integer past 64 bits
-        text = json.dumps(data, sort_keys=True, default=str).encode()
+    except orjson.JSONEncodeError:  # an integer past 64 bits, a key that is not text (a line built in code)
+        try:
+            text = json.dumps(data, sort_keys=True, default=str).encode()
+        except TypeError:  # keys of several types cannot be sorted
+            text = repr(data).encode()
     log = _log_digest(found.entry) if isinstance(found, Result) and record.samples_file else ""
     return f"{record.signature} {hashlib.sha256(text).hexdigest()[:32]} {log}"
 

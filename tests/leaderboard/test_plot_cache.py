@@ -101,3 +101,12 @@ def test_a_results_key_holds_its_per_sample_log(tmp_path):
     assert inputs_of(result) == before and before != inputs_of(logged)  # the log's digest is in it
     with_samples(tmp_path, logged, [{"id": "1", "hit": 0.0}], "s.jsonl")
     assert inputs_of(result) != before
+
+
+def test_a_line_built_in_code_with_odd_keys_still_has_a_key():
+    """An integer past 64 bits, or keys of two types (possible in a line built in Python), still give a key."""
+    odd = record("xlr", "a", 0.5)
+    odd.extra = {"big": 2**70}
+    assert inputs_of(odd) != inputs_of(record("xlr", "a", 0.5))
+    odd.extra = {1: "one", "two": 2}
+    assert inputs_of(odd) == inputs_of(odd)
