@@ -60,15 +60,12 @@ def item_page(board: Board, result: Result, items: Items, site: Site) -> str:
         + "</tr></thead>",
         "<tbody>",
     ]
-    rendered: dict[tuple[type, Any, bool], str] = {}  # values repeat (hits, ranks): each one's cell written once
+    rendered: dict[tuple[type, str, bool], str] = {}  # values repeat (hits, ranks): each one's cell written once
 
     def value_cell(value: Any, number: bool) -> str:
-        key = (type(value), value, number)
-        try:
-            if key not in rendered:
-                rendered[key] = _value_td(value, number)
-        except TypeError:  # an unhashable value (a list): written each time
-            return _value_td(value, number)
+        key = (type(value), repr(value), number)  # by its text: 0.0 and -0.0 are equal but shown apart
+        if key not in rendered:
+            rendered[key] = _value_td(value, number)
         return rendered[key]
 
     for item, values in items.rows:

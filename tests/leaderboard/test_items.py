@@ -13,7 +13,7 @@ from harness.cli import main
 from harness.leaderboard.items import RANK, disagreements, item_values, read_items
 from harness.leaderboard.merge import merge
 from harness.results.bootstrap import Statistic
-from harness.results.load import load_entries
+from harness.results.load import Entry, load_entries
 from harness.results.samples import compact_folder
 
 INFO = {
@@ -166,3 +166,15 @@ def test_the_readme_ranks_as_the_page_does_and_its_overview_never_names_a_contro
     assert "| – | noisy (control: noise added on purpose) | 1.0000" in ranked
     overview = text.split("## Overview")[1].split("## How to read")[0]
     assert "**alpha**" in overview and "**noisy**" not in overview
+
+
+def test_an_item_page_writes_equal_values_of_different_text_apart():
+    """0.0 and -0.0 compare equal but are shown (and sorted) as written; a repeated value's cell is the same."""
+    from harness.leaderboard.detail import item_page
+    from harness.leaderboard.items import Items
+    from harness.leaderboard.site import site_of
+
+    items = Items(("delta",), (("p", (0.0,)), ("q", (-0.0,)), ("r", (0.0,))), 1, False)
+    board = merge([Entry(record("xlr", "a", 0.5), Path("results.jsonl"))])
+    page = item_page(board, board.current[0], items, site_of(board, []))
+    assert page.count(">0.0000</td>") == 2 and page.count(">-0.0000</td>") == 1
