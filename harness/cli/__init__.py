@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, HarnessWarning, UnknownNameError
 from harness.plugins.registry import PLURALS, get_registry
+from harness.run.distributed import joined_process_group
 from harness.run.options import add_run_arguments, run_config
 
 if TYPE_CHECKING:
@@ -241,10 +242,15 @@ def _exit_now_if_abandoned(code: int) -> None:
     from harness.interrupt import end_abandoned_work
 
     if end_abandoned_work():
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
-        os._exit(code)
+        _end_now(code)
+
+
+def _end_now(code: int) -> None:
+    """End the process with ``code`` without interpreter shutdown, the standard streams flushed first."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def _silence_stdout() -> None:
@@ -260,7 +266,14 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` command; returns the exit code."""
     from_command_line = argv is None  # the process is ours (the ``harness`` script, ``python -m harness``)
-    argv = list(sys.argv[1:] if argv is None else argv)
+    code = _main(list(sys.argv[1:] if argv is None else argv), from_command_line)
+    if from_command_line and joined_process_group():  # a torchrun rank: its results are written
+        _end_now(code)
+    return code
+
+
+def _main(argv: list[str], from_command_line: bool) -> int:
+    """``main``'s work: the command's exit code, its errors said in one line."""
     debug = "--debug" in argv
     previous = _install_sigterm()
     try:

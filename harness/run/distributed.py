@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,6 +26,7 @@ from typing import Any
 from harness.errors import HarnessError
 
 DEFAULT_TIMEOUT = 1800.0
+_JOINED = threading.Event()  # set once this process joins a process group (``joined_process_group``)
 
 
 class PeerLostError(HarnessError):
@@ -93,13 +95,8 @@ class RankPartition:
         )
 
     def leave_together(self) -> None:
-        """Return only when every rank is done, rank 0's results written included.
-
-        A rank that exits while a peer still works can abort at interpreter shutdown: a gloo worker
-        thread still releasing the last collective's tensors needs the interpreter (SIGABRT,
-        "terminate called without an active exception"). A barrier carries no Python tensors, and
-        the collectives before it have long finished when the slowest rank arrives.
-        """
+        """Return only when every rank is done, rank 0's results written included (no rank reports
+        success while another may still fail). How a rank then ends: ``joined_process_group``."""
         import torch.distributed as dist
 
         try:
@@ -207,7 +204,20 @@ def init_from_launcher(device: str, timeout: float | None = None) -> tuple[RankP
         backend = "gloo"
     if not dist.is_initialized():
         dist.init_process_group(backend=backend, timeout=timedelta(seconds=seconds))
+        _JOINED.set()
     return RankPartition(dist.get_rank(), dist.get_world_size()), device
+
+
+def joined_process_group() -> bool:
+    """Whether this process joined a launcher's process group (and must end without interpreter shutdown).
+
+    gloo's worker threads release a collective's work after the caller has its result; the last release
+    (the closing barrier holding the exchange before it, whose tensors Python created) needs the GIL, and
+    during interpreter shutdown a thread that asks for it is ended in a way C++ turns into SIGABRT
+    ("terminate called without an active exception", about one run in ten on a busy machine, after every
+    result was written). ``destroy_process_group`` does not wait for those threads.
+    """
+    return _JOINED.is_set()
 
 
 def shutdown() -> None:

@@ -77,3 +77,31 @@ def test_a_peer_lost_at_the_closing_barrier_is_one_clear_error(monkeypatch):
         "rank 1 of 2 lost contact with the other ranks while waiting for every rank to finish "
         "(RuntimeError: Connection closed by peer [127.0.0.1]:29500); what was finished is in the cache"
     )
+
+
+@pytest.mark.parametrize(("argv", "joined", "ended"), [(None, True, True), (None, False, False), (["list"], True, False)])
+def test_a_rank_ends_without_interpreter_shutdown(argv, joined, ended, monkeypatch, capsys):
+    """A process that joined a process group ends by ``os._exit`` with the command's code once its output is
+    flushed (gloo's threads abort an interpreter shutdown); an in-process call (``main(argv)``) and a process
+    that joined none return as usual."""
+    import harness.cli as cli
+    from harness.run import distributed
+
+    class Ended(Exception):
+        pass
+
+    def exit_now(code: int) -> None:
+        raise Ended(code)
+
+    monkeypatch.setattr(sys, "argv", ["harness", "list"])
+    monkeypatch.setattr(cli.os, "_exit", exit_now)
+    monkeypatch.setattr(distributed, "_JOINED", distributed.threading.Event())
+    if joined:
+        distributed._JOINED.set()
+    if ended:
+        with pytest.raises(Ended) as caught:
+            cli.main(argv)
+        assert caught.value.args == (0,)
+    else:
+        assert cli.main(argv) == 0
+    assert capsys.readouterr().out.count("\n") >= 1  # the listing was written before the end
