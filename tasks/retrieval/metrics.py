@@ -1004,8 +1004,7 @@ def tie_groups(ordered: np.ndarray, tol: float) -> np.ndarray:
     group spans at most ``tol``); the next value opens the next group.
 
     Vectorised: a run of values each within ``tol`` of the one before it that spans at most ``tol`` is one group;
-    only in longer runs are the openings followed, from each opening to the next (the first value above it + tol),
-    by doubling jumps over the values of those runs (about log2(groups) passes)."""
+    only in longer runs are the openings followed (``_run_openings``)."""
     x = ordered.astype(np.float64)
     opens = np.ones(len(x), dtype=bool)
     opens[1:] = x[1:] > x[:-1] + tol  # runs chained value to value: every run opens a group
@@ -1014,11 +1013,41 @@ def tie_groups(ordered: np.ndarray, tol: float) -> np.ndarray:
     long = x[ends - 1] > x[starts] + tol  # runs spanning more than tol hold several groups
     if not long.any():
         return opens
-    inside = np.repeat(long, ends - starts)  # the values of the long runs, in order
-    positions = np.flatnonzero(inside)
-    v = x[positions]
+    positions = np.flatnonzero(np.repeat(long, ends - starts))  # the values of the long runs, in order
+    opens[positions] = False
+    opens[positions[_run_openings(x[positions], (ends - starts)[long], tol)]] = True
+    return opens
+
+
+FOLLOWED_STEPS = 32  # openings followed one step at a time in every long run at once, before doubling
+
+
+def _run_openings(v: np.ndarray, lengths: np.ndarray, tol: float) -> np.ndarray:
+    """Positions in ``v`` (runs of the given lengths, one after another, each more than ``tol`` above the one
+    before) where a group opens: from each run's first value, the next opening is the first value above the
+    opening + tol. Followed in all runs at once, a step at a time (a run holds a few groups), for at most
+    ``FOLLOWED_STEPS`` steps; what is left of the runs still open then, by doubling (``_doubled_openings``)."""
+    ends = np.cumsum(lengths)
+    frontier = ends - lengths
+    found = []
+    for _ in range(FOLLOWED_STEPS):
+        found.append(frontier)
+        following = np.searchsorted(v, v[frontier] + tol, side="right")
+        still = following < ends  # the jump from a run's last group lands on the next run (or past the end)
+        frontier, ends = following[still], ends[still]
+        if not len(frontier):
+            return np.concatenate(found)
+    left = ends - frontier  # the runs' tails from their next opening: runs of their own, as far apart
+    rest = np.repeat(frontier - (np.cumsum(left) - left), left) + np.arange(left.sum())
+    found.append(rest[_doubled_openings(v[rest], tol)])
+    return np.concatenate(found)
+
+
+def _doubled_openings(v: np.ndarray, tol: float) -> np.ndarray:
+    """``_run_openings`` of runs one after another in ``v``, followed from the first value by doubling jumps
+    (about log2(groups) passes over ``v``)."""
     # next opening after an opening at i: the first value above v[i] + tol (runs are more than tol apart, so the
-    # last group of a run is followed by the next long run's first value); len(v) marks the end
+    # last group of a run is followed by the next run's first value); len(v) marks the end
     index = np.int32 if len(v) < 2**31 else np.intp  # gathers of 32-bit positions: less memory to move
     jump = np.append(np.searchsorted(v, v + tol, side="right").astype(index), index(len(v)))
     found = np.zeros(1, dtype=index)  # the openings 0 .. 2^j - 1 steps from the first, in order
@@ -1026,11 +1055,8 @@ def tie_groups(ordered: np.ndarray, tol: float) -> np.ndarray:
         further = jump[found]  # the openings 2^j .. 2^(j+1) - 1 steps from the first
         found = np.concatenate((found, further[further < len(v)]))
         if further[-1] >= len(v):
-            break
+            return found
         jump = jump[jump]
-    opens[positions] = False
-    opens[positions[found]] = True
-    return opens
 
 
 def _ascending_order(flat: np.ndarray) -> np.ndarray:

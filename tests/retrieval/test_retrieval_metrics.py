@@ -414,10 +414,16 @@ def anchored_openings(values: np.ndarray, tol: float) -> list[bool]:
     data=st.lists(st.integers(0, 40), min_size=1, max_size=80),
     scale=st.sampled_from([1e-7, 3e-7, 1e-6, 1e-5]),
     offset=st.sampled_from([0.0, -0.5, 0.75]),
+    steps=st.sampled_from([1, 2, M.FOLLOWED_STEPS]),
 )
-def test_tie_groups_equal_the_one_at_a_time_reference(data, scale, offset):
+def test_tie_groups_equal_the_one_at_a_time_reference(data, scale, offset, steps):
+    """Followed a step at a time, by doubling after 1 or 2 steps (runs of more groups), or both."""
     values = np.sort(offset + np.array(data) * scale)  # on a grid: many duplicates, runs shorter and longer than tol
-    assert M.tie_groups(values, 1e-6).tolist() == anchored_openings(values, 1e-6)
+    followed, M.FOLLOWED_STEPS = M.FOLLOWED_STEPS, steps
+    try:
+        assert M.tie_groups(values, 1e-6).tolist() == anchored_openings(values, 1e-6)
+    finally:
+        M.FOLLOWED_STEPS = followed
 
 
 def crowded_block(n: int = 1000, d: int = 32) -> tuple[np.ndarray, ...]:
