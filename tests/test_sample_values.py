@@ -39,9 +39,15 @@ def test_the_column_reader_agrees_with_the_row_reader(rows, fields):
     ("rows", "error"),
     [
         ([{"id": "a", "hit": 1}, {"id": "a", "hit": 0.5}], "sample 1: sample 'a' appears twice"),
-        ([{"id": "a", "hit": 1}, {"id": "b", "hit": True}], "sample 1: field 'hit': expected a finite number, got True"),
+        (
+            [{"id": "a", "hit": 1}, {"id": "b", "hit": True}],
+            "sample 1: field 'hit': expected a finite number, got True",
+        ),
         ([{"id": "a", "hit": 1}, {"id": "b"}], "sample 1: no field 'hit'"),
-        ([{"id": "a", "hit": 10**400}], "sample 0: field 'hit': expected a finite number, got " + "1" + "0" * 36 + "..."),
+        (
+            [{"id": "a", "hit": 10**400}],
+            "sample 0: field 'hit': expected a finite number, got " + "1" + "0" * 36 + "...",
+        ),
         ([{"hit": 1.0}], "sample 0: a sample without an 'id'"),
     ],
 )
@@ -53,5 +59,9 @@ def test_a_bad_row_is_named(rows, error):
 
 def test_values_are_floats_by_seed_and_id():
     rows = [{"seed": 0, "id": 7, "hit": 1}, {"seed": 1, "id": 7, "hit": 0.25}, {"id": "b", "hit": -0.0}]
-    assert sample_values(enumerate(rows), ("hit",), "sample") == {(0, "7"): (1.0,), (1, "7"): (0.25,), (None, "b"): (-0.0,)}
+    assert sample_values(enumerate(rows), ("hit",), "sample") == {
+        (0, "7"): (1.0,),
+        (1, "7"): (0.25,),
+        (None, "b"): (-0.0,),
+    }
     assert sample_values(enumerate([]), ("hit",), "sample") == {}

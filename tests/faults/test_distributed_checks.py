@@ -79,7 +79,9 @@ def test_a_peer_lost_at_the_closing_barrier_is_one_clear_error(monkeypatch):
     )
 
 
-@pytest.mark.parametrize(("argv", "joined", "ended"), [(None, True, True), (None, False, False), (["list"], True, False)])
+@pytest.mark.parametrize(
+    ("argv", "joined", "ended"), [(None, True, True), (None, False, False), (["list"], True, False)]
+)
 def test_a_rank_ends_without_interpreter_shutdown(argv, joined, ended, monkeypatch, capsys):
     """A process that joined a process group ends by ``os._exit`` with the command's code once its output is
     flushed (gloo's threads abort an interpreter shutdown); an in-process call (``main(argv)``) and a process
