@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import special, stats
 
 from harness_tasks.retrieval import metrics as M
 
@@ -139,10 +139,21 @@ def test_corr_is_undefined_when_distances_differ_only_by_rounding():
     assert M.corr(src, tgt, two_dim, sources, targets)[0]["spearman"] is not None
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**4)), min_size=1, max_size=20))
+def test_the_expected_reciprocal_rank_is_the_digamma_difference(pairs):
+    """The mean of 1/r over tied ranks as (digamma(b + t + 2) - digamma(b + 1)) / (t + 1), SciPy's, to 1e-12."""
+    better, tied = (np.array(column, dtype=np.float64) for column in zip(*pairs))
+    expected = (special.digamma(better + tied + 2) - special.digamma(better + 1)) / (tied + 1)
+    assert M.reciprocal_rank(better, tied) == pytest.approx(expected, rel=1e-12)
+
+
 def test_tie_formulas():
     assert M.hit_probability([0, 1, 3, 9], [0, 1, 3, 0], 2).tolist() == pytest.approx([1.0, 0.5, 0.0, 0.0])
     assert M.hit_probability([1], [4], 3).tolist() == pytest.approx([0.4])  # ranks 2..6, two of five in the top 3
     assert M.reciprocal_rank([0, 2], [0, 1]).tolist() == pytest.approx([1.0, (1 / 3 + 1 / 4) / 2])
+    assert M.reciprocal_rank([4, 0], [0, 0]).tolist() == [1 / 5, 1.0]  # nothing tied: exactly 1 / (better + 1)
+    assert M.reciprocal_rank([1], [2]).tolist() == pytest.approx([(1 / 2 + 1 / 3 + 1 / 4) / 3], rel=1e-15)
     assert M.rank([2], [3]).tolist() == [4.5]
     with pytest.raises(ValueError, match="tie rule"):
         M.hit_probability([0], [0], 1, "random")
