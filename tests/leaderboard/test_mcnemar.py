@@ -11,7 +11,7 @@ import pytest
 from leaderboard.builders import record, with_samples, write_results
 
 from harness.cli import main
-from harness.leaderboard.mcnemar import mcnemar
+from harness.leaderboard.mcnemar import binomial_two_sided, mcnemar
 from harness.results.signature import Signature
 from harness.run.task import TaskOutput
 from harness_tasks.commute.tasks import CommuteIC, CommuteTC
@@ -41,6 +41,16 @@ def test_p_values_follow_the_binomial_formula(b, c):
     a = np.array([1] * b + [0] * c + [1, 0])
     other = np.array([0] * b + [1] * c + [1, 0])
     assert mcnemar(a, other).p_value == pytest.approx(two_sided(b, c))
+
+
+@pytest.mark.parametrize("n", [*range(0, 60), 61, 200, 999, 5000, 100_000])
+def test_the_binomial_test_is_scipys(n):
+    """Every k at small n, both tails and the middle at large n: ``scipy.stats.binomtest(k, n, 0.5)`` to 1e-9."""
+    from scipy.stats import binomtest
+
+    for k in range(n + 1) if n < 60 else [0, 1, n // 3, n // 2 - 1, n // 2, n // 2 + 1, n - 1, n]:
+        expected = binomtest(k, n, 0.5).pvalue if n else 1.0
+        assert binomial_two_sided(k, n) == pytest.approx(expected, rel=1e-9, abs=1e-300)
 
 
 def commute_line(
@@ -85,11 +95,11 @@ def test_two_models_on_commute_tc(tmp_path, capsys):
     )
     result = json.loads(capsys.readouterr().out)["mcnemar"]
     assert (result["both_right"], result["a_only"], result["b_only"], result["both_wrong"]) == (4, 4, 0, 2)
-    assert result["p_value"] == pytest.approx(2 * comb(4, 0) / 2**4) and "binomtest" in result["method"]
+    assert result["p_value"] == pytest.approx(2 * comb(4, 0) / 2**4) and "binomial" in result["method"]
     assert main(["compare", "A", "B", "--task", "commute_tc", "--results", str(tmp_path), "--resamples", "200"]) == 0
     text = capsys.readouterr().out
     assert "McNemar over 10 paired decisions: both right 4, only A 4, only B 0, both wrong 2" in text
-    assert "McNemar p = 0.125: exact two-sided binomial test (scipy.stats.binomtest) on the 4 discordant" in text
+    assert "McNemar p = 0.125: exact two-sided binomial test (Binomial(b + c, 1/2)) on the 4 discordant" in text
 
 
 def test_one_models_tc_against_its_ic(tmp_path, capsys):

@@ -7,9 +7,17 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from retrieval.test_retrieval_meta import hand_records
 
-from harness_tasks.retrieval.analysis.aggregations import best_vs_others, format_best_vs_others, holm, pair_table
+from harness_tasks.retrieval.analysis.aggregations import (
+    best_vs_others,
+    format_best_vs_others,
+    holm,
+    pair_table,
+    wilcoxon_p,
+)
 from harness_tasks.retrieval.analysis.meta import aggregate_pairs, format_aggregation, group_models, meta_evaluate
 
 
@@ -97,3 +105,19 @@ def test_the_spearman_variant_says_it_divides_by_sqrt_1_06_where_it_is_printed()
     )
     assert result["significance"]["pearson"]["test"] == "Steiger (1980) Z, two-sided"
     assert f"spearman: {spearman}" in format_table(result)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([-3.0, -1.0, -0.5, 0.5, 1.0, 2.0, 2.5]), min_size=40, max_size=160),
+    st.floats(-0.4, 0.4),
+)
+def test_wilcoxon_p_is_scipys_on_either_side_of_the_exact_limit(differences, shift):
+    """Ties galore, and without ties (a shift makes most |d| distinct): SciPy's p to 1e-12 below and above 50."""
+    from scipy.stats import wilcoxon
+
+    for d in (differences, [v + shift * (i + 1) / 1000 for i, v in enumerate(differences)]):
+        d = [v for v in d if v != 0]
+        if d:
+            expected = float(wilcoxon(d, alternative="two-sided").pvalue)
+            assert wilcoxon_p(d) == pytest.approx(expected, rel=1e-12)

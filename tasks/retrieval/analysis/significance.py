@@ -43,8 +43,6 @@ def steiger_z(
     f = ``variance_factor`` (1 for Pearson's r, 1.06 for Spearman's rho).
     None when undefined: n < 4, a correlation missing or of magnitude 1, or a non-positive variance.
     """
-    from scipy.special import ndtr  # what norm.sf computes, without importing scipy.stats
-
     if r_xb is None or r_xc is None or r_bc is None or n < MIN_MODELS_TEST:
         return None
     if any(not math.isfinite(v) or abs(v) >= 1 for v in (r_xb, r_xc, r_bc)):
@@ -55,7 +53,7 @@ def steiger_z(
     if 2 - 2 * covariance <= 0:
         return None
     z = (math.atanh(r_xb) - math.atanh(r_xc)) * math.sqrt(n - 3) / math.sqrt(variance_factor * (2 - 2 * covariance))
-    return z, float(2 * ndtr(-abs(z)))
+    return z, math.erfc(abs(z) / math.sqrt(2))  # 2 P(N(0, 1) > |z|), without importing SciPy
 
 
 def ruger_combination(pvalues: Sequence[float]) -> float | None:
