@@ -214,7 +214,11 @@ def _check_settings(resamples: int, confidence: float, units: int) -> None:
 def resampled(
     statistic: Callable[[np.ndarray], np.ndarray], units: int, width: int, resamples: int, seed: int
 ) -> np.ndarray:
-    """``statistic(index)`` on ``resamples`` rows of ``units`` indices drawn by ``default_rng(seed)``, in bounded chunks."""
+    """``statistic(index)`` on ``resamples`` rows of ``units`` indices drawn by ``default_rng(seed)``, in bounded chunks
+    (the rows of up to ``KEPT_CELLS`` indices drawn once per process: a leaderboard resamples every result of
+    a data set's items alike)."""
+    if resamples * units <= KEPT_CELLS and resamples * units * width <= CELLS_PER_CHUNK:
+        return statistic(_kept_rows(units, resamples, seed))
     rng = np.random.default_rng(seed)
     chunk = max(1, CELLS_PER_CHUNK // (units * width))
     parts = [
@@ -222,6 +226,22 @@ def resampled(
         for start in range(0, resamples, chunk)
     ]
     return np.concatenate(parts)
+
+
+KEPT_CELLS = 1_000_000  # resample indices kept per (units, resamples, seed): 8 MB
+_KEPT: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _kept_rows(units: int, resamples: int, seed: int) -> np.ndarray:
+    """``default_rng(seed).integers(0, units, size=(resamples, units))``, drawn once (the last 8 kept, read-only)."""
+    key = (units, resamples, seed)
+    if key not in _KEPT:
+        if len(_KEPT) >= 8:
+            del _KEPT[next(iter(_KEPT))]
+        rows = np.random.default_rng(seed).integers(0, units, size=(resamples, units))
+        rows.flags.writeable = False
+        _KEPT[key] = rows
+    return _KEPT[key]
 
 
 @dataclass(frozen=True)
