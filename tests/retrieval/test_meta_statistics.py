@@ -107,13 +107,14 @@ def test_the_spearman_variant_says_it_divides_by_sqrt_1_06_where_it_is_printed()
     assert f"spearman: {spearman}" in format_table(result)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
-    st.lists(st.sampled_from([-3.0, -1.0, -0.5, 0.5, 1.0, 2.0, 2.5]), min_size=40, max_size=160),
+    st.lists(st.sampled_from([-3.0, -1.0, -0.5, 0.5, 1.0, 2.0, 2.5]), min_size=1, max_size=80),
     st.floats(-0.4, 0.4),
 )
-def test_wilcoxon_p_is_scipys_on_either_side_of_the_exact_limit(differences, shift):
-    """Ties galore, and without ties (a shift makes most |d| distinct): SciPy's p to 1e-12 below and above 50."""
+def test_wilcoxon_p_is_scipys_on_either_side_of_the_exact_limits(differences, shift):
+    """Ties galore, and without ties (a shift makes most |d| distinct): SciPy's p to 1e-12 whether it enumerates
+    the sign patterns (ties, up to 13), uses the exact distribution (no ties, up to 50) or the normal one."""
     from scipy.stats import wilcoxon
 
     for d in (differences, [v + shift * (i + 1) / 1000 for i, v in enumerate(differences)]):
