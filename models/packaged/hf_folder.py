@@ -48,7 +48,7 @@ FOLDER_PARAMS: dict[str, Param] = {
     "backend": BACKEND_PARAM,
     "dtype": Param(
         "float32",
-        "text encoder: float32, or int8 (a CPU with ONNX Runtime: 8-bit weights, dynamically quantised activations)",
+        "text encoder: float32, or int8 (a CPU with ONNX Runtime: 8-bit weights, activations quantised per row)",
         str,
         choices=("float32", INT8),
     ),

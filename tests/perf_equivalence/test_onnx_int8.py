@@ -10,7 +10,7 @@ from harness.errors import HarnessError
 from harness_models.encoders.text import HFTextEncoder
 from harness_models.token_embedders.hf import HFTokenEmbedder
 
-pytest.importorskip("onnxruntime.quantization")
+pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
 TEXTS = ["a man rides a bike down the street", "zwei Hunde", "une femme lit un livre", "a", "zwei Hunde"]
