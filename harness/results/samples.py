@@ -116,12 +116,13 @@ def sample_values(
     rows = list(rows)
     samples = [row for _, row in rows]
     if all(isinstance(row, dict) and "id" in row for row in samples):
-        columns = [_finite_column(samples, name) for name in fields]
-        if all(column is not None for column in columns):
-            keys = [(row.get("seed"), str(row["id"])) for row in samples]
-            values = dict(zip(keys, zip(*columns))) if fields else dict.fromkeys(keys, ())
+        columns = [column for name in fields if (column := _finite_column(samples, name)) is not None]
+        if len(columns) == len(fields):
+            keys: list[Key] = [(row.get("seed"), str(row["id"])) for row in samples]
+            numbers: list[tuple[float, ...]] = list(zip(*columns)) if fields else [()] * len(keys)
+            values = dict(zip(keys, numbers))
             if len(values) == len(keys):
-                return values  # type: ignore[return-value]
+                return values
     return _sample_values_checked(rows, fields, where, hint)
 
 
