@@ -65,3 +65,23 @@ def test_values_are_floats_by_seed_and_id():
         (None, "b"): (-0.0,),
     }
     assert sample_values(enumerate([]), ("hit",), "sample") == {}
+
+
+def test_a_bad_row_before_a_line_the_reader_refuses_is_named_first():
+    """The rows are read whole before the columns are checked; a row without an id that comes before a line the
+    reader refuses is still the error, as when the rows were checked one by one while reading."""
+
+    def rows():
+        yield 0, {"id": "a", "hit": 1.0}
+        yield 1, {"hit": 0.0}
+        raise HarnessError("sample 2: not JSON")
+
+    with pytest.raises(HarnessError, match="sample 1: a sample without an 'id'"):
+        sample_values(rows(), ("hit",), "sample")
+
+    def later():
+        yield 0, {"id": "a", "hit": 1.0}
+        raise HarnessError("sample 1: not JSON")
+
+    with pytest.raises(HarnessError, match="sample 1: not JSON"):
+        sample_values(later(), ("hit",), "sample")

@@ -113,7 +113,13 @@ def sample_values(
     ``hint`` is added to a missing-field error. Checked a column at a time (ints and floats, all finite);
     a column that fails is checked again row by row, so that the error names the first bad row.
     """
-    rows = list(rows)
+    collected: list[tuple[int, Any]] = []
+    try:
+        collected.extend(rows)
+    except HarnessError:  # a line the reader refused: a bad row before it is named first
+        _sample_values_checked(collected, fields, where, hint)
+        raise
+    rows = collected
     samples = [row for _, row in rows]
     if all(isinstance(row, dict) and "id" in row for row in samples):
         columns = [column for name in fields if (column := _finite_column(samples, name)) is not None]
