@@ -7,7 +7,7 @@ magnitude over 127, so that a text's vector does not depend on the other texts o
 Runtime's ``quantize_dynamic``, version 2, took one scale per batch: minilm's vectors at batch sizes 1
 and 32 differed by up to 3e-2 in a component). The feed-forward output projections stay float32: their
 input, the GELU's output, has the widest range of any product's (quantising them too moved minilm's IKEA
-XLR by 0.016, against 0.011 kept). The integer products run as ``MatMulInteger`` (uint8 activations
+XLR by up to 0.016, against 0.015 kept). The integer products run as ``MatMulInteger`` (uint8 activations
 shifted by 128 against int8 weights: the u8 x s8 dot products of AVX-512 VNNI or AVX-VNNI where the CPU
 has them, AVX2 otherwise); layer norms, softmax, GELU, the embeddings and the products of two activations
 (query x key, attention x value) stay float32. The quantised graph is written beside the float32 export,

@@ -113,8 +113,9 @@ def best_vs_others(table: PairTable, per_seed: PerSeed, alpha: float = ALPHA) ->
     ``per_seed[model][pair]``: the model's score on that pair per seed, the seeds in one order for
     every model (the same seed draws the same items, so the scores pair up). Per other model: the
     differences best - other over every (pair, seed) where both are defined; the two-sided Wilcoxon
-    signed-rank test (zero differences dropped, as Wilcoxon 1945; exact for n <= 50 without ties,
-    else the normal approximation), its p-value Holm-adjusted over the comparisons, and whether that
+    signed-rank test (zero differences dropped, as Wilcoxon 1945; ``wilcoxon_p``: exact up to 50
+    differences without ties and 13 with ties, else the normal approximation), its p-value
+    Holm-adjusted over the comparisons, and whether that
     is below ``alpha``. The seeds of one pair re-sample the same items, so the (pair, seed) scores
     are not independent draws: the test says the gap is consistent, not that it would hold on
     other data. ``p`` is None when every difference is zero.

@@ -483,7 +483,7 @@ def _chance(records: Sequence[ResultRecord]) -> float | None:
 def aggregate_pairs(records: Sequence[ResultRecord], *, test: bool = True) -> dict[str, Any]:
     """BackRetrieval per model over the language pairs of one data set: the table (SIGIR 2021 Table 2) as data,
     with the best model tested against each other (``best_vs_others``) unless ``test`` is False (a plot of the
-    scores needs no test, nor the second of import time ``scipy.stats`` costs)."""
+    scores needs no test)."""
     bkr = [r for r in records if retrieval_role(r) == "backretrieval"]
     if not bkr:
         raise HarnessError("aggregating over language pairs needs backretrieval results")
