@@ -36,6 +36,7 @@ from typing import Any
 
 from harness.leaderboard.build import family_pages, ranked_pages
 from harness.leaderboard.export import to_csv, to_json
+from harness.leaderboard.kept import Kept
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import merge
 from harness.leaderboard.plots import write_plots
@@ -220,7 +221,9 @@ def main() -> None:
         stage("leaderboard.json (all results)", lambda: to_json(board))
         plots = stage("plots", lambda: write_plots(board, root / "plots"))
         stage("README.md", lambda: readme(board, tables, plots, "harness leaderboard results", sections))
-        site, _, _ = stage("index.html, model and item pages (the ranked tables)", lambda: ranked_pages(board))
+        site, *_ = stage(
+            "index.html, model and item pages (the ranked tables)", lambda: ranked_pages(board, Kept.load(None))
+        )
         stage("family pages", lambda: family_pages(board, tables, plots, sections, site))
         whole = command(root / "results", root / "out")
         superseded = sum(r.superseded for r in board.results)

@@ -11,14 +11,16 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.leaderboard.detail import item_pages, model_pages, readable_items
+from harness.leaderboard.detail import item_page, model_pages, readable_items
 from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.figures import Plot
 from harness.leaderboard.index import index_page
+from harness.leaderboard.kept import Kept
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
+from harness.leaderboard.models import model_rows, preferred
 from harness.leaderboard.output import LEADERBOARD, previous_files, publish
-from harness.leaderboard.page import family_page
+from harness.leaderboard.page import family_page, footer
 from harness.leaderboard.plots import INDEX, index_text, start_plots
 from harness.leaderboard.ranking import Ranking, Samples, rankings
 from harness.leaderboard.sections import Section, family_sections
@@ -70,22 +72,45 @@ def _frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def ranked_pages(board: Board) -> tuple[Site, list[Ranking], dict[str, str]]:
-    """The pages that need no plots: ``index.html`` (the ranked tables), the model pages and the item pages; where
+def ranked_pages(board: Board, kept: Kept) -> tuple[Site, list[Ranking], dict[str, str], dict[str, Path]]:
+    """The pages that need no plots: ``index.html`` (the ranked tables), the model pages and the item pages, made
+    where ``kept`` holds none from the same inputs (path -> text) or kept (path -> the previous build's file); where
     every page lives, and the ranked tables."""
-    samples = Samples()
+    samples = Samples(kept)
     ranked = rankings(board, samples)
-    found = readable_items([r for ranking in ranked for row in ranking.rows for r in row.results if r])
-    site = site_of(board, [result for result, _ in found])
-    return (
-        site,
-        ranked,
-        {
-            "index.html": index_page(board, ranked, site),
-            **model_pages(board, ranked, samples, site),
-            **item_pages(board, found, site),
-        },
-    )
+    logged = list({id(r): r for ranking in ranked for row in ranking.rows for r in row.results if r}.values())
+    logged = [r for r in logged if r.record.samples_file]
+    every = site_of(board, logged)  # where each item page would be
+    shown = footer(board)
+    made: dict[str, str] = {}
+    files: dict[str, Path] = {}
+    keys: dict[int, str] = {}
+    for result in logged:
+        family = board.index.of_record(result.record)
+        keys[id(result)] = key = kept.key(
+            "item page", result, every.item(result), family, every.families.get(family.name),
+            every.model(result.model_label), shown,
+        )  # fmt: skip
+        found = kept.pages(key)
+        if found is not None:
+            files.update(found)
+    read = readable_items([r for r in logged if every.item(r) not in files])
+    with_items = {id(r) for r, _ in read} | {id(r) for r in logged if every.item(r) in files}
+    site = site_of(board, [r for r in logged if id(r) in with_items])
+    for result, items in read:
+        page = {every.item(result) or "": item_page(board, result, items, site)}
+        kept.made(keys[id(result)], page)
+        made.update(page)
+    current = sorted(board.current, key=lambda r: (r.model_key, preferred(r.record), str(r.signature)))
+    key = kept.key("ranked pages", ranked, site, current, model_rows(board), board.labels, board.families(), shown)
+    found = kept.pages(key)
+    if found is None:
+        pages = {"index.html": index_page(board, ranked, site), **model_pages(board, ranked, samples, site)}
+        kept.made(key, pages)
+        made.update(pages)
+    else:
+        files.update(found)
+    return site, ranked, made, files
 
 
 def family_pages(
@@ -109,6 +134,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         folder = Path(output)
         previous = previous_files(folder)
         when = written_at(folder) if previous else None
+        earlier = Kept.load(folder)
         with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn:
             kept = folder / PLOTS if PLOTS in previous_folders(previous) else None
             drawing = start_plots(board, Path(drawn), previous=kept) if plots else []  # in other processes; meanwhile:
@@ -119,7 +145,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
                     "leaderboard.csv": to_csv(board),
                     "leaderboard.json": to_json(board),
                 }
-                site, ranked, pages = ranked_pages(board)
+                site, ranked, pages, unchanged = ranked_pages(board, earlier)
                 contents.update(pages)
                 written = drawing if isinstance(drawing, list) else drawing.result()
             finally:
@@ -127,10 +153,11 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
                     drawing.close()
             contents["README.md"] = readme(board, tables, written, command, sections, ranked)
             contents.update(family_pages(board, tables, written, sections, site))
-            copies = {f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}
+            copies = {**unchanged, **{f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}}
             if plots:
                 contents[f"{PLOTS}/{INDEX}"] = index_text(written, Path(drawn))
             files = publish(folder, previous, contents, copies)
+        earlier.save()
     return Built(board, problems, files, frozenset(previous), when)
 
 

@@ -241,8 +241,3 @@ def readable_items(results: Sequence[Result]) -> list[tuple[Result, Items]]:
                 file=sys.stderr,
             )
     return found
-
-
-def item_pages(board: Board, found: Sequence[tuple[Result, Items]], site: Site) -> dict[str, str]:
-    """Page path -> page, one per result with its items."""
-    return {path: item_page(board, result, items, site) for result, items in found if (path := site.item(result))}

@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from statistics import NormalDist
+from typing import Any, cast
 
 import numpy as np
 
 from harness.errors import HarnessError
 from harness.leaderboard.families import Family
+from harness.leaderboard.kept import Kept
 from harness.leaderboard.merge import Board, Column, Result, differing_parts
 from harness.leaderboard.models import card_of
 from harness.leaderboard.tables import Cell, cell_of, dataset_of, pair_of
@@ -215,11 +217,15 @@ class Samples:
     ``default_rng(0)`` whatever the pair, so each result's statistic over the resamples is computed once and a
     pair's differences are those of two cached vectors: the same numbers as ``harness compare`` gives, at the
     cost of one bootstrap per result instead of per pair. Each log is checked once by ``paired_difference``.
+
+    ``kept``: the tests and twin checks of an earlier build of the board, keyed by the two results' content and
+    logs (``harness.leaderboard.kept``); what is found there is not worked out again.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, kept: Kept | None = None) -> None:
         self.read: dict[int, dict[Key, tuple[float, ...]] | None] = {}
         self.drawn: dict[int, tuple[Units, np.ndarray] | None] = {}
+        self.kept = kept
 
     def values(self, result: Result) -> dict[Key, tuple[float, ...]] | None:
         """The result's per-item values of its main statistic, read once and checked by ``paired_difference`` (the
@@ -252,6 +258,35 @@ class Samples:
     def test(self, first: Result, second: Result) -> Bootstrap | None:
         """The paired bootstrap of first - second over their items (as ``paired_bootstrap``); None without logs of
         the same items under the same statistic."""
+
+        def work() -> list[Any] | None:
+            found = self._test(first, second)
+            return None if found is None else list(astuple(found))
+
+        fact = self._fact("paired test", first, second, work)
+        return None if fact is None else Bootstrap(*fact)
+
+    def identical(self, first: Result, second: Result) -> bool | None:
+        """Whether two results' per-item values are the same (None: not both logged)."""
+
+        def work() -> bool | None:
+            a, b = self.values(first), self.values(second)
+            return None if a is None or b is None else a == b
+
+        return cast("bool | None", self._fact("identical", first, second, work))
+
+    def _fact(self, kind: str, first: Result, second: Result, work: Callable[[], Any]) -> Any:
+        """``work()`` (a JSON value), or what an earlier build of the board found for the same pair."""
+        if self.kept is None:
+            return work()
+        key = self.kept.key(kind, first, second)
+        known, fact = self.kept.fact(key)
+        if not known:
+            fact = work()
+            self.kept.remember(key, fact)
+        return fact
+
+    def _test(self, first: Result, second: Result) -> Bootstrap | None:
         from harness.leaderboard.compare import statistic_of
 
         try:
@@ -266,11 +301,6 @@ class Samples:
         if drawn_a is None or drawn_b is None or not np.array_equal(drawn_a[0].reference, drawn_b[0].reference):
             return None
         return _bootstrap(drawn_a, drawn_b)
-
-    def identical(self, first: Result, second: Result) -> bool | None:
-        """Whether two results' per-item values are the same (None: not both logged)."""
-        a, b = self.values(first), self.values(second)
-        return None if a is None or b is None else a == b
 
 
 def _bootstrap(first: tuple[Units, np.ndarray], second: tuple[Units, np.ndarray]) -> Bootstrap | None:

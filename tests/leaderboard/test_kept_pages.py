@@ -1,0 +1,119 @@
+"""Pages and paired tests kept between builds of one board folder, keyed by their inputs (``harness.leaderboard.kept``):
+a rebuild makes again only what its inputs changed, and writes what a build from nothing writes."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from leaderboard.builders import record, with_samples, write_results
+
+import harness.leaderboard.build as build
+import harness.leaderboard.kept as kept
+from harness.cli import main
+from harness.leaderboard.merge import merge
+from harness.leaderboard.ranking import Samples
+from harness.results.load import Entry
+
+INFO = {"recall@k": {"display": "R@10", "higher_is_better": True, "statistic": "mean:hit"}}
+PATTERNS = {"alpha": "1111111100", "beta": "1111100000", "gamma": "1100000000"}
+
+
+def line(results: Path, name: str, pattern: str, started: str = "2026-01-01T00:00:00+00:00", log: str = ""):
+    """An XLR line whose recall is its log's hits."""
+    item = record("xlr", name, pattern.count("1") / len(pattern), started=started)
+    item.metric_info = INFO
+    rows = [{"id": f"s{i}", "hit": float(c), "rr": 1.0 if c == "1" else 0.2} for i, c in enumerate(pattern)]
+    return with_samples(results, item, rows, f"samples_{name}{log}.jsonl")
+
+
+@pytest.fixture
+def made(monkeypatch) -> Counter[str]:
+    """How many item pages, index pages, sets of model pages and paired tests each build makes."""
+    counts: Counter[str] = Counter()
+
+    def counted(name, function):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    for name in ("item_page", "index_page", "model_pages"):
+        monkeypatch.setattr(build, name, counted(name, getattr(build, name)))
+    monkeypatch.setattr(Samples, "_test", counted("test", Samples._test))
+    return counts
+
+
+def board(results: Path, folder: Path) -> dict[str, bytes]:
+    """Build ``folder`` from ``results``; its files (README.md without the command that made it)."""
+    assert main(["leaderboard", str(results), "-o", str(folder), "--no-plots"]) == 0
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    files["README.md"] = b"\n".join(x for x in files["README.md"].splitlines() if b"harness leaderboard" not in x)
+    return files
+
+
+def test_a_rerun_that_reproduces_a_result_makes_no_page_again(tmp_path, made):
+    results = tmp_path / "results"
+    write_results(results, [line(results, name, pattern) for name, pattern in PATTERNS.items()])
+    first = board(results, tmp_path / "board")
+    assert made["item_page"] == 3 and made["index_page"] == 1 and made["model_pages"] == 1 and made["test"] > 0
+    made.clear()
+    write_results(results, [line(results, "beta", PATTERNS["beta"], "2026-02-01T00:00:00+00:00")])
+    again = board(results, tmp_path / "board")
+    assert made == Counter()  # the new line is the same result: every page and test kept
+    assert again == board(results, tmp_path / "from-nothing")
+    assert {n: again[n] for n in first if n.endswith(".html")} == {
+        n: f for n, f in first.items() if n.endswith(".html")
+    }
+
+
+def test_a_changed_result_makes_its_own_item_page_and_the_ranked_pages_again(tmp_path, made):
+    results = tmp_path / "results"
+    write_results(results, [line(results, name, pattern) for name, pattern in PATTERNS.items()])
+    board(results, tmp_path / "board")
+    made.clear()
+    write_results(results, [line(results, "beta", "1111111000", "2026-02-01T00:00:00+00:00", log="-2")])
+    again = board(results, tmp_path / "board")
+    assert made["item_page"] == 1  # beta's; alpha's and gamma's kept
+    assert made["index_page"] == 1 and made["model_pages"] == 1
+    assert made["test"] == 1  # the best (alpha) against beta; alpha against gamma kept
+    made.clear()
+    assert again == board(results, tmp_path / "from-nothing")
+    assert made["item_page"] == 3 and made["test"] == 2  # another folder: nothing kept
+
+
+def test_a_page_changed_by_hand_an_unreadable_store_or_other_code_makes_pages_again(tmp_path, made, monkeypatch):
+    results = tmp_path / "results"
+    write_results(results, [line(results, name, pattern) for name, pattern in PATTERNS.items()])
+    first = board(results, tmp_path / "board")
+    page = next((tmp_path / "board" / "items").iterdir())
+    page.write_text("edited by hand")
+    made.clear()
+    assert board(results, tmp_path / "board") == first
+    assert made["item_page"] == 1 and made["index_page"] == 0
+
+    store = kept._store(tmp_path / "board")
+    store.write_text("{not json")
+    made.clear()
+    assert board(results, tmp_path / "board") == first
+    assert made["item_page"] == 3 and made["index_page"] == 1 and made["test"] > 0
+
+    monkeypatch.setattr(kept, "_CODE", ["another version of the code"])
+    made.clear()
+    assert board(results, tmp_path / "board") == first
+    assert made["item_page"] == 3 and made["index_page"] == 1 and made["test"] > 0
+
+
+def test_inputs_text_tells_apart_what_a_page_shows_and_ignores_when_a_line_ran(tmp_path):
+    assert kept.inputs_text(0.1 + 0.2) != kept.inputs_text(0.3)
+    assert kept.inputs_text(math.nan) == "float(nan)" and kept.inputs_text(-0.0) != kept.inputs_text(0.0)
+    assert kept.inputs_text({"a": (1, None)}) == "{'a': [1, None]}"
+    early, late = record("xlr", "a", 0.5), record("xlr", "a", 0.5, started="2026-05-01T00:00:00+00:00")
+    late.wall_seconds = 99.0
+    first, second = (merge([Entry(r, tmp_path / "results.jsonl")]).current[0] for r in (early, late))
+    assert kept.inputs_text(first) == kept.inputs_text(second)
+    other = merge([Entry(record("xlr", "a", 0.6), tmp_path / "results.jsonl")]).current[0]
+    assert kept.inputs_text(first) != kept.inputs_text(other)
