@@ -7,7 +7,7 @@ rebuild over the board of (1)), and (3) 100,000 generated lines (``leaderboard_m
 
 Each command runs in a fresh process with its tree first on ``PYTHONPATH`` (``harness_tasks`` and
 ``harness_models`` are linked to the tree's ``tasks`` and ``models`` when it lacks them); the results are copies in
-a temporary folder. The new line of (2) is a rerun of one XLR result (its ``started`` one hour later): the
+a temporary folder, and so is the cache folder (where a rebuild finds the keys of the pages it may keep). The new line of (2) is a rerun of one XLR result (its ``started`` one hour later): the
 retrieval family's tables and plots change, the other families' do not. Wall and CPU seconds (the plot workers
 included) of each run, and the ratio this / other of each, are printed as Markdown.
 """
@@ -66,6 +66,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as temporary:
         root = Path(temporary)
+        os.environ["HARNESS_CACHE_DIR"] = str(root / "cache")  # what a rebuild keeps: this run's builds only
         generate(root / "many" / "results", args.lines)
         for round_ in range(1, args.rounds + 1):
             times: dict[str, dict[str, tuple[float, float]]] = {}

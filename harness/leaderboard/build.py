@@ -18,7 +18,7 @@ from harness.leaderboard.index import index_page
 from harness.leaderboard.kept import Kept
 from harness.leaderboard.markdown import readme
 from harness.leaderboard.merge import Board, merge
-from harness.leaderboard.models import model_rows, preferred
+from harness.leaderboard.models import model_rows, newest
 from harness.leaderboard.output import LEADERBOARD, previous_files, publish
 from harness.leaderboard.page import family_page, footer
 from harness.leaderboard.plots import INDEX, index_text, start_plots
@@ -101,8 +101,11 @@ def ranked_pages(board: Board, kept: Kept) -> tuple[Site, list[Ranking], dict[st
         page = {every.item(result) or "": item_page(board, result, items, site)}
         kept.made(keys[id(result)], page)
         made.update(page)
-    current = sorted(board.current, key=lambda r: (r.model_key, preferred(r.record), str(r.signature)))
-    key = kept.key("ranked pages", ranked, site, current, model_rows(board), board.labels, board.families(), shown)
+    current = sorted(board.current, key=lambda r: (r.model_key, str(r.signature)))
+    cards = {key: result.record.model for key, result in newest(board).items()}
+    key = kept.key(
+        "ranked pages", ranked, site, current, cards, model_rows(board), board.labels, board.families(), shown
+    )
     found = kept.pages(key)
     if found is None:
         pages = {"index.html": index_page(board, ranked, site), **model_pages(board, ranked, samples, site)}

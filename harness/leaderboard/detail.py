@@ -11,7 +11,7 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.leaderboard.items import Items, disagreements, finer_values, item_values, read_items
 from harness.leaderboard.merge import Board, Result
-from harness.leaderboard.models import HEADERS, card_of, model_rows, preferred
+from harness.leaderboard.models import HEADERS, card_of, model_rows, newest
 from harness.leaderboard.page import crumbs, document, esc, footer, number_key, scrolling, td, th
 from harness.leaderboard.ranking import Ranking, Samples
 from harness.leaderboard.site import UP, Site
@@ -195,17 +195,14 @@ def _disagreements(key: str, rankings: Sequence[Ranking], samples: Samples, site
 def model_pages(board: Board, rankings: Sequence[Ranking], samples: Samples, site: Site) -> dict[str, str]:
     """Page path -> page, one per model."""
     rows = {row.label: row for row in model_rows(board)}
-    newest: dict[str, Result] = {}
+    shown = newest(board)
     own: dict[str, list[Result]] = {}
     for result in board.current:
         own.setdefault(result.model_key, []).append(result)
-        held = newest.get(result.model_key)
-        if held is None or preferred(result.record) > preferred(held.record):
-            newest[result.model_key] = result
     pages = {}
     for key, label in board.labels.items():
         path = site.model(label)
-        if path is None or key not in newest or label not in rows:
+        if path is None or key not in shown or label not in rows:
             continue
         ranks = [
             f"{esc(r.family.title)}: "
@@ -218,7 +215,7 @@ def model_pages(board: Board, rankings: Sequence[Ranking], samples: Samples, sit
             crumbs(("Leaderboard", f"{UP}index.html"), (label, None)),
             f"<h1>{esc(label)}</h1>",
             *([f'<p class="intro">{"; ".join(ranks)}.</p>'] if ranks else []),
-            *_card(newest[key], rows[label].fields),
+            *_card(shown[key], rows[label].fields),
             *_results_table(board, own[key], site),
             *_disagreements(key, rankings, samples, site),
             *footer(board),

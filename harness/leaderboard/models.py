@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.leaderboard.families import Family
-from harness.leaderboard.merge import Board, started_at
+from harness.leaderboard.merge import Board, Result, started_at
 from harness.results.records import ResultRecord
 
 HEADERS = ("model", "parameters", "dimension", "max input", "languages", "licence", "weights", "results in")
@@ -71,21 +71,28 @@ def preferred(record: ResultRecord) -> tuple[bool, Any]:
     return bool(card_of(record)), started_at(record.started)
 
 
+def newest(board: Board) -> dict[str, Result]:
+    """Model key -> the current result whose card and identity the board shows (``preferred``)."""
+    found: dict[str, Result] = {}
+    for result in board.current:
+        held = found.get(result.model_key)
+        if held is None or preferred(result.record) > preferred(held.record):
+            found[result.model_key] = result
+    return found
+
+
 def model_rows(board: Board) -> list[ModelRow]:
     """One row per model of the board, in its label order."""
-    newest: dict[str, ResultRecord] = {}
+    shown = newest(board)
     families: dict[str, dict[str, Family]] = {}
-    for (key, column), result in board.cells.items():
+    for key, column in board.cells:
         families.setdefault(key, {})[column.family.name] = column.family
-        record, held = result.record, newest.get(key)
-        if held is None or preferred(record) > preferred(held):
-            newest[key] = record
     order = [family for family, _ in board.families()]
     rows = []
     for key, label in board.labels.items():
-        if key not in newest:
+        if key not in shown:
             continue
-        record = newest[key]
+        record = shown[key].record
         card = card_of(record)
         fields = (
             _count(card.get("parameters")),

@@ -21,12 +21,22 @@ INFO = {"recall@k": {"display": "R@10", "higher_is_better": True, "statistic": "
 PATTERNS = {"alpha": "1111111100", "beta": "1111100000", "gamma": "1100000000"}
 
 
-def line(results: Path, name: str, pattern: str, started: str = "2026-01-01T00:00:00+00:00", log: str = ""):
-    """An XLR line whose recall is its log's hits."""
-    item = record("xlr", name, pattern.count("1") / len(pattern), started=started)
+def line(
+    results: Path, name: str, pattern: str, started: str = "2026-01-01T00:00:00+00:00", log: str = "", tgt: str = "de"
+):
+    """An XLR line (en-``tgt``) whose recall is its log's hits."""
+    args = {"src": "en", "tgt": tgt, "dataset": "ikea"}
+    item = record("xlr", name, pattern.count("1") / len(pattern), started=started, args=args)
     item.metric_info = INFO
     rows = [{"id": f"s{i}", "hit": float(c), "rr": 1.0 if c == "1" else 0.2} for i, c in enumerate(pattern)]
-    return with_samples(results, item, rows, f"samples_{name}{log}.jsonl")
+    return with_samples(results, item, rows, f"samples_{name}_{tgt}{log}.jsonl")
+
+
+def lines(results: Path) -> list:
+    """Each model's lines: en-de as in ``PATTERNS``, en-fr reversed."""
+    return [line(results, n, p) for n, p in PATTERNS.items()] + [
+        line(results, n, p[::-1], tgt="fr") for n, p in PATTERNS.items()
+    ]
 
 
 @pytest.fixture
@@ -41,9 +51,16 @@ def made(monkeypatch) -> Counter[str]:
 
         return wrapper
 
+    def test(samples, first, second):
+        counts["test"] += 1
+        for result in (first, second):
+            counts[f"test with {result.model_label} {result.record.task_args['tgt']}"] += 1
+        return original(samples, first, second)
+
     for name in ("item_page", "index_page", "model_pages"):
         monkeypatch.setattr(build, name, counted(name, getattr(build, name)))
-    monkeypatch.setattr(Samples, "_test", counted("test", Samples._test))
+    original = Samples._test
+    monkeypatch.setattr(Samples, "_test", test)
     return counts
 
 
@@ -57,11 +74,11 @@ def board(results: Path, folder: Path) -> dict[str, bytes]:
 
 def test_a_rerun_that_reproduces_a_result_makes_no_page_again(tmp_path, made):
     results = tmp_path / "results"
-    write_results(results, [line(results, name, pattern) for name, pattern in PATTERNS.items()])
+    write_results(results, lines(results))
     first = board(results, tmp_path / "board")
-    assert made["item_page"] == 3 and made["index_page"] == 1 and made["model_pages"] == 1 and made["test"] > 0
+    assert made["item_page"] == 6 and made["index_page"] == 1 and made["model_pages"] == 1 and made["test"] > 0
     made.clear()
-    write_results(results, [line(results, "beta", PATTERNS["beta"], "2026-02-01T00:00:00+00:00")])
+    write_results(results, [line(results, "beta", PATTERNS["beta"], "2026-02-01T00:00:00+00:00")])  # now beta's newest
     again = board(results, tmp_path / "board")
     assert made == Counter()  # the new line is the same result: every page and test kept
     assert again == board(results, tmp_path / "from-nothing")
@@ -72,22 +89,22 @@ def test_a_rerun_that_reproduces_a_result_makes_no_page_again(tmp_path, made):
 
 def test_a_changed_result_makes_its_own_item_page_and_the_ranked_pages_again(tmp_path, made):
     results = tmp_path / "results"
-    write_results(results, [line(results, name, pattern) for name, pattern in PATTERNS.items()])
+    write_results(results, lines(results))
     board(results, tmp_path / "board")
     made.clear()
     write_results(results, [line(results, "beta", "1111111000", "2026-02-01T00:00:00+00:00", log="-2")])
     again = board(results, tmp_path / "board")
     assert made["item_page"] == 1  # beta's; alpha's and gamma's kept
     assert made["index_page"] == 1 and made["model_pages"] == 1
-    assert made["test"] == 1  # the best (alpha) against beta; alpha against gamma kept
+    assert made["test"] == made["test with beta de"] > 0  # only tests of beta's new line; the others kept
     made.clear()
     assert again == board(results, tmp_path / "from-nothing")
-    assert made["item_page"] == 3 and made["test"] == 2  # another folder: nothing kept
+    assert made["item_page"] == 6 and made["test"] == 6  # another folder: nothing kept
 
 
 def test_a_page_changed_by_hand_an_unreadable_store_or_other_code_makes_pages_again(tmp_path, made, monkeypatch):
     results = tmp_path / "results"
-    write_results(results, [line(results, name, pattern) for name, pattern in PATTERNS.items()])
+    write_results(results, lines(results))
     first = board(results, tmp_path / "board")
     page = next((tmp_path / "board" / "items").iterdir())
     page.write_text("edited by hand")
@@ -99,12 +116,12 @@ def test_a_page_changed_by_hand_an_unreadable_store_or_other_code_makes_pages_ag
     store.write_text("{not json")
     made.clear()
     assert board(results, tmp_path / "board") == first
-    assert made["item_page"] == 3 and made["index_page"] == 1 and made["test"] > 0
+    assert made["item_page"] == 6 and made["index_page"] == 1 and made["test"] > 0
 
     monkeypatch.setattr(kept, "_CODE", ["another version of the code"])
     made.clear()
     assert board(results, tmp_path / "board") == first
-    assert made["item_page"] == 3 and made["index_page"] == 1 and made["test"] > 0
+    assert made["item_page"] == 6 and made["index_page"] == 1 and made["test"] > 0
 
 
 def test_inputs_text_tells_apart_what_a_page_shows_and_ignores_when_a_line_ran(tmp_path):
