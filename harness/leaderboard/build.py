@@ -91,7 +91,7 @@ def ranked_pages(board: Board, kept: Kept) -> tuple[Site, list[Ranking], dict[st
             "item page", result, every.item(result), family, every.families.get(family.name),
             every.model(result.model_label), shown,
         )  # fmt: skip
-        found = kept.pages(key)
+        found = kept.pages(key, {every.item(result) or ""})
         if found is not None:
             files.update(found)
     read = readable_items([r for r in logged if every.item(r) not in files])
@@ -106,7 +106,7 @@ def ranked_pages(board: Board, kept: Kept) -> tuple[Site, list[Ranking], dict[st
     key = kept.key(
         "ranked pages", ranked, site, current, cards, model_rows(board), board.labels, board.families(), shown
     )
-    found = kept.pages(key)
+    found = kept.pages(key, {"index.html", *site.models.values()})
     if found is None:
         pages = {"index.html": index_page(board, ranked, site), **model_pages(board, ranked, samples, site)}
         kept.made(key, pages)

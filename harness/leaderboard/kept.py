@@ -99,14 +99,17 @@ class Kept:
                 raise ValueError("another store version")
             pages = {str(k): {str(p): str(d) for p, d in v.items()} for k, v in data["pages"].items()}
             facts = dict(data["facts"])
+            if not all(_fact(value) for value in facts.values()):
+                raise ValueError("a fact that no build writes")
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return cls(folder, {}, {})
         return cls(folder, pages, facts)
 
-    def pages(self, key: str) -> dict[str, Path] | None:
-        """The files of the pages made from ``key`` by the previous build, if each is in the folder unchanged."""
+    def pages(self, key: str, allowed: set[str]) -> dict[str, Path] | None:
+        """The files of the pages made from ``key`` by the previous build, if each is in the folder unchanged and
+        among the ``allowed`` page paths."""
         held = self._pages.get(key)
-        if held is None or self.folder is None:
+        if held is None or self.folder is None or not held.keys() <= allowed:
             return None
         found = {}
         for page, digest in held.items():
@@ -152,6 +155,13 @@ class Kept:
             if temporary is not None:
                 with contextlib.suppress(OSError):
                     temporary.unlink()
+
+
+def _fact(value: Any) -> bool:
+    """Whether ``value`` is what a build remembers: None, a truth value, or a list of numbers."""
+    if value is None or isinstance(value, bool):
+        return True
+    return isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
 
 
 def _store(folder: Path) -> Path:

@@ -3,6 +3,8 @@ a rebuild makes again only what its inputs changed, and writes what a build from
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import Counter
 from pathlib import Path
@@ -134,3 +136,26 @@ def test_inputs_text_tells_apart_what_a_page_shows_and_ignores_when_a_line_ran(t
     assert kept.inputs_text(first) == kept.inputs_text(second)
     other = merge([Entry(record("xlr", "a", 0.6), tmp_path / "results.jsonl")]).current[0]
     assert kept.inputs_text(first) != kept.inputs_text(other)
+
+
+def test_a_store_naming_a_page_outside_the_board_or_holding_a_strange_fact_is_not_followed(tmp_path, made):
+    results = tmp_path / "results"
+    write_results(results, lines(results))
+    first = board(results, tmp_path / "board")
+    store = kept._store(tmp_path / "board")
+    data = json.loads(store.read_text())
+    outside = tmp_path / "outside.html"
+    outside.write_text("not a page of the board")
+    digest = hashlib.sha256(outside.read_bytes()).hexdigest()
+    for pages in data["pages"].values():
+        pages["../outside.html"] = digest
+    store.write_text(json.dumps(data))
+    made.clear()
+    assert board(results, tmp_path / "board") == first
+    assert made["item_page"] == 6 and made["index_page"] == 1  # every page made again; nothing read from outside
+    data = json.loads(store.read_text())
+    data["facts"] = {key: {"p": 0.5} for key in data["facts"]}
+    store.write_text(json.dumps(data))
+    made.clear()
+    assert board(results, tmp_path / "board") == first
+    assert made["test"] == 6  # a store with a fact no build writes is not read at all
