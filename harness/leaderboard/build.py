@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -113,6 +114,8 @@ def ranked_pages(board: Board, kept: Kept) -> tuple[Site, list[Ranking], dict[st
         made.update(pages)
     else:
         files.update(found)
+    kept_note = f"{len(files)} kept from the previous build, " if files else ""
+    print(f"harness: pages {len(made) + len(files)} ready ({kept_note}{len(made)} made)", file=sys.stderr)
     return site, ranked, made, files
 
 

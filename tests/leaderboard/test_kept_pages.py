@@ -74,15 +74,17 @@ def board(results: Path, folder: Path) -> dict[str, bytes]:
     return files
 
 
-def test_a_rerun_that_reproduces_a_result_makes_no_page_again(tmp_path, made):
+def test_a_rerun_that_reproduces_a_result_makes_no_page_again(tmp_path, made, capsys):
     results = tmp_path / "results"
     write_results(results, lines(results))
     first = board(results, tmp_path / "board")
     assert made["item_page"] == 6 and made["index_page"] == 1 and made["model_pages"] == 1 and made["test"] > 0
+    assert "harness: pages 10 ready (10 made)" in capsys.readouterr().err  # 6 item pages, the index, 3 models
     made.clear()
     write_results(results, [line(results, "beta", PATTERNS["beta"], "2026-02-01T00:00:00+00:00")])  # now beta's newest
     again = board(results, tmp_path / "board")
     assert made == Counter()  # the new line is the same result: every page and test kept
+    assert "harness: pages 10 ready (10 kept from the previous build, 0 made)" in capsys.readouterr().err
     assert again == board(results, tmp_path / "from-nothing")
     assert {n: again[n] for n in first if n.endswith(".html")} == {
         n: f for n, f in first.items() if n.endswith(".html")
