@@ -18,7 +18,7 @@ from harness.leaderboard.figures import Plot
 from harness.leaderboard.index import index_page
 from harness.leaderboard.kept import Kept
 from harness.leaderboard.markdown import readme
-from harness.leaderboard.merge import Board, merge
+from harness.leaderboard.merge import Board, Result, merge
 from harness.leaderboard.models import model_rows, newest
 from harness.leaderboard.output import LEADERBOARD, previous_files, publish
 from harness.leaderboard.page import family_page, footer
@@ -73,50 +73,45 @@ def _frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def ranked_pages(board: Board, kept: Kept) -> tuple[Site, list[Ranking], dict[str, str], dict[str, Path]]:
-    """The pages that need no plots: ``index.html`` (the ranked tables), the model pages and the item pages, made
-    where ``kept`` holds none from the same inputs (path -> text) or kept (path -> the previous build's file); where
-    every page lives, and the ranked tables."""
+def ranked_pages(board: Board, kept: Kept) -> tuple[Site, list[Ranking]]:
+    """The pages that need no plots, into ``kept`` (made, or kept from the previous build where their inputs are the
+    same): ``index.html`` (the ranked tables), the model pages and the item pages; where every page lives, and the
+    ranked tables."""
     samples = Samples(kept)
     ranked = rankings(board, samples)
-    logged = list({id(r): r for ranking in ranked for row in ranking.rows for r in row.results if r}.values())
-    logged = [r for r in logged if r.record.samples_file]
-    every = site_of(board, logged)  # where each item page would be
     shown = footer(board)
-    made: dict[str, str] = {}
-    files: dict[str, Path] = {}
-    keys: dict[int, str] = {}
-    for result in logged:
-        family = board.index.of_record(result.record)
-        keys[id(result)] = key = kept.key(
-            "item page", result, every.item(result), family, every.families.get(family.name),
-            every.model(result.model_label), shown,
-        )  # fmt: skip
-        found = kept.pages(key, {every.item(result) or ""})
-        if found is not None:
-            files.update(found)
-    read = readable_items([r for r in logged if every.item(r) not in files])
-    with_items = {id(r) for r, _ in read} | {id(r) for r in logged if every.item(r) in files}
-    site = site_of(board, [r for r in logged if id(r) in with_items])
-    for result, items in read:
-        page = {every.item(result) or "": item_page(board, result, items, site)}
-        kept.made(keys[id(result)], page)
-        made.update(page)
+    logged = {
+        id(r): r for ranking in ranked for row in ranking.rows for r in row.results if r and r.record.samples_file
+    }
+    every = site_of(board, logged.values())  # where each item page would be
+    with_items = [r for r in logged.values() if _item_page(board, r, every, shown, kept)]
+    site = site_of(board, with_items)
     current = sorted(board.current, key=lambda r: (r.model_key, str(r.signature)))
     cards = {key: result.record.model for key, result in newest(board).items()}
-    key = kept.key(
-        "ranked pages", ranked, site, current, cards, model_rows(board), board.labels, board.families(), shown
+    kept.pages(
+        kept.key(
+            "ranked pages", ranked, site, current, cards, model_rows(board), board.labels, board.families(), shown
+        ),
+        {"index.html", *site.models.values()},
+        lambda: {"index.html": index_page(board, ranked, site), **model_pages(board, ranked, samples, site)},
     )
-    found = kept.pages(key, {"index.html", *site.models.values()})
-    if found is None:
-        pages = {"index.html": index_page(board, ranked, site), **model_pages(board, ranked, samples, site)}
-        kept.made(key, pages)
-        made.update(pages)
-    else:
-        files.update(found)
-    kept_note = f"{len(files)} kept from the previous build, " if files else ""
-    print(f"harness: pages {len(made) + len(files)} ready ({kept_note}{len(made)} made)", file=sys.stderr)
-    return site, ranked, made, files
+    note = f"{len(kept.files)} kept from the previous build, " if kept.files else ""
+    print(f"harness: pages {len(kept.texts) + len(kept.files)} ready ({note}{len(kept.texts)} made)", file=sys.stderr)
+    return site, ranked
+
+
+def _item_page(board: Board, result: Result, site: Site, shown: list[str], kept: Kept) -> bool:
+    """The items behind ``result`` on their page (at ``site.item(result)``), made or kept; False when its log cannot
+    be read (a warning)."""
+    path = site.item(result) or ""
+    family = board.index.of_record(result.record)
+    links = site.families.get(family.name), site.model(result.model_label)
+
+    def make() -> dict[str, str]:
+        found = readable_items([result])
+        return {path: item_page(board, result, found[0][1], site)} if found else {}
+
+    return kept.pages(kept.key("item page", result, path, family, *links, shown), {path}, make)
 
 
 def family_pages(
@@ -151,15 +146,15 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
                     "leaderboard.csv": to_csv(board),
                     "leaderboard.json": to_json(board),
                 }
-                site, ranked, pages, unchanged = ranked_pages(board, earlier)
-                contents.update(pages)
+                site, ranked = ranked_pages(board, earlier)
+                contents.update(earlier.texts)
                 written = drawing if isinstance(drawing, list) else drawing.result()
             finally:
                 if not isinstance(drawing, list):
                     drawing.close()
             contents["README.md"] = readme(board, tables, written, command, sections, ranked)
             contents.update(family_pages(board, tables, written, sections, site))
-            copies = {**unchanged, **{f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}}
+            copies = {**earlier.files, **{f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}}
             if plots:
                 contents[f"{PLOTS}/{INDEX}"] = index_text(written, Path(drawn))
             files = publish(folder, previous, contents, copies)

@@ -68,13 +68,15 @@ def _sha(data: bytes) -> str:
 
 
 class Kept:
-    """The previous build's page keys and facts for one board folder, and what this build made or kept of them."""
+    """The previous build's page keys and facts for one board folder, and what this build made or kept."""
 
     def __init__(self, folder: Path | None, pages: dict[str, dict[str, str]], facts: dict[str, Any]) -> None:
         self.folder = folder
         self._pages, self._facts = pages, facts
         self.made_pages: dict[str, dict[str, str]] = {}
         self.made_facts: dict[str, Any] = {}
+        self.texts: dict[str, str] = {}  # the pages this build made
+        self.files: dict[str, Path] = {}  # the pages it kept: the previous build's files
         self._contents: dict[int, tuple[Result, str]] = {}  # each result's content worked out once (held: ids stay)
 
     def key(self, kind: str, *parts: Any) -> str:
@@ -105,11 +107,25 @@ class Kept:
             return cls(folder, {}, {})
         return cls(folder, pages, facts)
 
-    def pages(self, key: str, allowed: set[str]) -> dict[str, Path] | None:
-        """The files of the pages made from ``key`` by the previous build, if each is in the folder unchanged and
-        among the ``allowed`` page paths."""
+    def pages(self, key: str, allowed: set[str], make: Callable[[], dict[str, str]]) -> bool:
+        """The pages made from inputs ``key``: the previous build's files where it made them (same key, every file
+        there unchanged, every path ``allowed``), else ``make()`` (path -> text); False when there are none. Made
+        pages gather in ``texts``, kept ones in ``files``."""
         held = self._pages.get(key)
-        if held is None or self.folder is None or not held.keys() <= allowed:
+        found = self._unchanged(held) if held is not None and held.keys() <= allowed else None
+        if found is not None:
+            self.files.update(found)
+            self.made_pages[key] = held or {}
+            return bool(found)
+        texts = make()
+        if texts:
+            self.texts.update(texts)
+            self.made_pages[key] = {page: _sha(text.encode("utf-8")) for page, text in texts.items()}
+        return bool(texts)
+
+    def _unchanged(self, held: dict[str, str]) -> dict[str, Path] | None:
+        """The files of ``held`` (path -> SHA-256) in the folder, if each is there as it was written."""
+        if self.folder is None or not held:
             return None
         found = {}
         for page, digest in held.items():
@@ -120,12 +136,7 @@ class Kept:
             except OSError:
                 return None
             found[page] = path
-        self.made_pages[key] = held
         return found
-
-    def made(self, key: str, pages: Mapping[str, str]) -> None:
-        """Record the pages this build made from ``key``."""
-        self.made_pages[key] = {page: _sha(text.encode("utf-8")) for page, text in pages.items()}
 
     def fact(self, key: str) -> tuple[bool, Any]:
         """(True, the fact) when the previous build worked it out from ``key``, else (False, None)."""
