@@ -11,8 +11,9 @@ once. Both start from an empty cache (``HARNESS_CACHE_DIR`` of their own, emptie
 already converted (each side's ``HARNESS_MODELS_DIR``, filled first by an untimed ``harness run --limit 40`` per
 model; a timed run that still converts one is flagged), the sides alternating, round after round. Wall and CPU
 time (user + system of the process and its children, ``os.wait4``) and peak RSS are measured; the metrics of both
-sides' results lines are compared configuration by configuration. ``--full`` runs the whole grid of
-``leaderboard/suite.yaml`` (about 7 minutes per side idle on the faster machine).
+sides' results lines are compared configuration by configuration. ``--full`` runs the base script's whole grid
+against ``leaderboard/suite.yaml``, which has grown since 11843f3 (xling-shapes, the CoMMuTE analyses): not the
+same cells, so only the reduced grid gives a like-for-like ratio.
 """
 
 from __future__ import annotations
