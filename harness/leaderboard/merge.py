@@ -128,14 +128,6 @@ class Board:
         """A record of the column (all share the task signature, so any one tells its arguments)."""
         return self.examples[column].record
 
-    def column_of(self, record: ResultRecord) -> Column | None:
-        """The column a results line's configuration is shown in (run as a preset or as its base), if any."""
-        try:
-            signature = replace(Signature.parse(record.task_signature), task=role_of(record))
-        except SignatureError:
-            return None
-        return next((c for c in self.columns if c.metric == record.main_metric and c.signature == signature), None)
-
 
 def model_key(model: dict[str, Any]) -> str:
     """A model's identity as in its full signature: name, revision, arguments."""

@@ -64,12 +64,13 @@ def test_an_interrupted_build_leaves_the_old_board_and_no_temporary(board, tmp_p
     monkeypatch.setattr(harness.leaderboard.output, "write_file", interrupted)
     code, _, err = run_cli(capsys, "leaderboard", str(tmp_path / "r2"), "-o", str(board))
     assert code == (130 if signum is None else 143) and len(written) == 2
-    lines = err.strip().splitlines()  # the plots' progress lines, then one line, as for Ctrl-C
+    lines = err.strip().splitlines()  # the plots' and pages' progress lines, then one line, as for Ctrl-C
     assert lines[-1].startswith("harness: interrupted") and all(
-        line.startswith("harness: plots") for line in lines[:-1]
+        line.startswith(("harness: plots", "harness: pages")) for line in lines[:-1]
     )
     assert _snapshot(board) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["board", "r", "r2"]  # no temporary folder beside
+    # no temporary folder beside the board ("cache" is the test's own cache folder: the kept pages' keys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board", "cache", "r", "r2"]
 
 
 def test_a_new_board_replaces_the_old_whole_and_keeps_the_users_files(board, tmp_path, capsys):
@@ -78,7 +79,7 @@ def test_a_new_board_replaces_the_old_whole_and_keeps_the_users_files(board, tmp
     assert (board / "notes.txt").read_text() == "the user's own"
     assert not (board / "plots").exists()  # only generated plots were there: stale ones are gone
     assert "xlmr" in (board / "README.md").read_text() and "labse" not in (board / "README.md").read_text()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["board", "r", "r2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board", "cache", "r", "r2"]  # cache: the test's own
 
 
 @pytest.mark.parametrize("name", ["README.md", "leaderboard.csv", "plots"])

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from harness_tasks.retrieval.analysis.correlation import per_seed, resampled_correlations, resampled_per_seed
+from harness_tasks.retrieval.analysis.correlation import per_seed, resampled_correlations
 from harness_tasks.retrieval.analysis.significance import bootstrap_difference
 
 NAN = math.nan
@@ -20,11 +20,11 @@ def test_counts_by_hand_with_ties():
     counts = np.array([[2, 0, 1, 1], [0, 2, 2, 0], [1, 1, 1, 1]])
     # Spearman of resample 0: both sides rank (1.5, 1.5, 3, 4), rho = 1; resample 1: x constant (all 2): undefined;
     # resample 2 is the original data: 3 / sqrt(10) (average ranks (1, 2.5, 2.5, 4) against (1, 2, 3, 4))
-    rho = resampled_per_seed(x, y, counts, "spearman")[:, 0]
+    rho = resampled_correlations(x, [y], counts, "spearman")[0][:, 0]
     assert rho[0] == pytest.approx(1.0) and np.isnan(rho[1]) and rho[2] == pytest.approx(3 / math.sqrt(10))
     # Pearson of resample 0: x centred (-0.75, -0.75, 0.25, 1.25), y centred (-12.5, -12.5, 7.5, 17.5):
     # sum xy = 9.375 + 9.375 + 1.875 + 21.875 = 42.5; sum xx = 2.75; sum yy = 675; r = 42.5 / sqrt(2.75 * 675)
-    r = resampled_per_seed(x, y, counts, "pearson")[:, 0]
+    r = resampled_correlations(x, [y], counts, "pearson")[0][:, 0]
     assert r[0] == pytest.approx(42.5 / math.sqrt(2.75 * 675)) and np.isnan(r[1])
 
 
@@ -45,7 +45,7 @@ def test_equal_to_correlating_the_drawn_rows(method, models, seeds):
 
 
 def test_fewer_than_three_models_is_undefined():
-    found = resampled_per_seed(np.ones((2, 1)), np.ones((2, 1)), np.array([[1, 1]]))
+    found = resampled_correlations(np.ones((2, 1)), [np.ones((2, 1))], np.array([[1, 1]]))[0]
     assert found.shape == (1, 1) and np.isnan(found).all()
 
 

@@ -69,15 +69,6 @@ def per_seed(x: np.ndarray, y: np.ndarray, method: Method = "pearson") -> np.nda
     return r
 
 
-def resampled_per_seed(x: np.ndarray, y: np.ndarray, counts: np.ndarray, method: Method = "pearson") -> np.ndarray:
-    """``per_seed(x[index], y[index], method)`` for every row of bootstrap draws, from how often each model is drawn.
-
-    ``x``, ``y``: ``(models, seeds)``; ``counts``: ``(resamples, models)``, row r holding how many
-    times resample r drew each model. Returns ``(resamples, seeds)``; see ``resampled_correlations``.
-    """
-    return resampled_correlations(x, [y], counts, method)[0]
-
-
 def resampled_correlations(
     x: np.ndarray, others: Sequence[np.ndarray], counts: np.ndarray, method: Method = "pearson"
 ) -> list[np.ndarray]:
