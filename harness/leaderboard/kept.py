@@ -103,7 +103,7 @@ class Kept:
             facts = dict(data["facts"])
             if not all(_fact(value) for value in facts.values()):
                 raise ValueError("a fact that no build writes")
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RuntimeError):  # RuntimeError: no home
             return cls(folder, {}, {})
         return cls(folder, pages, facts)
 
@@ -153,7 +153,10 @@ class Kept:
         """Keep what this build made or kept for the next build of the folder (best effort: a cache)."""
         if self.folder is None:
             return
-        store = _store(self.folder)
+        try:
+            store = _store(self.folder)
+        except RuntimeError:  # no home folder to keep a cache in
+            return
         text = json.dumps({"version": STORE_VERSION, "pages": self.made_pages, "facts": self.made_facts})
         temporary: Path | None = None
         try:

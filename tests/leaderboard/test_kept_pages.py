@@ -161,3 +161,16 @@ def test_a_store_naming_a_page_outside_the_board_or_holding_a_strange_fact_is_no
     made.clear()
     assert board(results, tmp_path / "board") == first
     assert made["test"] == 6  # a store with a fact no build writes is not read at all
+
+
+def test_without_a_cache_folder_a_board_is_built_and_nothing_kept(tmp_path, made, monkeypatch):
+    def homeless() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(kept, "default_cache_dir", homeless)
+    results = tmp_path / "results"
+    write_results(results, lines(results))
+    first = board(results, tmp_path / "board")
+    made.clear()
+    assert board(results, tmp_path / "board") == first
+    assert made["item_page"] == 6 and made["index_page"] == 1
