@@ -26,7 +26,7 @@ from harness.errors import HarnessError
 from harness.leaderboard.families import OTHER, Families, Family, registered_families
 from harness.results.load import Entry
 from harness.results.records import ResultRecord, role_of, started_time
-from harness.results.signature import Signature, SignatureError
+from harness.results.signature import Signature, SignatureError, identifying_args
 
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 _LOCAL = ("/", "./", "../", "~")
@@ -130,8 +130,8 @@ class Board:
 
 
 def model_key(model: dict[str, Any]) -> str:
-    """A model's identity as in its full signature: name, revision, arguments."""
-    return json.dumps([model.get("name"), model.get("revision"), model.get("args") or {}], sort_keys=True, default=str)
+    """A model's identity as in its full signature: name, revision, arguments (``identifying_args``: with the dtype)."""
+    return json.dumps([model.get("name"), model.get("revision"), identifying_args(model)], sort_keys=True, default=str)
 
 
 _PLAIN = frozenset({str, int, bool, type(None)})  # values equal only when written alike (not so 0.0 and -0.0)
@@ -143,7 +143,7 @@ def _model_key(model: dict[str, Any], known: dict[tuple[Any, ...], str]) -> str:
     args = model.get("args") or {}
     if type(args) is not dict:
         return model_key(model)
-    values = (model.get("name"), model.get("revision"), *args, *args.values())
+    values = (model.get("name"), model.get("revision"), model.get("dtype"), *args, *args.values())
     kinds = tuple(map(type, values))
     if not set(kinds) <= _PLAIN:
         return model_key(model)
@@ -202,7 +202,7 @@ def model_labels(identities: dict[str, dict[str, Any]]) -> dict[str, str]:
     _refine(labels, lambda keys: {k: names[k] for k in keys} if len({names[k] for k in keys}) > 1 else {})
 
     def by_args(keys: list[str]) -> dict[str, str]:
-        args = {k: identities[k].get("args") or {} for k in keys}
+        args = {k: identifying_args(identities[k]) for k in keys}
         differing = sorted(
             {
                 name

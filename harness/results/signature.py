@@ -37,8 +37,23 @@ def _short(value: Any, length: int = 12) -> str:
     return text[:length]
 
 
+CHOSEN_DTYPES = frozenset({"float16", "bfloat16", "int8"})  # a model's dtype when an argument asks for another
+
+
 def _digest8(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+def identifying_args(identity: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's arguments as results identify it: its ``args``, and its ``dtype`` where an argument chose it
+    (``CHOSEN_DTYPES``: float16, bfloat16, int8). Two runs that differ only in that choice differ in their numbers,
+    so never in their signature or label. float32, the default, and a format the weights come in (e5-small's
+    q4_0, named by the weights' revision) stay out: those lines keep the signatures they had."""
+    args = dict(identity.get("args") or {})
+    dtype = identity.get("dtype")
+    if dtype in CHOSEN_DTYPES:
+        args["dtype"] = dtype
+    return args
 
 
 @dataclass(frozen=True)
@@ -58,7 +73,7 @@ class ModelPart:
     @classmethod
     def of(cls, role: str, identity: Mapping[str, Any]) -> ModelPart:
         """The part of a model with this identity (``ModelIdentity.as_dict()``)."""
-        args = dict(identity.get("args") or {})
+        args = identifying_args(identity)
         code = [identity.get("distribution"), identity.get("distribution_version"), identity.get("code")]
         return cls(
             role,

@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 
 from harness.plugins.registry import Registry
 from harness.results.records import ResultRecord
+from harness.results.signature import identifying_args
 from harness.run.distributed import parse_shard
 from harness.suite.spec import Cell, Group, Suite
 
@@ -45,7 +46,7 @@ def as_json(value: Any) -> str:
 def record_configuration(record: ResultRecord) -> Configuration:
     """The configuration of a results line."""
     return Configuration(
-        record.task, str(record.model.get("name")), as_json(record.model.get("args") or {}), as_json(record.task_args)
+        record.task, str(record.model.get("name")), as_json(identifying_args(record.model)), as_json(record.task_args)
     )
 
 

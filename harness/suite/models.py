@@ -16,6 +16,7 @@ from harness.adapters.capabilities import Capability
 from harness.adapters.model import ModelAdapter
 from harness.adapters.resolve import build_adapter
 from harness.plugins.registry import Registry
+from harness.results.signature import identifying_args
 from harness.run.runner import resolve_device
 from harness.suite.grid import as_json
 from harness.suite.spec import Cell
@@ -63,11 +64,13 @@ class ModelPool:
         return self._adapters.setdefault(_key(built), built)
 
     def recorded_args(self, cell: Cell) -> dict[str, Any]:
-        """The adapter arguments a results line of the cell records (its identity's), read once per model."""
+        """The adapter arguments a results line of the cell is known by (its identity's, with a dtype other than
+        float32: ``identifying_args``), read once per model."""
         adapter = self.adapter(cell)
         key = _key(adapter)
         if key not in self._recorded:
-            self._recorded[key] = dict(adapter.identity().args)
+            identity = adapter.identity()
+            self._recorded[key] = identifying_args({"args": identity.args, "dtype": identity.dtype})
         return self._recorded[key]
 
     def release(self, key: ModelKey) -> None:

@@ -31,6 +31,7 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.params import parse_kv
 from harness.results.records import ResultRecord
+from harness.results.signature import identifying_args
 from harness_tasks.retrieval.analysis import calibrate_fit, meta
 from harness_tasks.retrieval.analysis.meta import argument, direction
 from harness_tasks.retrieval.contracts import CSLS_K, CUT_OFF, SAMPLE, SCORING, TIES
@@ -314,8 +315,8 @@ def _bad_field(data: dict[str, Any]) -> str | None:
 def model_label(record: ResultRecord, others: Sequence[ResultRecord] = ()) -> str:
     """The model's name, with the adapter arguments that tell it apart from same-named models among ``others``."""
     name = str(record.model.get("name"))
-    args = [r.model.get("args") or {} for r in others if r.model.get("name") == name]
-    own = record.model.get("args") or {}
+    args = [identifying_args(r.model) for r in others if r.model.get("name") == name]
+    own = identifying_args(record.model)
     differing = sorted(k for k in own if len({json.dumps(a.get(k), default=str) for a in args}) > 1)
     return name + (f"({','.join(f'{k}={own[k]}' for k in differing)})" if differing else "")
 
