@@ -35,7 +35,7 @@ def test_a_board_shows_both_dtypes_of_a_model_and_supersedes_neither(tmp_path):
     newer.model = {**newer.model, "dtype": "int8"}
     board = merge([Entry(r, tmp_path / "results.jsonl") for r in (older, newer)])
     assert [r.superseded for r in board.results] == [False, False]
-    assert sorted(board.labels.values()) == ["minilm(dtype=default)", "minilm(dtype=int8)"]
+    assert sorted(board.labels.values()) == ["minilm(dtype=float32)", "minilm(dtype=int8)"]
     assert model_labels({"a": older.model}) == {"a": "minilm"}
 
 

@@ -202,7 +202,7 @@ def model_labels(identities: dict[str, dict[str, Any]]) -> dict[str, str]:
     _refine(labels, lambda keys: {k: names[k] for k in keys} if len({names[k] for k in keys}) > 1 else {})
 
     def by_args(keys: list[str]) -> dict[str, str]:
-        args = {k: identifying_args(identities[k]) for k in keys}
+        args = {k: _label_args(identities[k]) for k in keys}
         differing = sorted(
             {
                 name
@@ -222,6 +222,14 @@ def model_labels(identities: dict[str, dict[str, Any]]) -> dict[str, str]:
     _refine(labels, lambda keys: {k: f"{labels[k]}@{str(identities[k].get('revision'))[:12]}" for k in keys})
     _refine(labels, lambda keys: {k: f"{labels[k]}#{index + 1}" for index, k in enumerate(keys)})
     return labels
+
+
+def _label_args(identity: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a label may name: ``identifying_args``, with the dtype named even where it is float32."""
+    args = identifying_args(identity)
+    if "dtype" in args or identity.get("dtype") is None:
+        return args
+    return {**args, "dtype": identity["dtype"]}
 
 
 def _shown(value: Any) -> str:
