@@ -179,7 +179,10 @@ def build_parser(plugin_command: tuple[str, Any] | None = None) -> argparse.Argu
     from harness.leaderboard import commands as board  # argparse only; the handlers import the rest
 
     leaderboard = sub.add_parser(
-        "leaderboard", help="merge results into Markdown, CSV, JSON, a static HTML page and plots"
+        "leaderboard",
+        help="merge results into Markdown, CSV, JSON, static HTML pages (ranked tables, families, models, items) and plots",
+        description="A rebuild into the same folder keeps the plots and pages whose inputs did not change "
+        "(docs/leaderboard.md).",
     )
     board.add_leaderboard_arguments(leaderboard)
     leaderboard.set_defaults(handler=board.run_leaderboard)

@@ -13,7 +13,7 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``harness leaderboard``."""
     parser.add_argument("results", nargs="+", help="results.jsonl files, or folders searched for results.jsonl")
     parser.add_argument("-o", "--output", default="leaderboard", help="output folder (default ./leaderboard)")
-    parser.add_argument("--no-plots", action="store_true", help="write the tables and the page only")
+    parser.add_argument("--no-plots", action="store_true", help="write everything but the plots")
 
 
 def run_leaderboard(args: argparse.Namespace) -> int:
