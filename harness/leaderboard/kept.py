@@ -8,8 +8,8 @@ previous build of the same folder made it from the same key and its file there i
 after a rerun that reproduces a result renders nothing again, and equals a build from nothing.
 
 The keys live in the user's cache folder (``HARNESS_CACHE_DIR``, else ``~/.cache/xling-harness``), under
-``leaderboard/``, one file per board folder; never in the board, whose files do not depend on the code that wrote
-them. A missing or unreadable file keeps nothing.
+``leaderboard/``, one file per board folder; never in the board, so that a committed board does not change when
+only the code that wrote it does. A missing or unreadable file keeps nothing.
 """
 
 from __future__ import annotations
@@ -112,11 +112,10 @@ class Kept:
         there unchanged, every path ``allowed``), else ``make()`` (path -> text); False when there are none. Made
         pages gather in ``texts``, kept ones in ``files``."""
         held = self._pages.get(key)
-        found = self._unchanged(held) if held is not None and held.keys() <= allowed else None
-        if found is not None:
+        if held is not None and held.keys() <= allowed and (found := self._unchanged(held)) is not None:
             self.files.update(found)
-            self.made_pages[key] = held or {}
-            return bool(found)
+            self.made_pages[key] = held
+            return True
         texts = make()
         if texts:
             self.texts.update(texts)

@@ -64,13 +64,12 @@ class ModelPool:
         return self._adapters.setdefault(_key(built), built)
 
     def recorded_args(self, cell: Cell) -> dict[str, Any]:
-        """The adapter arguments a results line of the cell is known by (its identity's, with a dtype other than
-        float32: ``identifying_args``), read once per model."""
+        """The adapter arguments a results line of the cell is known by (its identity's, with a dtype an argument
+        chose: ``identifying_args``), read once per model."""
         adapter = self.adapter(cell)
         key = _key(adapter)
         if key not in self._recorded:
-            identity = adapter.identity()
-            self._recorded[key] = identifying_args({"args": identity.args, "dtype": identity.dtype})
+            self._recorded[key] = identifying_args(adapter.identity().as_dict())
         return self._recorded[key]
 
     def release(self, key: ModelKey) -> None:
