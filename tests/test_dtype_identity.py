@@ -55,3 +55,14 @@ def test_a_resumed_run_in_another_dtype_runs_and_writes_its_own_line(bert, tmp_p
     assert half.signature != first.signature
     lines = read_records(tmp_path / "out" / "results.jsonl")[0]
     assert [line.model["dtype"] for line in lines] == ["float32", "bfloat16"]
+
+
+def test_a_suite_tells_an_int8_cell_from_the_float32_line_the_results_hold():
+    from harness.suite.grid import record_configuration
+
+    float32 = record("xlr", "minilm", 0.55)
+    float32.model = {**float32.model, "dtype": "float32"}
+    int8 = record("xlr", "minilm", 0.54)
+    int8.model = {**int8.model, "dtype": "int8"}
+    assert record_configuration(float32) != record_configuration(int8)
+    assert record_configuration(float32) == record_configuration(record("xlr", "minilm", 0.55))  # as before

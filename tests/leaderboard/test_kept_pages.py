@@ -174,3 +174,16 @@ def test_without_a_cache_folder_a_board_is_built_and_nothing_kept(tmp_path, made
     made.clear()
     assert board(results, tmp_path / "board") == first
     assert made["item_page"] == 6 and made["index_page"] == 1
+
+
+def test_a_cache_folder_that_cannot_be_written_builds_the_board_and_keeps_nothing(tmp_path, made, monkeypatch):
+    blocked = tmp_path / "cache-is-a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(blocked))
+    results = tmp_path / "results"
+    write_results(results, lines(results))
+    first = board(results, tmp_path / "board")
+    made.clear()
+    assert board(results, tmp_path / "board") == first
+    assert made["item_page"] == 6 and made["index_page"] == 1  # nothing could be kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["board", "cache-is-a-file", "results"]  # no temporary left
