@@ -332,7 +332,7 @@ def _role_columns(board: Board, family: Family, columns: Sequence[Column]) -> tu
 
 def _directions(board: Board, columns: Sequence[Column]) -> list[Direction]:
     """The columns with their data set and direction, grouped by data set (with the signature parts that differ
-    where one data set and direction has several columns), sorted by group and direction."""
+    where one data set and direction has several columns, and a ``limit``), sorted by group and direction."""
     found = []
     for column in columns:
         example = board.example(column)
@@ -343,10 +343,20 @@ def _directions(board: Board, columns: Sequence[Column]) -> list[Direction]:
         parts.update(differing_parts(c.signature for c, d, p in found if (d, p) == key and keys.count(key) > 1))
     directions = []
     for column, dataset, pair in found:
-        differing = parts.get(column.signature)
+        differing = _subset(column.signature, parts.get(column.signature, []))
         group = f"{dataset} ({', '.join(differing)})" if differing else dataset
         directions.append(Direction(column, dataset, pair, group))
     return sorted(directions, key=lambda d: (d.dataset, d.group, d.pair or ""))
+
+
+def _subset(signature: Signature, differing: list[str]) -> list[str]:
+    """The parts a column's heading shows: ``differing``, and ``limit:N`` of a run on the first N items even when
+    no other column differs from it (a subset never reads as the whole data set; its ``items:`` then says
+    nothing more), so that the limited columns of one data set share a heading."""
+    limit = [f"{name}:{value}" for name, value in signature.args if name == "limit"]
+    if not limit:
+        return differing
+    return limit + [part for part in differing if part not in limit and not part.startswith("items:")]
 
 
 def controls(board: Board) -> dict[str, str]:

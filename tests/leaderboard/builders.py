@@ -41,8 +41,9 @@ def record(
     samples_file: str | None = None,
     seeds: Sequence[int] | None = None,
     extra: dict[str, Any] | None = None,
+    limit: int | None = None,
 ) -> ResultRecord:
-    """A valid record; ``values`` is one value per seed (a float: one seed)."""
+    """A valid record; ``values`` is one value per seed (a float: one seed); ``limit``: run with ``--limit``."""
     per_seed_values = [values] if isinstance(values, (int, float)) else list(values)
     seeds = list(seeds) if seeds is not None else list(range(len(per_seed_values)))
     metric = MAIN.get(task, "score")
@@ -58,7 +59,7 @@ def record(
         "args": model_args or {},
         "dtype": "float32",
     }
-    task_sig = Signature.build(task, version, args, dataset, seeds if len(seeds) > 1 else None)
+    task_sig = Signature.build(task, version, args, dataset, seeds if len(seeds) > 1 else None, limit=limit)
     return ResultRecord(
         task=task,
         task_version=version,

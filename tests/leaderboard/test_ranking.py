@@ -183,3 +183,22 @@ def test_a_direction_run_in_two_settings_counts_once_in_the_mean_at_the_task_s_d
     (counted,) = ranking.ranked_over  # ... but en→de counts once, at xlr's default k = 10
     assert "k:5" not in ranking.directions[counted].title
     assert [(r.label, r.mean, r.count) for r in ranking.rows] == [("a", pytest.approx(0.9), 1), ("b", 0.5, 1)]
+
+
+def test_a_run_on_the_first_items_says_so_in_its_heading_even_alone_in_its_direction(tmp_path):
+    folder = tmp_path / "results"
+    de, fr = {"src": "en", "tgt": "de", "dataset": "ikea"}, {"src": "en", "tgt": "fr", "dataset": "ikea"}
+    lines = [
+        record("xlr", "a", 0.5, args=de),
+        record("xlr", "a", 0.6, args=de, limit=40, size=40),
+        record("xlr", "a", 0.7, args=fr, limit=40, size=40),  # the only en→fr column: nothing differs, limit shown
+    ]
+    write_results(folder, lines)
+    entries, _ = load_entries([str(folder)])
+    (ranking,) = rankings(merge(entries))
+    # the two limited columns share one heading ("items:40" says nothing more there); the full run keeps its items
+    assert [d.title for d in ranking.directions] == [
+        "ikea test (items:100) en→de",
+        "ikea test (limit:40) en→de",
+        "ikea test (limit:40) en→fr",
+    ]
