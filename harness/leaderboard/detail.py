@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from math import isfinite
 from typing import Any
 
 from harness.errors import HarnessError
 from harness.leaderboard.items import Items, disagreements, finer_values, item_values, read_items
-from harness.leaderboard.merge import Board, Result
+from harness.leaderboard.merge import Board, Result, telling_apart
 from harness.leaderboard.models import HEADERS, card_of, model_rows, newest
 from harness.leaderboard.page import crumbs, document, esc, footer, number_key, scrolling, td, th
 from harness.leaderboard.ranking import Ranking, Samples
@@ -21,12 +22,20 @@ from harness.results.metrics import info_of
 DISAGREEMENTS = 5
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, decimals: int = 4) -> str:
+    """A log value as text: a number to ``decimals`` places (its column's, ``_decimals``), anything else as is."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{value:.{decimals}f}"
     return value if isinstance(value, str) else json.dumps(value)
+
+
+def _decimals(values: Sequence[Any]) -> int:
+    """The fewest decimal places, up to four, that write every number of a column as four would: hits as 1 and 0,
+    ranks as 2.0 and 24.5 (a tie), reciprocal ranks as 0.3333."""
+    numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and isfinite(v)]
+    return next(d for d in range(5) if all(round(v, d) == round(v, 4) for v in numbers))
 
 
 def where(result: Result) -> str:
@@ -36,10 +45,10 @@ def where(result: Result) -> str:
     return f"{dataset_of(record)} {pair}" if pair else dataset_of(record)
 
 
-def _value_td(value: Any, number: bool) -> str:
+def _value_td(value: Any, number: bool, decimals: int) -> str:
     """A cell of an item table: a number right-aligned with its sort key, anything else as text."""
     sort = number_key(value) if number and value is not None else _shown(value)
-    return td(_shown(value), sort, numeric=number, css="" if number else "text")
+    return td(_shown(value, decimals), sort, numeric=number, css="" if number else "text")
 
 
 def item_page(board: Board, result: Result, items: Items, site: Site) -> str:
@@ -52,6 +61,7 @@ def item_page(board: Board, result: Result, items: Items, site: Site) -> str:
     numeric = [
         all(isinstance(v[i], (int, float)) or v[i] is None for _, v in items.rows) for i in range(len(items.fields))
     ]
+    decimals = [_decimals([v[i] for _, v in items.rows]) for i in range(len(items.fields))]
     table = [
         '<table class="sortable">',
         "<thead><tr>"
@@ -60,16 +70,17 @@ def item_page(board: Board, result: Result, items: Items, site: Site) -> str:
         + "</tr></thead>",
         "<tbody>",
     ]
-    rendered: dict[tuple[type, str, bool], str] = {}  # values repeat (hits, ranks): each one's cell written once
+    rendered: dict[tuple[type, str, bool, int], str] = {}  # values repeat (hits, ranks): each cell written once
 
-    def value_cell(value: Any, number: bool) -> str:
-        key = (type(value), repr(value), number)  # by its text: 0.0 and -0.0 are equal but shown apart
+    def value_cell(value: Any, number: bool, places: int) -> str:
+        key = (type(value), repr(value), number, places)  # by its text: 0.0 and -0.0 are equal but shown apart
         if key not in rendered:
-            rendered[key] = _value_td(value, number)
+            rendered[key] = _value_td(value, number, places)
         return rendered[key]
 
     for item, values in items.rows:
-        table.append(f"<tr>{td(item, item)}{''.join(value_cell(v, n) for v, n in zip(values, numeric))}</tr>")
+        cells = "".join(value_cell(v, n, d) for v, n, d in zip(values, numeric, decimals))
+        table.append(f"<tr>{td(item, item)}{cells}</tr>")
     table += ["</tbody>", "</table>"]
     seeds = f", {items.seeds} seeds averaged per item" if items.seeds > 1 else ""
     kept = (
@@ -120,6 +131,15 @@ def _results_table(board: Board, results: list[Result], site: Site) -> list[str]
         results,
         key=lambda r: (result_family(board, r), r.record.task, where(r)),
     )
+    alike: dict[tuple[str, str], list[Result]] = {}
+    for result in results:
+        alike.setdefault((result.record.task, where(result)), []).append(result)
+    apart = {  # a task run twice on one data set and direction (two image models, say): what tells them apart
+        signature: f" ({', '.join(parts)})"
+        for same in alike.values()
+        if len(same) > 1
+        for signature, parts in telling_apart(r.signature for r in same).items()
+    }
     rows = []
     for result in results:
         record = result.record
@@ -127,11 +147,12 @@ def _results_table(board: Board, results: list[Result], site: Site) -> list[str]
         info = info_of(record, record.main_metric)
         href = site.item(result, UP)
         value = f'<a href="{esc(href)}">{esc(cell.number)}</a>' if href else esc(cell.number)
+        data = where(result) + apart.get(result.signature, "")
         rows.append(
             "<tr>"
             + td(board.index.of_record(record).title, result_family(board, result))
             + td(record.task, record.task)
-            + td(where(result), where(result))
+            + td(data, data)
             + td(info.display, info.display)
             + f'<td class="number" data-sort="{esc(number_key(cell.value))}">{value}'
             f'<span class="ci">{esc(cell.spread)}</span></td>' + "</tr>"
@@ -155,7 +176,7 @@ def _disagreements(key: str, rankings: Sequence[Ranking], samples: Samples, site
         other = next((r for r in ranking.rows if key not in r.keys), None)
         if own is None or other is None:
             continue
-        rows = []
+        found_rows: list[tuple[str, str, float, float]] = []  # direction, item cell, this, other
         for index, direction in enumerate(ranking.directions):
             mine, theirs = own.results[index], other.results[index]
             if mine is None or theirs is None:
@@ -172,11 +193,14 @@ def _disagreements(key: str, rankings: Sequence[Ranking], samples: Samples, site
             for found in disagreements(item_values(a, statistic), item_values(b, statistic), DISAGREEMENTS, pair):
                 href = site.item(mine, UP)
                 item = f'<a href="{esc(href)}">{esc(found.item)}</a>' if href else esc(found.item)
-                rows.append(
-                    f"<tr>{td(direction.title, direction.title)}<td>{item}</td>"
-                    + "".join(td(f"{v:.4f}", number_key(v), numeric=True) for v in (found.a, found.b))
-                    + "</tr>"
-                )
+                found_rows.append((direction.title, item, found.a, found.b))
+        places = _decimals([v for *_, a, b in found_rows for v in (a, b)])
+        rows = [
+            f"<tr>{td(title, title)}<td>{item}</td>"
+            + "".join(td(_shown(float(v), places), number_key(v), numeric=True) for v in (a, b))
+            + "</tr>"
+            for title, item, a, b in found_rows
+        ]
         if rows:
             header = "".join(
                 th(h, n, higher=None)

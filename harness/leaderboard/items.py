@@ -85,7 +85,7 @@ def read_items(result: Result) -> Items:
         for name in fields:
             if name == RANK:
                 rr = _mean([s.get("rr") for s in samples])
-                values.append(1 / rr if isinstance(rr, float) and rr > 0 else None)
+                values.append(round(1 / rr, 1) if isinstance(rr, float) and rr > 0 else None)  # 1/(1/49) = 49.00..1
             else:
                 values.append(_mean([s.get(name) for s in samples]))
         rows.append((item, tuple(values)))

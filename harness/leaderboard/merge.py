@@ -244,6 +244,21 @@ def differing_parts(signatures: Iterable[Signature]) -> dict[Signature, list[str
     return {signature: [part for part in own if part not in shared] for signature, own in parts.items()}
 
 
+def telling_apart(signatures: Iterable[Signature]) -> dict[Signature, list[str]]:
+    """Per signature, the parts that tell it from the others as a reader wants them: ``differing_parts``, a part
+    with a revision shortened to what precedes its ``@`` (``image:efficientnet-lite0``) where that still tells
+    them apart, and for one with no part of its own what the others have and it lacks (``no image model``,
+    ``without limit``)."""
+    found = differing_parts(signatures)
+    short = {signature: [part.split("@", 1)[0] for part in parts] for signature, parts in found.items()}
+    if len({tuple(parts) for parts in short.values()}) == len(short):
+        found = short
+    models = {part.role for signature in found for part in signature.aux_models}
+    names = sorted({part.split(":", 1)[0] for parts in found.values() for part in parts})
+    lacking = [f"no {name} model" if name in models else f"without {name}" for name in names]
+    return {signature: parts or lacking for signature, parts in found.items()}
+
+
 def column_labels(keys: Iterable[tuple[str, str, Signature]]) -> dict[tuple[str, str, Signature], str]:
     """``task metric``, plus the signature parts that differ when a task has several signatures."""
     by_task: dict[tuple[str, str], list[Signature]] = {}

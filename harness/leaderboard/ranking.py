@@ -34,7 +34,7 @@ import numpy as np
 from harness.errors import HarnessError
 from harness.leaderboard.families import Family
 from harness.leaderboard.kept import Kept
-from harness.leaderboard.merge import Board, Column, Result, differing_parts
+from harness.leaderboard.merge import Board, Column, Result, telling_apart
 from harness.leaderboard.models import card_of
 from harness.leaderboard.tables import Cell, cell_of, dataset_of, pair_of
 from harness.results.bootstrap import Bootstrap, Units
@@ -340,7 +340,7 @@ def _directions(board: Board, columns: Sequence[Column]) -> list[Direction]:
     keys = [(dataset, pair) for _, dataset, pair in found]
     parts: dict[Signature, list[str]] = {}
     for key in set(keys):
-        parts.update(differing_parts(c.signature for c, d, p in found if (d, p) == key and keys.count(key) > 1))
+        parts.update(telling_apart(c.signature for c, d, p in found if (d, p) == key and keys.count(key) > 1))
     directions = []
     for column, dataset, pair in found:
         differing = _subset(column.signature, parts.get(column.signature, []))
@@ -429,17 +429,16 @@ def _one_per_direction(board: Board, directions: Sequence[Direction], over: Sequ
 
 
 def at_defaults(record: ResultRecord) -> int:
-    """How many of a record's task arguments are at its task's defaults (0 when the task is not installed): of
-    several settings of one data set and direction, the family ranks (and plots) the one with the most."""
+    """How many of a record's task arguments are at its task's defaults, one it does not record counting as at its
+    default (0 when the task is not installed): of several settings of one data set and direction, the family
+    ranks (and plots) the one with the most."""
     from harness.plugins.registry import get_registry
 
     try:
         params = get_registry().get("task", record.task).load().params
     except HarnessError:
         return 0
-    return sum(
-        1 for name, param in params.items() if name in record.task_args and record.task_args[name] == param.default
-    )
+    return sum(1 for name, param in params.items() if record.task_args.get(name, param.default) == param.default)
 
 
 def rank_family(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.leaderboard.families import Family
-from harness.leaderboard.merge import Board, Column, Result, differing_parts
+from harness.leaderboard.merge import Board, Column, Result, telling_apart
 from harness.results.metrics import MetricInfo, info_of, interval_of, undefined_reason
 from harness.results.records import ResultRecord, role_of
 
@@ -213,7 +213,7 @@ def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
     headers = [f"{c.role} {h}" if h in shared else h for c, h in zip(columns, headers)]
     for header in {h for h in headers if headers.count(h) > 1}:
         same = [i for i, h in enumerate(headers) if h == header]
-        differing = differing_parts(columns[i].signature for i in same)
+        differing = telling_apart(columns[i].signature for i in same)
         for i in same:
             headers[i] = f"{header} ({', '.join(differing[columns[i].signature])})"
     return headers

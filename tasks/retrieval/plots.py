@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -158,15 +159,30 @@ def _scatter_parts(board: Board) -> list[Part]:
     """One scatter per XLR/BkR pair of columns, each drawn on its own and kept between builds while its results (and
     the model order, which sets colours and markers) are unchanged."""
     found = triples(board)
-    names = file_names("bkr_vs_xlr", [describe(t.xlr, board) for t in found])
+    descriptions = _g_apart(board, found, lambda triple: describe(triple.xlr, board))
+    names = file_names("bkr_vs_xlr", [descriptions[t] for t in found])
     order = "\n".join(board.labels.values())
     return [
-        Part(f"{inputs_of(*_records(board, triple))}\n{order}\n{name}", partial(_scatter_plot, board, triple, name))
+        Part(
+            f"{inputs_of(*_records(board, triple))}\n{order}\n{name}",
+            partial(_scatter_plot, board, triple, descriptions[triple], name),
+        )
         for triple, name in zip(found, names)
     ]
 
 
-def _scatter_plot(board: Board, triple: Triple, name: str, folder: Path) -> list[Plot]:
+def _g_apart(board: Board, found: Sequence[Triple], described: Callable[[Triple], str]) -> dict[Triple, str]:
+    """Each triple's description, with its BackRetrieval's image similarity g where two triples share one (one XLR
+    column paired with BackRetrieval under two image models), as the pairs' plots name g."""
+    texts = {triple: described(triple) for triple in found}
+    shared = {text for text in texts.values() if list(texts.values()).count(text) > 1}
+    return {
+        triple: f"{text} (g: {_g_name(board.example(triple.bkr))})" if text in shared else text
+        for triple, text in texts.items()
+    }
+
+
+def _scatter_plot(board: Board, triple: Triple, description: str, name: str, folder: Path) -> list[Plot]:
     """BackRetrieval against XLR, one marker per model (error bars: interval over items, else std over seeds)."""
     palette, shapes = colours(board), markers(board)
     xlr, bkr = triple.xlr, triple.bkr
@@ -178,7 +194,6 @@ def _scatter_plot(board: Board, triple: Triple, name: str, folder: Path) -> list
     ]
     xs = [board.cells[k, xlr].record for k in keys]
     ys = [board.cells[k, bkr].record for k in keys]
-    description = describe(xlr, board)
     with figure(9, 5.5) as fig:
         axes = fig.subplots()
         if len(keys) <= LEGEND_MODELS:
@@ -388,8 +403,9 @@ def sections(board: Board) -> list[Section]:
                 "meta pairs xlr, backretrieval and corr of one configuration (same data, same declared arguments)",
             )
         )
+    descriptions = _g_apart(board, paired, lambda triple: _describe(board, triple.xlr))
     for triple in paired:
-        description = _describe(board, triple.xlr)
+        description = descriptions[triple]
         try:
             result = meta_result(board, triple)
         except HarnessError as exc:

@@ -42,8 +42,10 @@ def record(
     seeds: Sequence[int] | None = None,
     extra: dict[str, Any] | None = None,
     limit: int | None = None,
+    aux_models: dict[str, dict[str, Any]] | None = None,
 ) -> ResultRecord:
-    """A valid record; ``values`` is one value per seed (a float: one seed); ``limit``: run with ``--limit``."""
+    """A valid record; ``values`` is one value per seed (a float: one seed); ``limit``: run with ``--limit``;
+    ``aux_models``: the identities of its auxiliary models by role (``image``)."""
     per_seed_values = [values] if isinstance(values, (int, float)) else list(values)
     seeds = list(seeds) if seeds is not None else list(range(len(per_seed_values)))
     metric = MAIN.get(task, "score")
@@ -59,7 +61,7 @@ def record(
         "args": model_args or {},
         "dtype": "float32",
     }
-    task_sig = Signature.build(task, version, args, dataset, seeds if len(seeds) > 1 else None, limit=limit)
+    task_sig = Signature.build(task, version, args, dataset, seeds if len(seeds) > 1 else None, aux_models, limit)
     return ResultRecord(
         task=task,
         task_version=version,

@@ -59,6 +59,15 @@ def test_items_average_their_seeds_and_a_compact_log_gets_the_rank_from_rr(tmp_p
     assert items.rows[0] == ("x", (0.5, 0.625, 1.6))  # rank ≈ 1 / mean rr = 1 / 0.625
 
 
+def test_the_rank_from_rr_is_to_one_decimal_so_a_whole_rank_reads_whole(tmp_path):
+    rows = [{"id": i, "seed": seed, "hit": 0.0, "rr": rr} for i, rr in (("x", 1 / 49), ("y", 1.0)) for seed in (0, 1)]
+    assert 1 / (1 / 49) != 49  # what the division alone would show: 49.00000000000001
+    write_results(tmp_path / "full", [seeded(tmp_path / "full", "a", rows, values=(0.0, 0.0))])
+    compact_folder(tmp_path / "full", tmp_path / "compact")
+    (result,) = board_of(tmp_path / "compact").current
+    assert [values[-1] for _, values in read_items(result).rows] == [49.0, 1.0]
+
+
 def test_the_items_two_models_disagree_on_most_come_first_ties_broken_by_a_finer_field():
     a, b = {"x": 1.0, "y": 0.0, "z": 0.5, "w": 1.0}, {"x": 0.0, "y": 0.0, "z": 1.0, "w": 0.0}
     assert [(d.item, d.difference) for d in disagreements(a, b, 3)] == [("w", 1.0), ("x", 1.0), ("z", -0.5)]
@@ -174,7 +183,23 @@ def test_an_item_page_writes_equal_values_of_different_text_apart():
     from harness.leaderboard.items import Items
     from harness.leaderboard.site import site_of
 
-    items = Items(("delta",), (("p", (0.0,)), ("q", (-0.0,)), ("r", (0.0,))), 1, False)
+    items = Items(("delta",), (("p", (0.0,)), ("q", (-0.0,)), ("r", (0.0,)), ("s", (0.25,))), 1, False)
     board = merge([Entry(record("xlr", "a", 0.5), Path("results.jsonl"))])
     page = item_page(board, board.current[0], items, site_of(board, []))
-    assert page.count(">0.0000</td>") == 2 and page.count(">-0.0000</td>") == 1
+    assert page.count(">0.00</td>") == 2 and page.count(">-0.00</td>") == 1 and ">0.25</td>" in page
+
+
+def test_an_item_page_writes_each_column_with_the_fewest_decimals_its_numbers_need():
+    """Whole ranks read as 1 and 20, not 1.0000 and 20.0000; a column with one fraction (a tie's expected hit)
+    writes all its values with that fraction's places, so that they line up; a reciprocal rank keeps four."""
+    from harness.leaderboard.detail import item_page
+    from harness.leaderboard.items import Items
+    from harness.leaderboard.site import site_of
+
+    rows = (("p", (1.0, 1.0, 1 / 3, "a b")), ("q", (0.0, 20.0, 0.05, "c")), ("r", (0.5, 3.0, 1.0, "d")))
+    items = Items(("hit", "rank", "rr", "text"), rows, 1, False)
+    board = merge([Entry(record("xlr", "a", 0.5), Path("results.jsonl"))])
+    page = item_page(board, board.current[0], items, site_of(board, []))
+    cells = [c.split(">")[-1] for c in page.split("</td>") if 'class="num' in c.rsplit("<td", 1)[-1]]
+    assert cells == ["1.0", "1", "0.3333", "0.0", "20", "0.0500", "0.5", "3", "1.0000"]
+    assert ">a b</td>" in page  # text as written

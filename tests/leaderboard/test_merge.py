@@ -14,7 +14,7 @@ from harness.errors import HarnessError
 from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.families import Families, Family, registered_families
 from harness.leaderboard.markdown import readme
-from harness.leaderboard.merge import merge, model_key, model_labels
+from harness.leaderboard.merge import merge, model_key, model_labels, telling_apart
 from harness.leaderboard.tables import family_tables
 from harness.results.load import Entry, load_entries
 from harness.results.signature import Signature
@@ -323,3 +323,26 @@ def test_a_registered_familys_typed_spec_gives_its_roles_title_and_order():
         "pkg.plots:PLOTS",
         "pkg",
     )
+
+
+def _bkr(image: dict | None = None, limit: int | None = None) -> Signature:
+    data = {"loader": "ikea", "revision": "sha256:" + "d" * 64, "size": 100}
+    return Signature.build("backretrieval", 1, {"k": 10}, data, None, image and {"image": image}, limit)
+
+
+def test_signatures_are_told_apart_by_names_where_names_suffice_and_by_what_one_lacks():
+    effnet = {"name": "effnet", "revision": "sha256:" + "a" * 64}
+    newer = {"name": "effnet", "revision": "sha256:" + "b" * 64}
+    resnet = {"name": "resnet", "revision": "sha256:" + "c" * 64}
+    plain, with_effnet, with_resnet = _bkr(), _bkr(effnet), _bkr(resnet)
+    assert telling_apart([plain, with_effnet, with_resnet]) == {
+        plain: ["no image model"],
+        with_effnet: ["image:effnet"],
+        with_resnet: ["image:resnet"],
+    }
+    # one name at two revisions: the shortened parts would be equal, so the whole parts stay
+    found = telling_apart([_bkr(effnet), _bkr(newer)])
+    assert found[_bkr(effnet)] == ["image:effnet@aaaaaaaaaaaa"] and found[_bkr(newer)] == ["image:effnet@bbbbbbbbbbbb"]
+    limited = _bkr(limit=40)
+    assert telling_apart([plain, limited]) == {plain: ["without limit"], limited: ["limit:40"]}
+    assert telling_apart([plain]) == {plain: []}  # alone: nothing to tell apart

@@ -63,6 +63,37 @@ def test_the_meta_sections_show_harness_metas_numbers():
     assert sections[1].rows[0][3].startswith(f"{tested['bootstrap']['difference']:+.3f} [")
 
 
+def test_bkr_under_two_image_models_names_g_in_each_section_and_column():
+    """One XLR column pairs with BkR and CORR under two image similarities g (an image model, the data's own
+    features): each meta-evaluation says which g, and the table's headers tell the columns apart by name."""
+    args = {"src": "en", "tgt": "de", "dataset": "ikea", "split": "test", "n": 100, "k": 10}
+    corr_args = {"src": "en", "tgt": "de", "dataset": "ikea", "split": "test", "n": 100, "max_pairs": 1000}
+    image = {"image": {"name": "effnet", "revision": "sha256:" + "ab" * 32, "args": {"size": 224}}}
+    g_model, g_features = {"g": {"model": {"name": "effnet"}}}, {"g": {"source": "image_features"}}
+    records = []
+    for model in XLR:
+        records.append(record("xlr", model, [XLR[model]] * 3, args=args))
+        for aux, g, shift in ((image, g_model, 0.01), (None, g_features, 0.0)):
+            bkr = [v + shift for v in BKR[model]]
+            records.append(record("backretrieval", model, bkr, args=args, aux_models=aux, extra=g))
+            records.append(record("corr", model, CORR[model], args=corr_args, aux_models=aux))
+    board = board_of(*records)
+    titles = [s.title for s in family_sections(board)["retrieval"]]
+    assert sorted(titles) == [
+        "BkR vs CORR, ikea en-de test (g: effnet)",
+        "BkR vs CORR, ikea en-de test (g: image_features)",
+        "Meta-evaluation, ikea en-de test (g: effnet)",
+        "Meta-evaluation, ikea en-de test (g: image_features)",
+    ]
+    (table,) = [t for t in family_tables(board) if t.family.name == "retrieval"]
+    assert sorted(h for h in table.headers if "(" in h) == [
+        "backretrieval recall@k (image:effnet)",  # the revision and digests left out: the name tells them apart
+        "backretrieval recall@k (no image model)",
+        "corr spearman (image:effnet)",
+        "corr spearman (no image model)",
+    ]
+
+
 def test_two_directions_add_bkr_averaged_over_the_pairs_by_hand():
     board = board_of(*direction("de"), *direction("fr", shift=0.1))
     *_, over, best = family_sections(board)["retrieval"]
