@@ -253,7 +253,13 @@ def th(text: str, numeric: bool, title: str | None = None, higher: bool | None =
     tip = f' title="{esc(title)}"' if title else ""
     direction = f' data-higher="{int(higher)}"' if numeric and higher is not None else ""
     mark = f"<sup>{note}</sup>" if note is not None else ""
-    return f'<th data-type="{kind}"{direction}{tip} scope="col">{esc(text)}{mark}</th>'
+    return f'<th data-type="{kind}"{direction}{tip} scope="col">{_breakable(esc(text))}{mark}</th>'
+
+
+def _breakable(text: str) -> str:
+    """Escaped header text with a line break allowed after ``_`` and ``:`` and before ``(``, so that a narrow
+    column wraps ``commute_tc (prefix_removal:False)`` between its words rather than inside them."""
+    return text.replace("_", "_<wbr>").replace(":", ":<wbr>").replace(" (", " <wbr>(")
 
 
 def _tooltip(cell: Cell) -> str:

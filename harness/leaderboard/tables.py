@@ -206,11 +206,11 @@ def _rank_key(row: Row, infos: tuple[MetricInfo, ...]) -> tuple[Any, ...]:
 
 
 def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
-    """Short headers: the metric's display name; the task's name too when two columns share it; the
+    """Short headers: the metric's display name; the task's name too when columns of two tasks share it; the
     signature parts that differ when that is still not enough."""
     headers = [info.display for info in infos]
-    shared = {h for h in headers if headers.count(h) > 1}
-    headers = [f"{c.role} {h}" if h in shared else h for c, h in zip(columns, headers)]
+    roles = {h: {c.role for c, other in zip(columns, headers) if other == h} for h in headers}
+    headers = [f"{c.role} {h}" if len(roles[h]) > 1 else h for c, h in zip(columns, headers)]
     for header in {h for h in headers if headers.count(h) > 1}:
         same = [i for i, h in enumerate(headers) if h == header]
         differing = telling_apart(columns[i].signature for i in same)

@@ -81,14 +81,20 @@ def test_intervals_undefined_reasons_and_warnings_reach_the_readme():
     assert "⚠ b, R@10: --limit 10: only 10 items were evaluated." in text
 
 
-def test_headers_add_the_differing_signature_parts_when_task_and_display_repeat():
+def test_headers_add_the_differing_signature_parts_when_the_display_repeats_within_one_task():
     board = board_of(
         xlr("a", 0.5),
         with_info(record("xlr", "a", 0.4, args={"src": "en", "tgt": "de", "dataset": "ikea"}, size=50), R10),
     )
     (table,) = family_tables(board)
-    assert sorted(table.headers) == ["xlr R@10 (items:100)", "xlr R@10 (items:50)"]
+    assert sorted(table.headers) == ["R@10 (items:100)", "R@10 (items:50)"]  # one task: its name tells nothing
     assert headers_of([], []) == []
+
+
+def test_headers_name_the_task_where_two_tasks_share_a_display_name():
+    bkr = with_info(record("backretrieval", "a", 0.3, args={"src": "en", "tgt": "de", "dataset": "ikea"}), R10)
+    (table,) = family_tables(board_of(xlr("a", 0.5), bkr))
+    assert sorted(table.headers) == ["backretrieval R@10", "xlr R@10"]
 
 
 @pytest.mark.parametrize(
@@ -104,3 +110,10 @@ def test_the_language_pair(args, split, pair):
     item = record("xlr", "a", 0.5, args=args)
     item.dataset["split"] = split
     assert pair_of(item) == pair
+
+
+def test_a_header_may_wrap_between_the_words_of_a_setting_and_stays_escaped():
+    from harness.leaderboard.page import th
+
+    assert ">TC <wbr>(prefix_<wbr>removal:<wbr>False)<" in th("TC (prefix_removal:False)", True)
+    assert ">a&lt;b_<wbr>c<" in th("a<b_c", False)  # escaped first: only the page's own <wbr> is markup
