@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 from harness.leaderboard.figures import (
@@ -47,6 +47,7 @@ from harness_tasks.retrieval.analysis.aggregations import draw_boxes
 from harness_tasks.retrieval.contracts import KNOWN, META, SOURCE, TARGET
 
 FAMILY = "retrieval"
+Shown = TypeVar("Shown", "Triple", Column)
 XLR, BKR, CORR = META.roles
 
 
@@ -159,7 +160,7 @@ def _scatter_parts(board: Board) -> list[Part]:
     """One scatter per XLR/BkR pair of columns, each drawn on its own and kept between builds while its results (and
     the model order, which sets colours and markers) are unchanged."""
     found = triples(board)
-    descriptions = _g_apart(board, found, lambda triple: describe(triple.xlr, board))
+    descriptions = _g_apart(board, found, lambda triple: describe(triple.xlr, board), lambda triple: triple.bkr)
     names = file_names("bkr_vs_xlr", [descriptions[t] for t in found])
     order = "\n".join(board.labels.values())
     return [
@@ -171,14 +172,16 @@ def _scatter_parts(board: Board) -> list[Part]:
     ]
 
 
-def _g_apart(board: Board, found: Sequence[Triple], described: Callable[[Triple], str]) -> dict[Triple, str]:
-    """Each triple's description, with its BackRetrieval's image similarity g where two triples share one (one XLR
-    column paired with BackRetrieval under two image models), as the pairs' plots name g."""
-    texts = {triple: described(triple) for triple in found}
+def _g_apart(
+    board: Board, found: Sequence[Shown], described: Callable[[Shown], str], bkr: Callable[[Shown], Column]
+) -> dict[Shown, str]:
+    """Each one's description (of a triple, a BackRetrieval column), with its BackRetrieval's image similarity g
+    where two share one (one data set and direction run under two image models), as the pairs' plots name g."""
+    texts = {one: described(one) for one in found}
     shared = {text for text in texts.values() if list(texts.values()).count(text) > 1}
     return {
-        triple: f"{text} (g: {_g_name(board.example(triple.bkr))})" if text in shared else text
-        for triple, text in texts.items()
+        one: f"{text} (g: {_g_name(board.example(bkr(one)))})" if text in shared else text
+        for one, text in texts.items()
     }
 
 
@@ -291,6 +294,7 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
     if not columns:
         return []
     widest = max(len(models_with(board, c)) for c in columns)
+    descriptions = _g_apart(board, columns, lambda column: describe(column, board), lambda column: column)
     with figure(max(6.0, 1.5 + 0.9 * widest), 3.4 * len(columns)) as fig:
         for axes, column in zip(fig.subplots(len(columns), 1, squeeze=False)[:, 0], columns):
             data = {k: _per_seed(board.cells[k, column].record, column.metric) for k in models_with(board, column)}
@@ -300,7 +304,7 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
             chance_line(axes, board.example(column), column.metric)
             record = board.example(column)
             axes.set_title(
-                f"BackRetrieval per seed ({len(record.seeds)} seeds), best median first: {describe(column, board)}",
+                f"BackRetrieval per seed ({len(record.seeds)} seeds), best median first: {descriptions[column]}",
                 fontsize=9,
             )
             axes.set_ylabel(info_of(record, column.metric).display)
@@ -403,7 +407,7 @@ def sections(board: Board) -> list[Section]:
                 "meta pairs xlr, backretrieval and corr of one configuration (same data, same declared arguments)",
             )
         )
-    descriptions = _g_apart(board, paired, lambda triple: _describe(board, triple.xlr))
+    descriptions = _g_apart(board, paired, lambda triple: _describe(board, triple.xlr), lambda triple: triple.bkr)
     for triple in paired:
         description = descriptions[triple]
         try:

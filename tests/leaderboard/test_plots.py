@@ -182,3 +182,41 @@ def test_the_perplexity_plot_reads_the_tc_samples(tmp_path):
         "n",
         "commute_perplexity_ikea_de.png",
     ]  # the unlogged model is not in it
+
+
+def test_a_bar_figure_keeps_every_slanted_model_name_inside_it(tmp_path, monkeypatch):
+    """Two long model names (as xling-shapes-mmt(blank_images=False) is): the first, slanted to the left of its
+    bar, ended a few pixels outside the figure after constrained layout's two passes."""
+    from harness.leaderboard import figures
+
+    names = ["a-rather-long-model-name(blank_images=False)", "a-rather-long-model-name(blank_images=True)"]
+    args = {"lang": "de", "ties": "wrong", "temperature": 1.0}
+    board = board_of(*(record("commute_tc", n, v, args=args) for n, v in zip(names, (0.9, 0.5))))
+    drawn = []
+    monkeypatch.setattr(figures, "save", lambda fig, path, dpi=100: drawn.append(fig) or fig.savefig(path, dpi=dpi))
+    figures.bar_figure(board, list(board.labels), board.columns, ["TC"], tmp_path / "bars.png", title="t", ylabel="y")
+    (fig,) = drawn
+    renderer = fig._get_renderer()
+    left = min(label.get_window_extent(renderer).x0 for label in fig.axes[0].get_xticklabels())
+    assert left >= 0
+
+
+def test_each_box_panel_names_its_image_similarity_where_one_direction_has_two(tmp_path, monkeypatch):
+    import harness_tasks.retrieval.plots as retrieval_plots
+
+    args = {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}
+    image = {"image": {"name": "effnet", "revision": "sha256:" + "ab" * 32}}
+    records = [
+        record("backretrieval", m, [v, v + 0.01], args=args, aux_models=aux, extra={"g": g})
+        for m, v in (("a", 0.5), ("b", 0.3))
+        for aux, g in ((image, {"model": {"name": "effnet"}}), (None, {"source": "image_features"}))
+    ]
+    drawn = []
+    monkeypatch.setattr(retrieval_plots, "save", lambda fig, path: drawn.append(fig))
+    retrieval_plots.box_plots(board_of(*records), tmp_path)
+    (fig,) = drawn
+    titles = sorted(axes.get_title() for axes in fig.axes)
+    assert [t.split("best median first: ", 1)[1] for t in titles] == [
+        "ikea en-de (g: effnet)",
+        "ikea en-de (g: image_features)",
+    ]
