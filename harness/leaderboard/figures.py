@@ -312,9 +312,10 @@ def bar_figure(
         axes.set_ylabel(ylabel if len(keys) > LEGEND_MODELS else f"{ylabel} (value above each bar)")
         fig.suptitle(title, fontsize=9)
         legend_outside(fig, axes, title=legend)
-        # once more before the drawing: its two passes leave the first slanted model name a few pixels outside
-        # the figure (the axes narrow in the second, which moves the ticks); a third puts it inside
-        fig.get_layout_engine().execute(fig)
+        if len(keys) <= LEGEND_MODELS:  # slanted names (upright beyond): constrained layout once more before the
+            # drawing; its two passes leave the first a few pixels outside the figure (the axes narrow in the
+            # second, which moves the ticks), a third puts it inside
+            fig.get_layout_engine().execute(fig)
         save(fig, path)
 
 
