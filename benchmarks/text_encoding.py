@@ -19,8 +19,8 @@ thread count times the best rate at one thread if that is higher (a floor must n
 load on the machine lowers the measured rates, so the floor is meaningful on an idle machine). The
 ``dtype=bfloat16`` row is the opt-in half-precision path (its own model identity; vectors differ
 from float32 ones by about 1e-2), timed once per round beside the float32 ones; the ``dtype=int8`` row likewise
-(the float32 export quantised by the harness: 8-bit weights, activations quantised per row, integer products on
-VNNI where the CPU has it; its own model identity).
+(the float32 export quantised by the harness: 8-bit weights and activations with one scale per block of 32 values
+of each row, integer products on VNNI where the CPU has it; its own model identity).
 
 ``--ikea`` measures instead what int8 changes in the numbers: ``xlr`` and ``backretrieval`` (Recall@10, 25
 seeds) on IKEA test (``../shared/data/ikea``, all four directions) for both models in float32 and in int8,

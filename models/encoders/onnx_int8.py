@@ -2,28 +2,28 @@
 
 Every product of an activation with a weight (query, key, value, attention output, feed-forward input and
 output) becomes ONNX Runtime's ``MatMulNBits`` with 8-bit blocks (``bits=8``, ``block_size=32``,
-``accuracy_level=4``): the weights as 8-bit integers with one scale per block of 32 consecutive inputs of
-each output column (symmetric, the block's largest magnitude over 127), and, at run time, the activations
-quantised the same way, **one scale per block of 32 values of each row** (token), then integer dot
-products (MLAS's int8 kernels: AVX-512 VNNI or AVX-VNNI where the CPU has them) scaled back per block.
-The bias is added inside the same node. A row's scales are its own, so a text's vector does not depend on
-the other texts of its batch (ONNX Runtime's ``quantize_dynamic``, version 2, took one scale per batch:
-minilm's vectors at batch sizes 1 and 32 differed by up to 3e-2 in a component). Version 3 took one scale
-per row, over all 384 or 1,536 values: one large value coarsened the whole row, so the feed-forward output
-projections, whose input (the GELU's output) has the widest range, had to stay float32. A block scale
-follows the values of its 32 inputs only, so the rule here is the plain one, every weight product, with no
-exception chosen by results: on the Multi30K validation captions (en, de, fr; 3,042 texts, not a test set)
-the mean cosine distance to float32 fell from version 3's 2.2e-3 (minilm) and 8.1e-4 (e5-small-hf) to
-3.5e-4 and 1.1e-4. Layer norms, softmax, GELU, the embeddings and the products of two activations (query x
-key, attention x value) stay float32. On IKEA test, XLR and BackRetrieval (Recall@10) of both models in
-all four directions stay within 0.0089 of float32 (version 3: 0.0148); int8 runs 1.12-1.15x our float32
-(version 3: 1.34-1.37x; the block scales cost speed). On a CPU without an int8 kernel for 8-bit blocks ONNX Runtime multiplies the float activations
-by the dequantised weights instead (closer to float32, still batch-independent). The quantised graph is
-written beside the float32 export, named by the same key (``<models dir>/<name>-onnx-int8-<key>-q<version>``);
-the dtype enters the model identity, so int8 vectors never share a cache entry or a signature with float32
-ones, and the int8 folder's sealed digest enters every cache key, so version 4's vectors never reuse version
-3's cache entries (the signature, made from the identity, does not name the version). Agreement with
-float32 on IKEA and speed: benchmarks/offline-models.md.
+``accuracy_level=4``): the weights as 8-bit integers with one scale per block of 32 consecutive inputs of each
+output column (symmetric, the block's largest magnitude over 127), and, at run time, the activations quantised
+the same way, **one scale per block of 32 values of each row** (token), then integer dot products (MLAS's int8
+kernels: AVX-512 VNNI or AVX-VNNI where the CPU has them) scaled back per block. The bias is added inside the
+same node. A row's scales are its own, so a text's vector does not depend on the other texts of its batch
+(ONNX Runtime's ``quantize_dynamic``, version 2, took one scale per batch: minilm's vectors at batch sizes 1
+and 32 differed by up to 3e-2 in a component). Version 3 took one scale per row, over all 384 or 1,536 values:
+one large value coarsened the whole row, so the feed-forward output projections, whose input (the GELU's
+output) has the widest range, had to stay float32. A block scale follows the values of its 32 inputs only, so
+the rule here is the plain one, every weight product, with no exception chosen by results: on the Multi30K
+validation captions (en, de, fr; 3,042 texts, not a test set) the mean cosine distance to float32 fell from
+version 3's 2.2e-3 (minilm) and 8.1e-4 (e5-small-hf) to 3.5e-4 and 1.1e-4. Layer norms, softmax, GELU, the
+embeddings and the products of two activations (query x key, attention x value) stay float32. On IKEA test,
+XLR and BackRetrieval (Recall@10) of both models in all four directions stay within 0.0089 of float32 (version
+3: 0.0148); int8 runs 1.12-1.15x our float32 (version 3: 1.34-1.37x; the block scales cost speed). On a CPU
+without an int8 kernel for 8-bit blocks ONNX Runtime multiplies the float activations by the dequantised
+weights instead (closer to float32, still batch-independent). The quantised graph is written beside the
+float32 export, named by the same key (``<models dir>/<name>-onnx-int8-<key>-q<version>``); the dtype enters
+the model identity, so int8 vectors never share a cache entry or a signature with float32 ones, and the int8
+folder's sealed digest enters every cache key, so version 4's vectors never reuse version 3's cache entries
+(the signature, made from the identity, does not name the version). Agreement with float32 on IKEA and speed:
+benchmarks/offline-models.md.
 """
 
 from __future__ import annotations
