@@ -32,9 +32,9 @@ def _shown(value: Any, decimals: int = 4) -> str:
 
 
 def _decimals(values: Sequence[Any]) -> int:
-    """The fewest decimal places, up to four, that write every number of a column as four would: hits as 1 and 0,
-    ranks as 2.0 and 24.5 (a tie), reciprocal ranks as 0.3333."""
-    numbers = [v for v in values if isinstance(v, float) and isfinite(v)]  # an int is written whole, as it is
+    """The fewest decimal places, up to four, that write every float of a column as four would: hits as 1 and 0,
+    ranks as 2.0 and 24.5 (a tie), reciprocal ranks as 0.3333 (an int is written whole, as it is)."""
+    numbers = [v for v in values if isinstance(v, float) and isfinite(v)]
     return next(d for d in range(5) if all(round(v, d) == round(v, 4) for v in numbers))
 
 

@@ -16,14 +16,15 @@ validation captions (en, de, fr; 3,042 texts, not a test set) the mean cosine di
 version 3's 2.2e-3 (minilm) and 8.1e-4 (e5-small-hf) to 3.5e-4 and 1.1e-4. Layer norms, softmax, GELU, the
 embeddings and the products of two activations (query x key, attention x value) stay float32. On IKEA test,
 XLR and BackRetrieval (Recall@10) of both models in all four directions stay within 0.0089 of float32 (version
-3: 0.0148); int8 runs 1.12-1.15x our float32 (version 3: 1.34-1.37x; the block scales cost speed). On a CPU
+3: 0.0148); int8 runs 1.12-1.17x our float32 (version 3: 1.34-1.37x; the block scales cost speed). On a CPU
 without an int8 kernel for 8-bit blocks ONNX Runtime multiplies the float activations by the dequantised
 weights instead (closer to float32, still batch-independent). The quantised graph is written beside the
 float32 export, named by the same key (``<models dir>/<name>-onnx-int8-<key>-q<version>``); the dtype enters
 the model identity, so int8 vectors never share a cache entry or a signature with float32 ones, and the int8
-folder's sealed digest enters every cache key, so version 4's vectors never reuse version 3's cache entries
-(the signature, made from the identity, does not name the version). Agreement with float32 on IKEA and speed:
-benchmarks/offline-models.md.
+folder's sealed digest enters every cache key, so version 4's vectors never reuse version 3's cache entries; a
+signature tells the versions apart through the adapter's code digest (this module's source, which the adapters
+import, in an editable or folder install; the distribution's version in a released one). Agreement with float32
+on IKEA and speed: benchmarks/offline-models.md.
 """
 
 from __future__ import annotations

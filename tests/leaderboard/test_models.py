@@ -74,3 +74,22 @@ def test_a_model_page_shows_its_card_and_every_result(tmp_path):
     assert '<a href="../index.html">Leaderboard</a>' in text
     old = (tmp_path / "board" / "models" / "old.html").read_text(encoding="utf-8")
     assert "<dt>parameters</dt>" not in old and "Image-pivoted retrieval: rank 1 (shared)." in old
+
+
+def test_a_model_page_tells_apart_two_results_of_one_task_data_set_and_direction():
+    from harness.leaderboard.detail import model_pages
+    from harness.leaderboard.ranking import Samples, rankings
+    from harness.leaderboard.site import site_of
+
+    args = {"src": "en", "tgt": "de", "dataset": "ikea", "k": 10}
+    image = {"image": {"name": "effnet", "revision": "sha256:" + "ab" * 32}}
+    board = merge(
+        [
+            Entry(record("backretrieval", "a", 0.4, args=args, aux_models=image), Path("results.jsonl")),
+            Entry(record("backretrieval", "a", 0.2, args=args), Path("results.jsonl")),
+        ]
+    )
+    samples = Samples()
+    site = site_of(board, [])
+    (page,) = model_pages(board, rankings(board, samples), samples, site).values()
+    assert "ikea test en→de (image:effnet)</td>" in page and "ikea test en→de (no image model)</td>" in page
