@@ -6,12 +6,13 @@ import gc
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from harness.errors import HarnessError
+from harness.leaderboard.aside import Aside
 from harness.leaderboard.detail import item_page, model_pages, readable_items
 from harness.leaderboard.export import to_csv, to_json
 from harness.leaderboard.figures import Plot
@@ -124,6 +125,15 @@ def family_pages(
     }
 
 
+def write_exports(board: Board, folder: Path) -> dict[str, Path]:
+    """``leaderboard.csv`` and ``leaderboard.json`` written into ``folder``: name -> path."""
+    folder.mkdir()
+    written = {"leaderboard.csv": folder / "leaderboard.csv", "leaderboard.json": folder / "leaderboard.json"}
+    written["leaderboard.csv"].write_bytes(to_csv(board).encode("utf-8"))
+    written["leaderboard.json"].write_bytes(to_json(board))
+    return written
+
+
 def write_leaderboard(locations: list[str], output: str | Path, command: str, plots: bool = True) -> Built:
     """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, the family, model and item
     pages, plots/ and the manifest."""
@@ -136,25 +146,27 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         previous = previous_files(folder)
         when = written_at(folder) if previous else None
         earlier = Kept.load(folder)
-        with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn:
+        with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn, ExitStack() as stack:
+            # beside the plots and the pages, in other processes (started first: no thread runs yet)
+            exported = Path(drawn) / "exports"
+            exports = stack.enter_context(closing(Aside(lambda: write_exports(board, exported), "the exports")))
+            aside = stack.enter_context(closing(Aside(lambda: family_sections(board), "the families' sections")))
             kept = folder / PLOTS if PLOTS in previous_folders(previous) else None
-            drawing = start_plots(board, Path(drawn), previous=kept) if plots else []  # in other processes; meanwhile:
-            try:
-                sections = family_sections(board)
-                tables = family_tables(board)
-                contents: dict[str, str | bytes] = {
-                    "leaderboard.csv": to_csv(board),
-                    "leaderboard.json": to_json(board),
-                }
-                site, ranked = ranked_pages(board, earlier)
-                contents.update(earlier.texts)
-                written = drawing if isinstance(drawing, list) else drawing.result()
-            finally:
-                if not isinstance(drawing, list):
-                    drawing.close()
+            drawing = start_plots(board, Path(drawn), previous=kept) if plots else []
+            if not isinstance(drawing, list):
+                stack.callback(drawing.close)
+            tables = family_tables(board)
+            site, ranked = ranked_pages(board, earlier)
+            contents: dict[str, str | bytes] = dict(earlier.texts)
+            sections = aside.result()
+            written = drawing if isinstance(drawing, list) else drawing.result()
             contents["README.md"] = readme(board, tables, written, command, sections, ranked)
             contents.update(family_pages(board, tables, written, sections, site))
-            copies = {**earlier.files, **{f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written}}
+            copies = {
+                **exports.result(),
+                **earlier.files,
+                **{f"{PLOTS}/{p.file}": Path(drawn) / p.file for p in written},
+            }
             if plots:
                 contents[f"{PLOTS}/{INDEX}"] = index_text(written, Path(drawn))
             files = publish(folder, previous, contents, copies)

@@ -224,7 +224,7 @@ def publish(
                 write_file(stage / name, text if isinstance(text, bytes) else text.encode("utf-8"))
             for name, source in copies.items():
                 (stage / name).parent.mkdir(parents=True, exist_ok=True)
-                write_file(stage / name, source.read_bytes())
+                shutil.copyfile(source, stage / name)  # in the kernel where it can: no copy held here
             write_file(stage / owner.manifest, manifest_text(names, owner).encode("utf-8"))
             old = _swap_in(stage, folder)
             if old is not None:

@@ -21,7 +21,6 @@ import hashlib
 import inspect
 import json
 import multiprocessing
-import os
 import shutil
 import signal
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.errors import HarnessError
+from harness.leaderboard.aside import cpus
 from harness.leaderboard.families import Family, plot_functions
 from harness.leaderboard.figures import Part, Plot, PlotParts, inputs_of
 from harness.leaderboard.merge import Board
@@ -222,11 +222,6 @@ def _unchanged(folder: Path, name: str, digest: str) -> bool:
     return Path(name).name == name and path.is_file() and not path.is_symlink() and _digest(path) == digest
 
 
-def _cpus() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
 def _work(board: Board, jobs: Sequence[Job], folder: Path, claimed: Any, sender: Connection) -> None:
     """A worker: draw the next unclaimed job of ``jobs`` until none is left, sending ``(index, outcome)`` after each.
 
@@ -341,7 +336,7 @@ def start_plots(
     outcomes = _kept(jobs, previous, folder)
     todo = [index for index in range(len(jobs)) if index not in outcomes]
     counter = Counter(len(jobs), len(outcomes))
-    count = min(len(todo), _cpus() if workers is None else workers)
+    count = min(len(todo), cpus() if workers is None else workers)
     if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
         for index in todo:
             outcomes[index] = draw(board, jobs[index], folder)
