@@ -101,7 +101,14 @@ class Board:
     def families(self) -> list[tuple[Family, list[Column]]]:
         """The families present, each with its columns, informative first: those that declare an ``order`` (by
         it), then those with a result that is not fixed (see ``Result.fixed``) before those without, then by how
-        many models each compares (most first), then in registration order; ``Other tasks`` last."""
+        many models each compares (most first), then in registration order; ``Other tasks`` last (worked out once:
+        a board does not change once merged)."""
+        found = self.__dict__.get("_families")
+        if found is None:
+            found = self.__dict__["_families"] = self._families()
+        return list(found)
+
+    def _families(self) -> list[tuple[Family, list[Column]]]:
         grouped: dict[Family, list[Column]] = {}
         for column in self.columns:
             grouped.setdefault(column.family, []).append(column)
@@ -296,14 +303,17 @@ def merge(entries: Sequence[Entry], families: Families | None = None) -> Board:
     signatures: dict[tuple[str, str], Signature] = {}
     family_of_role: dict[str, Family] = {}
     known: dict[tuple[Any, ...], str] = {}
+    by_text: dict[tuple[str, str, str], list[Entry]] = {}  # grouped by the signature's text first (cheap to hash)
     for entry in entries:
         record = entry.record
         key = _model_key(record.model, known)
         identities.setdefault(key, record.model)
-        role = role_of(record)
+        role = record.role or record.task  # role_of
         if role not in family_of_role:
             family_of_role[role] = index.of_record(record)
-        groups.setdefault((key, role, _parsed(entry, signatures)), []).append(entry)
+        by_text.setdefault((key, role, record.task_signature), []).append(entry)
+    for (key, role, _), group in by_text.items():  # texts that parse alike are one group
+        groups.setdefault((key, role, _parsed(group[0], signatures)), []).extend(group)
 
     def role_order(role: str) -> tuple[int, int, str, str]:
         return index.order(family_of_role[role], role)

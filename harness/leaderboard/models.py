@@ -72,7 +72,15 @@ def preferred(record: ResultRecord) -> tuple[bool, Any]:
 
 
 def newest(board: Board) -> dict[str, Result]:
-    """Model key -> the current result whose card and identity the board shows (``preferred``)."""
+    """Model key -> the current result whose card and identity the board shows (``preferred``); worked out once per
+    board."""
+    known: dict[str, Result] | None = board.__dict__.get("_newest")
+    if known is None:
+        known = board.__dict__["_newest"] = _newest(board)
+    return dict(known)
+
+
+def _newest(board: Board) -> dict[str, Result]:
     found: dict[str, Result] = {}
     for result in board.current:
         held = found.get(result.model_key)
