@@ -108,7 +108,7 @@ def _records(board: Board, triple: Triple) -> list[ResultRecord]:
     return [board.cells[key, c].record for key in board.labels for c in columns if (key, c) in board.cells]
 
 
-_MEMO: dict[int, tuple[weakref.ref[Board], dict[Triple, dict[str, Any] | HarnessError]]] = {}
+_MEMO: dict[int, tuple[weakref.ref[Board], dict[tuple[Triple, bool], dict[str, Any] | HarnessError]]] = {}
 
 
 def _forget(key: int, _: weakref.ref[Board]) -> None:
@@ -116,10 +116,12 @@ def _forget(key: int, _: weakref.ref[Board]) -> None:
     _MEMO.pop(key, None)
 
 
-def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
+def meta_result(board: Board, triple: Triple, *, tested: bool = True) -> dict[str, Any]:
     """``harness meta``'s evaluation of one triple (raises ``HarnessError`` when it is undefined).
 
-    Computed once per board and triple (the scatter's title and the meta section share it).
+    Computed once per board and triple (the scatter's title and the meta section share it). ``tested=False``: only
+    the correlations are read (the scatter's title, drawn in a worker that has not the sections' evaluation), so
+    the bootstrap of BkR vs CORR is left out (no resamples) unless the full evaluation is already held.
     """
     from harness_tasks.retrieval.analysis import meta
 
@@ -128,12 +130,14 @@ def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
     if held is None or held[0]() is not board:
         held = _MEMO[key] = (weakref.ref(board, partial(_forget, key)), {})
     found = held[1]
-    if triple not in found:
+    wanted = (triple, tested or (triple, True) in found)
+    if wanted not in found:
         try:
-            found[triple] = meta.meta_evaluate(meta.group_models(_records(board, triple)))
+            rows = meta.group_models(_records(board, triple))
+            found[wanted] = meta.meta_evaluate(rows) if wanted[1] else meta.meta_evaluate(rows, resamples=0)
         except HarnessError as exc:
-            found[triple] = exc
-    result = found[triple]
+            found[wanted] = exc
+    result = found[wanted]
     if isinstance(result, HarnessError):
         raise result
     return result
@@ -145,7 +149,7 @@ def _pm(summary: dict[str, Any]) -> str:
 
 def _meta_title(board: Board, triple: Triple) -> str:
     try:
-        found = meta_result(board, triple)["correlations"].get(BKR)
+        found = meta_result(board, triple, tested=False)["correlations"].get(BKR)
     except HarnessError as exc:
         return f"meta-correlation undefined: {exc}"
     if not found or found["pearson"]["mean"] is None:
