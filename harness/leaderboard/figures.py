@@ -1,6 +1,6 @@
 """What every plot shares: the figure (default style), PNG saving without a version stamp,
-file names, one colour and marker per model, a legend that never covers the data, error bars
-from the recorded intervals, chance lines, and a column's description.
+file names, one colour and marker per model, the best models of a crowded figure, a legend that
+never covers the data, error bars from the recorded intervals, chance lines, and a column's description.
 
 Family plot modules (registered with ``register_families``) build on these."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from harness.results.records import ResultRecord
 
 MAX_INCHES = 30.0  # at 100 dpi; many models make wide figures, capped here
 LEGEND_MODELS = 20  # a legend names each model up to this many (as many as the palette tells apart); beyond, none
+PLOTTED_MODELS = LEGEND_MODELS  # a figure of one mark per model shows the best this many (``best_models``)
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,53 @@ def colours(board: Board) -> dict[str, str]:
 def markers(board: Board) -> dict[str, str]:
     """One marker per model, keyed like ``colours``; with the colour, unique for up to 180 models."""
     return {key: MARKERS[index % len(MARKERS)] for index, key in enumerate(board.labels)}  # 20 and 9: lcm 180
+
+
+def best_models(
+    board: Board, keys: Sequence[str], score: Callable[[str], float | None], by: str
+) -> tuple[list[str], str]:
+    """The models a figure of one mark per model shows, in the order given, and what its title says of them.
+
+    Up to ``PLOTTED_MODELS`` models: all, and nothing to say. Beyond: the ``PLOTTED_MODELS`` best by ``score``
+    (higher is better; None: no score, never shown), equal scores by label; controls are never among the best.
+    ``by`` names the score in the title: ``best 20 of 270 models by <by>; every model is in the tables``."""
+    if len(keys) <= PLOTTED_MODELS:
+        return list(keys), ""
+    from harness.leaderboard.ranking import controls
+
+    left_out = controls(board)
+    scored = {key: value for key in keys if key not in left_out and (value := score(key)) is not None}
+    best = set(sorted(scored, key=lambda key: (-scored[key], board.labels[key]))[:PLOTTED_MODELS])
+    shown = [key for key in keys if key in best]
+    controlled = " (controls left out)" if any(key in left_out for key in keys) else ""
+    return shown, f"best {len(shown)} of {len(keys)} models by {by}{controlled}; every model is in the tables"
+
+
+def mean_score(
+    board: Board, columns: Sequence[Column], names: Sequence[str]
+) -> tuple[Callable[[str], float | None], str]:
+    """For ``best_models``: a model's mean of its defined values in the columns (named ``names``), each turned so
+    that higher is better (a metric with no direction is left out, unless none has one), and what it is called."""
+    signs = [info_of(board.example(column), column.metric).rank_sign for column in columns]
+    if not any(signs):  # no column is a score: the highest values
+        signs = [1.0] * len(columns)
+    ranked = [(column, sign) for column, sign in zip(columns, signs) if sign]
+
+    def score(key: str) -> float | None:
+        values = [
+            sign * value
+            for column, sign in ranked
+            if (found := board.cells.get((key, column))) is not None
+            and (value := found.record.metrics.get(column.metric)) is not None
+            and math.isfinite(value)
+        ]
+        return sum(values) / len(values) if values else None
+
+    named = [name for name, sign in zip(names, signs) if sign]
+    lower = [name for name, sign in zip(names, signs) if sign < 0]
+    if len(named) == 1:
+        return score, named[0] + (" (lower is better)" if lower else "")
+    return score, f"the mean of {', '.join(named)}" + (f" ({', '.join(lower)}: lower is better)" if lower else "")
 
 
 def legend_outside(figure: Any, axes: Any, title: str = "model") -> None:
@@ -304,23 +353,25 @@ def bar_figure(
     ylabel: str,
     legend: str = "metric",
 ) -> None:
-    """One figure of ``grouped_bars`` (scores in [0, 1], room above for the values), titled, with its legend beside it."""
+    """One figure of ``grouped_bars`` (scores in [0, 1], room above for the values), titled, with its legend beside
+    it; of more than ``PLOTTED_MODELS`` models, the best by the mean of the columns (``best_models``)."""
+    keys, shown = best_models(board, keys, *mean_score(board, columns, names))
     with figure(max(6.0, 3.0 + 0.35 * len(keys) * max(len(columns), 2)), 3.8) as fig:
         axes = fig.subplots()
         grouped_bars(axes, board, keys, columns, names)
         axes.set_ylim(min(0.0, axes.get_ylim()[0]), 1.12)
-        axes.set_ylabel(ylabel if len(keys) > LEGEND_MODELS else f"{ylabel} (value above each bar)")
-        fig.suptitle(title, fontsize=9)
+        axes.set_ylabel(f"{ylabel} (value above each bar)")
+        fig.suptitle(f"{title}\n{shown}" if shown else title, fontsize=9)
         legend_outside(fig, axes, title=legend)
-        if len(keys) <= LEGEND_MODELS:  # slanted names (upright beyond): constrained layout once more before the
-            # drawing; its two passes leave the first a few pixels outside the figure (the axes narrow in the
-            # second, which moves the ticks), a third puts it inside
-            fig.get_layout_engine().execute(fig)
+        # constrained layout once more before the drawing: its two passes leave the first slanted name a few pixels
+        # outside the figure (the axes narrow in the second, which moves the ticks), a third puts it inside
+        fig.get_layout_engine().execute(fig)
         save(fig, path)
 
 
 def table_bar_plots(board: Board, folder: Path, family: str, prefix: str, title: str, ylabel: str) -> list[Plot]:
-    """A bar figure per table of ``family`` (one per data set and direction): each column's value per model."""
+    """A bar figure per table of ``family`` (one per data set and direction): each column's value per model (of
+    more than ``PLOTTED_MODELS``, the best: ``bar_figure``)."""
     from harness.leaderboard.tables import family_tables
 
     tables = [t for t in family_tables(board) if t.family.name == family]

@@ -4,6 +4,7 @@
   bar carries its value (so 0 is visible), ``n/a`` marks an undefined metric (IC and GIC of a
   scorer that ignores the image), error bars are the intervals over items, dashed: chance.
 - ``commute_temperature_*``: the same metrics against the softmax temperature, where swept.
+- Of more than 20 models (``PLOTTED_MODELS``), the bars and the sweep show the best 20, their titles say by what.
 - ``commute_perplexity_*``: WMT 2024 Figure 3 per data set, language and setting, every logged model in
   one panel: the perplexities of the correct translations under the correct, the incorrect and the
   mixed image. From the per-sample logs of ``commute_tc`` and, in the same setting for the same
@@ -21,15 +22,17 @@ from typing import Any
 
 from harness.errors import DataError
 from harness.leaderboard.figures import (
-    LEGEND_MODELS,
+    PALETTE,
     Part,
     Plot,
     PlotParts,
     bar_figure,
+    best_models,
     colours,
     figure,
     file_names,
     inputs_of,
+    markers,
     save,
 )
 from harness.leaderboard.merge import Board, Column, column_labels
@@ -43,6 +46,7 @@ from harness_tasks.commute.perplexity import Tables, figure3_comparison, read_ta
 FAMILY = "commute"
 CONTRASTS = ("commute_tc", "commute_ic", "commute_gtc", "commute_gic")
 LINE_STYLES = ("-", "--", ":", "-.")  # one per series of a task when a setting has several
+Series = tuple[str, str, Signature]  # a swept series: task, metric, signature but the temperature
 
 
 def _temperature(column: Column, board: Board) -> float:
@@ -120,16 +124,17 @@ def bar_plots(board: Board, folder: Path) -> list[Plot]:
     return plots
 
 
-def _series_order(key: tuple[str, str, Signature]) -> tuple[str, str, str]:
+def _series_order(key: Series) -> tuple[str, str, str]:
     """Series in the order of their task, metric and signature text."""
     return key[0], key[1], str(key[2])
 
 
 def sweep_plots(board: Board, folder: Path) -> list[Plot]:
-    """The contrastive metrics against the temperature, where a setting was run at two or more temperatures."""
+    """The contrastive metrics against the temperature, where a setting was run at two or more temperatures; of
+    more than ``PLOTTED_MODELS`` models, the best by the mean of their points (``best_models``)."""
     sweeps = []
     for settings, columns in _contrast_groups(board).items():
-        series: dict[tuple[str, str, Signature], list[Column]] = {}
+        series: dict[Series, list[Column]] = {}
         for column in columns:
             series.setdefault((column.role, column.metric, column.signature.without_args("temperature")), []).append(
                 column
@@ -139,53 +144,62 @@ def sweep_plots(board: Board, folder: Path) -> list[Plot]:
             sweeps.append((settings, swept))
     plots = []
     palette = colours(board)
+    # past as many models as colours, two share one: each its own marker (as in the scatter), not the same circle
+    shapes = markers(board) if len(board.labels) > len(PALETTE) else dict.fromkeys(board.labels, "o")
     for (settings, swept), name in zip(sweeps, file_names("commute_temperature", [_short(s) for s, _ in sweeps])):
         labels = column_labels(swept)
         tasks = [t for t in CONTRASTS if any(key[0] == t for key in swept)]
+        points = {key: _points(board, cols) for key, cols in swept.items()}
+        signs = {key: info_of(board.example(cols[0]), key[1]).rank_sign for key, cols in swept.items()}
+        keys, shown = best_models(
+            board,
+            [model for model in board.labels if any(model in drawn for drawn in points.values())],
+            partial(_mean_point, points, signs),
+            "their mean over the temperatures and metrics",
+        )
         legend: dict[str, Any] = {}
-        crowded = len(board.labels) > LEGEND_MODELS  # no legend: the models keep their colours from the other plots
         with figure(3.6 * len(tasks) + 2.5, 4.0) as fig:
             for axes, task in zip(fig.subplots(1, len(tasks), squeeze=False)[0], tasks):
                 lines = sorted(((k, v) for k, v in swept.items() if k[0] == task), key=lambda kv: _series_order(kv[0]))
-                for style, (key, cols) in zip(itertools.cycle(LINE_STYLES), lines):
+                for style, (key, _) in zip(itertools.cycle(LINE_STYLES), lines):
                     suffix = labels[key][len(f"{task} {key[1]}") :]
-                    drawn: dict[str, list[tuple[float, float]]] = {}
-                    for model in board.labels:
-                        found = sorted(
-                            (_temperature(c, board), board.cells[model, c].record.metrics.get(c.metric))
-                            for c in cols
-                            if (model, c) in board.cells
+                    for model in (model for model in keys if model in points[key]):
+                        (line,) = axes.plot(
+                            *zip(*points[key][model]), style, marker=shapes[model], color=palette[model]
                         )
-                        points = [(t, v) for t, v in found if v is not None]
-                        if points:
-                            drawn[model] = points
-                    if crowded:
-                        _many_lines(axes, drawn, style, palette)
-                        continue
-                    for model, points in drawn.items():
-                        (line,) = axes.plot(*zip(*points), style, marker="o", color=palette[model])
                         legend.setdefault(board.labels[model] + suffix, line)
                 axes.set_title(task, fontsize=9)
                 axes.set_xlabel("temperature T")
                 axes.grid(alpha=0.3)
             if legend:
                 fig.legend(list(legend.values()), list(legend), loc="outside right upper", fontsize=7)
-            unnamed = f", {len(board.labels)} models not named" if crowded else ""
-            fig.suptitle(f"CoMMuTE under temperature scaling ({_settings_title(settings)}{unnamed})", fontsize=10)
+            title = f"CoMMuTE under temperature scaling ({_settings_title(settings)})"
+            fig.suptitle(f"{title}\n{shown}" if shown else title, fontsize=10)
             save(fig, folder / name)
         plots.append(Plot(FAMILY, f"CoMMuTE metrics against the temperature ({_settings_title(settings)})", name))
     return plots
 
 
-def _many_lines(axes: Any, drawn: dict[str, list[tuple[float, float]]], style: str, palette: dict[str, str]) -> None:
-    """Each model's line and points (``axes.plot(..., style, marker="o")`` per model) as two collections."""
-    from matplotlib.collections import LineCollection
+def _mean_point(
+    points: dict[Series, dict[str, list[tuple[float, float]]]], signs: dict[Series, float], model: str
+) -> float | None:
+    """A model's mean value over its points of every series (each turned so that higher is better)."""
+    values = [signs[key] * v for key, drawn in points.items() if model in drawn for _, v in drawn[model]]
+    return sum(values) / len(values) if values else None
 
-    colour = [palette[model] for model in drawn]
-    axes.add_collection(LineCollection(list(drawn.values()), colors=colour, linestyles=style, linewidths=1.5))
-    xs, ys, cs = zip(*((t, v, palette[m]) for m, points in drawn.items() for t, v in points)) if drawn else ((), (), ())
-    axes.scatter(xs, ys, marker="o", s=36, c=list(cs), zorder=2.1)
-    axes.autoscale_view()
+
+def _points(board: Board, columns: list[Column]) -> dict[str, list[tuple[float, float]]]:
+    """Per model, in the board's order, its (temperature, value) points of one series, by temperature."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for model in board.labels:
+        values = sorted(
+            (_temperature(c, board), board.cells[model, c].record.metrics.get(c.metric))
+            for c in columns
+            if (model, c) in board.cells
+        )
+        if defined := [(t, v) for t, v in values if v is not None]:
+            found[model] = defined
+    return found
 
 
 def _log_tables(entry: Entry) -> Tables:

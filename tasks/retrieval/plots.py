@@ -4,6 +4,8 @@
   the title gives the meta-correlation, computed by ``harness meta``'s own functions.
 - ``bkr_boxplots``: per direction, the per-seed values of each model, best median first.
 - ``bkr_over_pairs_*``: per data set, a box per model over its language pairs (SIGIR 2021 Figure 3).
+- Of more than 20 models (``PLOTTED_MODELS``), the box plots show the best 20 by median, their titles say so;
+  the scatter keeps every model.
 - Sections: per direction, the correlations of BkR and CORR with XLR and the test of their
   difference (SIGIR 2021 Table 1); per data set, BkR averaged over the language pairs (Table 2).
 """
@@ -24,6 +26,7 @@ from harness.leaderboard.figures import (
     Part,
     Plot,
     PlotParts,
+    best_models,
     chance_line,
     colours,
     describe,
@@ -37,7 +40,7 @@ from harness.leaderboard.figures import (
     models_with,
     save,
 )
-from harness.leaderboard.merge import Board, Column
+from harness.leaderboard.merge import Board, Column, model_labels
 from harness.leaderboard.sections import Section
 from harness.leaderboard.tables import dataset_of
 from harness.plugins.contracts import unpaired, values_by_meaning
@@ -108,7 +111,7 @@ def _records(board: Board, triple: Triple) -> list[ResultRecord]:
     return [board.cells[key, c].record for key in board.labels for c in columns if (key, c) in board.cells]
 
 
-_MEMO: dict[int, tuple[weakref.ref[Board], dict[Triple, dict[str, Any] | HarnessError]]] = {}
+_MEMO: dict[int, tuple[weakref.ref[Board], dict[tuple[Triple, bool], dict[str, Any] | HarnessError]]] = {}
 
 
 def _forget(key: int, _: weakref.ref[Board]) -> None:
@@ -116,10 +119,12 @@ def _forget(key: int, _: weakref.ref[Board]) -> None:
     _MEMO.pop(key, None)
 
 
-def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
+def meta_result(board: Board, triple: Triple, *, tested: bool = True) -> dict[str, Any]:
     """``harness meta``'s evaluation of one triple (raises ``HarnessError`` when it is undefined).
 
-    Computed once per board and triple (the scatter's title and the meta section share it).
+    Computed once per board and triple (the scatter's title and the meta section share it). ``tested=False``: only
+    the correlations are read (the scatter's title, drawn in a worker that has not the sections' evaluation), so
+    the bootstrap of BkR vs CORR is left out (no resamples) unless the full evaluation is already held.
     """
     from harness_tasks.retrieval.analysis import meta
 
@@ -128,12 +133,14 @@ def meta_result(board: Board, triple: Triple) -> dict[str, Any]:
     if held is None or held[0]() is not board:
         held = _MEMO[key] = (weakref.ref(board, partial(_forget, key)), {})
     found = held[1]
-    if triple not in found:
+    wanted = (triple, tested or (triple, True) in found)
+    if wanted not in found:
         try:
-            found[triple] = meta.meta_evaluate(meta.group_models(_records(board, triple)))
+            rows = meta.group_models(_records(board, triple))
+            found[wanted] = meta.meta_evaluate(rows) if wanted[1] else meta.meta_evaluate(rows, resamples=0)
         except HarnessError as exc:
-            found[triple] = exc
-    result = found[triple]
+            found[wanted] = exc
+    result = found[wanted]
     if isinstance(result, HarnessError):
         raise result
     return result
@@ -145,7 +152,7 @@ def _pm(summary: dict[str, Any]) -> str:
 
 def _meta_title(board: Board, triple: Triple) -> str:
     try:
-        found = meta_result(board, triple)["correlations"].get(BKR)
+        found = meta_result(board, triple, tested=False)["correlations"].get(BKR)
     except HarnessError as exc:
         return f"meta-correlation undefined: {exc}"
     if not found or found["pearson"]["mean"] is None:
@@ -277,34 +284,40 @@ def best_first(values: dict[str, list[float]], labels: dict[str, str]) -> list[s
 
 
 def model_ticks(axes: Any, labels: list[str]) -> None:
-    """Model names under x = 1, 2, ...: slanted, or upright and smaller when there are too many to slant."""
-    crowded = len(labels) > LEGEND_MODELS
-    axes.set_xticks(
-        range(1, len(labels) + 1),
-        labels,
-        rotation=90 if crowded else 25,
-        ha="center" if crowded else "right",
-        fontsize=7 if crowded else 8,
-    )
+    """Model names under x = 1, 2, ..., slanted."""
+    axes.set_xticks(range(1, len(labels) + 1), labels, rotation=25, ha="right", fontsize=8)
+
+
+def _median(values: dict[str, list[float]], key: str) -> float | None:
+    """The median of a model's values (None without any)."""
+    import numpy as np
+
+    return float(np.median(values[key])) if values.get(key) else None
 
 
 def box_plots(board: Board, folder: Path) -> list[Plot]:
-    """One panel per BackRetrieval column: a box of per-seed values per model, best median first."""
+    """One panel per BackRetrieval column: a box of per-seed values per model, best median first; of more than
+    ``PLOTTED_MODELS`` models, the best (``best_models``)."""
     columns = [c for c in board.columns if c.role == BKR]
     if not columns:
         return []
-    widest = max(len(models_with(board, c)) for c in columns)
+    panels = []
+    for column in columns:
+        data = {k: _per_seed(board.cells[k, column].record, column.metric) for k in models_with(board, column)}
+        panels.append(
+            (column, data, *best_models(board, best_first(data, board.labels), partial(_median, data), "median"))
+        )
+    widest = max(len(keys) for _, _, keys, _ in panels)
     descriptions = _g_apart(board, columns, lambda column: describe(column, board), lambda column: column)
     with figure(max(6.0, 1.5 + 0.9 * widest), 3.4 * len(columns)) as fig:
-        for axes, column in zip(fig.subplots(len(columns), 1, squeeze=False)[:, 0], columns):
-            data = {k: _per_seed(board.cells[k, column].record, column.metric) for k in models_with(board, column)}
-            keys = best_first(data, board.labels)
+        for axes, (column, data, keys, shown) in zip(fig.subplots(len(columns), 1, squeeze=False)[:, 0], panels):
             draw_boxes(axes, [data[k] for k in keys])
             model_ticks(axes, [board.labels[k] for k in keys])
             chance_line(axes, board.example(column), column.metric)
             record = board.example(column)
             axes.set_title(
-                f"BackRetrieval per seed ({len(record.seeds)} seeds), best median first: {descriptions[column]}",
+                f"BackRetrieval per seed ({len(record.seeds)} seeds), best median first: {descriptions[column]}"
+                + (f"\n{shown}" if shown else ""),
                 fontsize=9,
             )
             axes.set_ylabel(info_of(record, column.metric).display)
@@ -317,20 +330,20 @@ def box_plots(board: Board, folder: Path) -> list[Plot]:
     return [Plot(FAMILY, f"BackRetrieval per seed, per language pair and model: {datasets}", name)]
 
 
-def _by_dataset(board: Board) -> dict[str, list[ResultRecord]]:
-    """The current BackRetrieval lines per data set (loader and split) and image similarity g, with two or more
-    directions; g is named only where a data set was run with several."""
-    groups: dict[tuple[str, str], list[ResultRecord]] = {}
+def _by_dataset(board: Board) -> dict[str, list[tuple[str, ResultRecord]]]:
+    """The current BackRetrieval lines (with their model's key) per data set (loader and split) and image similarity
+    g, with two or more directions; g is named only where a data set was run with several."""
+    groups: dict[tuple[str, str], list[tuple[str, ResultRecord]]] = {}
     for column in (c for c in board.columns if c.role == BKR):
         example = board.example(column)
         split = example.dataset.get("split")
         key = (f"{example.dataset.get('loader')}" + (f" {split}" if split else ""), _g_name(example))
-        groups.setdefault(key, []).extend(board.cells[k, column].record for k in models_with(board, column))
+        groups.setdefault(key, []).extend((k, board.cells[k, column].record) for k in models_with(board, column))
     several = {name for name, _ in groups if sum(1 for other, _ in groups if other == name) > 1}
     return {
-        f"{name} (g: {g})" if name in several else name: records
-        for (name, g), records in sorted(groups.items())
-        if len({_languages(r) for r in records}) > 1
+        f"{name} (g: {g})" if name in several else name: keyed
+        for (name, g), keyed in sorted(groups.items())
+        if len({_languages(r) for _, r in keyed}) > 1
     }
 
 
@@ -349,22 +362,24 @@ def _languages(record: ResultRecord) -> tuple[Any, Any]:
 
 
 def pair_plots(board: Board, folder: Path) -> list[Plot]:
-    """Per data set with several directions: a box per model over its language pairs (SIGIR 2021 Figure 3)."""
+    """Per data set with several directions: a box per model over its language pairs (SIGIR 2021 Figure 3); of more
+    than ``PLOTTED_MODELS`` models, the best by median (``best_models``)."""
     from harness_tasks.retrieval.analysis import aggregations, meta
 
     groups = _by_dataset(board)
     plots = []
-    for (dataset, records), name in zip(groups.items(), file_names("bkr_over_pairs", list(groups))):
-        aggregation = meta.aggregate_pairs(records, test=False)
+    for (dataset, keyed), name in zip(groups.items(), file_names("bkr_over_pairs", list(groups))):
+        aggregation = meta.aggregate_pairs([record for _, record in keyed], test=False)
+        scores, shown = _best_scores(board, keyed, aggregation["scores"])
         title = (
             f"BackRetrieval per model over {len(aggregation['table']['pairs'])} language pairs\n{dataset} "
-            "(best median first)"
+            "(best median first)" + (f"\n{shown}" if shown else "")
         )
         import matplotlib.style
 
         with matplotlib.style.context("default"):
             aggregations.pair_boxplot(
-                aggregation["scores"],
+                scores,
                 folder / name,
                 chance=aggregation["chance"],
                 title=title,
@@ -372,6 +387,27 @@ def pair_plots(board: Board, folder: Path) -> list[Plot]:
             )
         plots.append(Plot(FAMILY, f"BackRetrieval over language pairs: {dataset}", name))
     return plots
+
+
+def _best_scores(
+    board: Board, keyed: list[tuple[str, ResultRecord]], scores: dict[str, dict[str, float | None]]
+) -> tuple[dict[str, dict[str, float | None]], str]:
+    """Of ``aggregate_pairs``' scores, those of the models its box plot shows (``best_models`` by the median over
+    the pairs), and what its title says of them. The scores are keyed by label: ``model_labels`` of the models'
+    identities in the order met, as ``aggregate_pairs`` labels them."""
+    values: dict[str, list[float]] = {}
+    identities: dict[str, dict[str, Any]] = {}
+    for key, record in keyed:
+        identities.setdefault(key, record.model)
+        value = record.metrics.get(record.main_metric)
+        values.setdefault(key, []).extend([value] if value is not None and math.isfinite(value) else [])
+    keys, shown = best_models(
+        board, [k for k in values if values[k]], partial(_median, values), "median over the language pairs"
+    )
+    if not shown:
+        return scores, ""
+    labels = model_labels(identities)
+    return {labels[k]: scores[labels[k]] for k in keys if labels[k] in scores}, shown
 
 
 PLOTS = (scatter_plots, box_plots, pair_plots)
@@ -459,9 +495,9 @@ def _pair_sections(board: Board) -> list[Section]:
     from harness_tasks.retrieval.analysis import meta
 
     found = []
-    for dataset, records in _by_dataset(board).items():
+    for dataset, keyed in _by_dataset(board).items():
         try:
-            aggregation = meta.aggregate_pairs(records)
+            aggregation = meta.aggregate_pairs([record for _, record in keyed])
         except HarnessError as exc:
             found.append(
                 Section(f"BackRetrieval over language pairs, {dataset}", ("model",), (), f"not computed: {exc}")

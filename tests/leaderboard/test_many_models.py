@@ -1,5 +1,6 @@
 """Plots of boards with more models than a legend names (issue 24.7): drawn as collections, each model in its
-own colour and marker, no legend entry per model, boxes with ``boxplot``'s statistics."""
+own colour and marker, no legend entry per model, boxes with ``boxplot``'s statistics. (The leaderboard's figures
+of one mark per model show the best 20 instead: ``test_figures_best.py``.)"""
 
 from __future__ import annotations
 
@@ -110,27 +111,3 @@ def test_a_box_over_language_pairs_per_model_of_many_models_spans_min_to_max_in_
     drawn = pair_boxplot(scores, tmp_path / "pairs.png")
     assert drawn.models[:2] == ["m00", "m01"] and drawn.medians == pytest.approx([0.5] * 2 * MODELS)
     assert imread(tmp_path / "pairs.png").shape[1] == 30 * 150  # 50 models would be 38.7 inches; capped at 30
-
-
-def test_a_temperature_sweep_of_many_models_draws_each_models_line_in_its_colour_without_a_legend(
-    tmp_path, monkeypatch
-):
-    from harness_tasks.commute import plots
-
-    lines = []
-    for index in range(MODELS):
-        for temperature in (0.5, 1.0):
-            args = {"lang": "de", "ties": "wrong", "temperature": temperature}
-            lines.append(record("commute_tc", f"m{index:02d}", 0.01 * index + temperature / 10, args=args))
-    board = merge([Entry(r, Path("results.jsonl")) for r in lines])
-    figures = []
-    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig))
-    plots.sweep_plots(board, tmp_path)
-    (fig,) = figures
-    (axes,) = fig.axes
-    assert fig.legends == [] and "25 models not named" in fig._suptitle.get_text()
-    segments, palette = axes.collections[0], colours(board)
-    assert [s.tolist() for s in segments.get_segments()] == [
-        [[0.5, 0.01 * i + 0.05], [1.0, 0.01 * i + 0.1]] for i in range(MODELS)
-    ]
-    assert [to_hex(c) for c in segments.get_colors()] == [to_hex(palette[k]) for k in board.labels]

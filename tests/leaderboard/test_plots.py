@@ -99,6 +99,24 @@ def test_the_scatter_title_is_harness_metas_correlation():
     assert (pearson["mean"], pearson["std"], pearson["seeds_defined"]) == pytest.approx((0.0, np.sqrt(2.0), 2))
 
 
+def test_the_scatter_title_reads_the_correlations_without_the_bootstrap_unless_it_is_held(monkeypatch):
+    from harness_tasks.retrieval import plots
+    from harness_tasks.retrieval.analysis import meta
+
+    calls = []
+    evaluate = meta.meta_evaluate
+    monkeypatch.setattr(meta, "meta_evaluate", lambda rows, **kw: calls.append(kw) or evaluate(rows, **kw))
+    rows = [*retrieval("a", [1.0, 1.0], [0.1, 0.3]), *retrieval("b", [2.0, 2.0], [0.2, 0.2])]
+    board = board_of(*rows, *retrieval("c", [3.0, 3.0], [0.3, 0.1]))
+    (triple,) = triples(board)
+    title = plots._meta_title(board, triple)
+    assert calls == [{"resamples": 0}]  # in a plot worker: the correlations, no resamples
+    assert meta_result(board, triple) and calls[1:] == [{}]  # the sections' evaluation, with its bootstrap
+    again = board_of(*rows, *retrieval("c", [3.0, 3.0], [0.3, 0.1]))
+    meta_result(again, triple)
+    assert plots._meta_title(again, triple) == title and len(calls) == 3  # held: read, not computed again
+
+
 def test_a_plugin_whose_plot_fails_costs_a_warning_not_the_other_plots(tmp_path, capsys):
     broken = Family("broken", "Broken", ("xlr",), plots="tests_missing_module:PLOTS", plugin="nowhere")
     board = board_of(*retrieval("a", [0.9], [0.7]), families=Families((broken,)))
