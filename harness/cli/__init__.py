@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import json
 import os
@@ -14,6 +15,7 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from harness import ending
 from harness.errors import HarnessError, HarnessWarning, UnknownNameError
 from harness.plugins.registry import PLURALS, get_registry
 from harness.run.distributed import joined_process_group
@@ -248,8 +250,11 @@ def _exit_now_if_abandoned(code: int) -> None:
         _end_now(code)
 
 
-def _end_now(code: int) -> None:
-    """End the process with ``code`` without interpreter shutdown, the standard streams flushed first."""
+def _end_now(code: int, exit_handlers: bool = False) -> None:
+    """End the process with ``code`` without interpreter shutdown, the standard streams flushed first (and, with
+    ``exit_handlers``, the ``atexit`` handlers run before)."""
+    if exit_handlers:
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
@@ -269,9 +274,13 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` command; returns the exit code."""
     from_command_line = argv is None  # the process is ours (the ``harness`` script, ``python -m harness``)
+    if from_command_line:
+        ending.own_process()
     code = _main(list(sys.argv[1:] if argv is None else argv), from_command_line)
     if from_command_line and joined_process_group():  # a torchrun rank: its results are written
         _end_now(code)
+    if ending.holding():  # a command's large result: not freed, the process ends (``harness.ending``)
+        _end_now(code, exit_handlers=True)
     return code
 
 

@@ -18,6 +18,7 @@ def add_leaderboard_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_leaderboard(args: argparse.Namespace) -> int:
     """Merge the results and write the leaderboard folder."""
+    from harness.ending import hold
     from harness.errors import HarnessWarning
     from harness.leaderboard.build import write_leaderboard
 
@@ -44,6 +45,7 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     replaced = built.replacement(args.output)
     if replaced:
         print(replaced)
+    hold(built)  # freeing the board would only cost time
     return 0
 
 
