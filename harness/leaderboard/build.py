@@ -142,6 +142,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         raise HarnessError(f"no valid results in {', '.join(locations)}" + skipped(problems))
     with _frozen():
         board = merge(entries)
+        gc.freeze()  # the merged board too: every full collection here and in the processes forked below skips it
         folder = Path(output)
         previous = previous_files(folder)
         when = written_at(folder) if previous else None

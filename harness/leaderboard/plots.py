@@ -17,6 +17,7 @@ happens on a single CPU, where fork is unavailable, and for a single plot functi
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import inspect
 import json
@@ -343,6 +344,8 @@ def start_plots(
             counter.advance()
         return collect(jobs, [outcomes[index] for index in range(len(jobs))])
     _load_matplotlib()  # once, here: each worker would import it again
+    if gc.get_freeze_count():  # the caller keeps what it holds out of the collector's sight (``build``): matplotlib too
+        gc.freeze()
     context = multiprocessing.get_context("fork")
     claimed = context.Value("i", 0)
     started: list[tuple[Any, Connection]] = []
