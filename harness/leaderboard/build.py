@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.leaderboard.aside import Aside
 from harness.leaderboard.detail import item_page, model_pages, readable_items
-from harness.leaderboard.export import to_csv, to_json
+from harness.leaderboard.export import to_csv, write_json
 from harness.leaderboard.figures import Plot
 from harness.leaderboard.index import index_page
 from harness.leaderboard.kept import Kept
@@ -130,7 +130,8 @@ def write_exports(board: Board, folder: Path) -> dict[str, Path]:
     folder.mkdir()
     written = {"leaderboard.csv": folder / "leaderboard.csv", "leaderboard.json": folder / "leaderboard.json"}
     written["leaderboard.csv"].write_bytes(to_csv(board).encode("utf-8"))
-    written["leaderboard.json"].write_bytes(to_json(board))
+    with open(written["leaderboard.json"], "xb", buffering=1 << 20) as handle:
+        write_json(board, handle)
     return written
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -39,9 +39,17 @@ def to_csv(board: Board) -> str:
 
 
 def to_json(board: Board) -> bytes:
-    """Every result read, newest and superseded, as UTF-8 JSON: ``{"models": {label: identity}, "results": [...]}``,
-    one object per metric and line in ``results``, one per text line: the fields its line's metrics share, then
-    its metric's own (each group with sorted keys).
+    """``leaderboard.json`` as bytes (``write_json``)."""
+    buffer = io.BytesIO()
+    write_json(board, buffer)
+    return buffer.getvalue()
+
+
+def write_json(board: Board, out: BinaryIO) -> None:
+    """Every result read, newest and superseded, as UTF-8 JSON into ``out``: ``{"models": {label: identity},
+    "results": [...]}``, one object per metric and line in ``results``, one per text line: the fields its line's
+    metrics share, then its metric's own (each group with sorted keys). Written as it is made: 100,000 lines make
+    150 MB, never held whole.
 
     A model's identity (its results line's ``model``) is written once, under its label in ``models``, from its
     first row; a row whose line holds another identity (a later card, say) carries its own ``model_identity``.
@@ -49,7 +57,8 @@ def to_json(board: Board) -> bytes:
     models: dict[str, Any] = {}
     for result in board.results:
         models.setdefault(result.model_label, result.entry.record.model)
-    text = bytearray(b'{"models": ' + _dumps(models, orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b',\n"results": [\n')
+    write = out.write
+    write(b'{"models": ' + _dumps(models, orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b',\n"results": [\n')
     separator = b""
     with gc_paused():
         for result, shared, metrics in row_parts(board, detailed=True):
@@ -60,15 +69,13 @@ def to_json(board: Board) -> bytes:
             # row_parts gives each group's keys sorted: only what nests (an identity, a version that is an object
             # or a list) needs sorting
             nested = "model_identity" in shared or isinstance(shared["harness_version"], (dict, list))
-            common = memoryview(_dumps(shared, orjson.OPT_SORT_KEYS if nested else 0))[:-1]  # open: a metric closes it
+            common = _dumps(shared, orjson.OPT_SORT_KEYS if nested else 0)[:-1] + b","  # open: a metric closes it
             for own in metrics:
-                text += separator
-                text += common
-                text += b","
-                text += memoryview(_dumps(own, 0))[1:]
+                write(separator)
+                write(common)
+                write(memoryview(_dumps(own, 0))[1:])
                 separator = b",\n"
-    text += b"\n]}\n"
-    return bytes(text)
+    write(b"\n]}\n")
 
 
 def _dumps(value: Any, option: int) -> bytes:
