@@ -51,7 +51,7 @@ def _no_constant(name: str) -> Any:
     raise LineError(f"{name} is not a number JSON allows (the harness never writes it)")
 
 
-def parse_line(raw: bytes | str) -> Any:
+def parse_line(raw: bytes | str, repeated_keys: bool = True) -> Any:
     """One JSON line as the harness writes it; raises ``LineError`` saying why it is not one.
 
     Beyond invalid JSON this refuses what ``json.loads`` accepts or fails on with other errors:
@@ -64,11 +64,15 @@ def parse_line(raw: bytes | str) -> Any:
     colons read or written, as long as none was written as a ``\\u`` escape). Lines with such an escape or 19 digits in a row
     (outside a fraction), text, and lines orjson refuses go through ``json.loads`` with the checks above, which says
     why.
+
+    ``repeated_keys`` False leaves out that count, for a caller that has the line checked elsewhere (by this function)
+    and drops it if it is refused: where the count differs, the line has a repeated key, which ``json.loads`` refuses,
+    so a line accepted there is what orjson read.
     """
     if isinstance(raw, bytes) and b"\\u" not in raw and not _long_integer(raw):
         try:
             data = orjson.loads(raw)
-            if orjson.dumps(data).count(b":") == raw.count(b":"):
+            if not repeated_keys or orjson.dumps(data).count(b":") == raw.count(b":"):
                 return data
         except (orjson.JSONDecodeError, orjson.JSONEncodeError):
             pass
@@ -295,18 +299,41 @@ def too_long() -> str:
     return f"a line longer than {MAX_LINE >> 20} MiB (no line the harness writes is)"
 
 
+BLANK: Any = object()  # what ``json_line`` makes of a blank line
+
+
+def json_line(name: str, number: int, raw: bytes | None, repeated_keys: bool = True) -> Any:
+    """The object on line ``number`` of the file ``name`` (``raw`` as ``bounded_lines`` gives it), a ``BadLine``
+    saying why it is unreadable, or ``BLANK`` (``repeated_keys``: see ``parse_line``)."""
+    if raw is None:
+        return BadLine(name, number, too_long())
+    if not raw.strip():
+        return BLANK
+    try:
+        return parse_line(raw, repeated_keys)
+    except LineError as exc:
+        torn = "" if raw.endswith(b"\n") else " (torn last line)"
+        return BadLine(name, number, f"not valid JSON{torn}: {exc}")
+
+
 def json_lines(handle: Readable, name: str) -> Iterator[tuple[int, Any] | BadLine]:
     """``(line_number, object)`` per good line of an open file and a ``BadLine`` per unreadable one, blank lines
     left out; ``name`` names the file in the reasons."""
     for number, raw in bounded_lines(handle, MAX_LINE):
-        if raw is None:
-            yield BadLine(name, number, too_long())
-        elif raw.strip():
-            try:
-                yield number, parse_line(raw)
-            except LineError as exc:
-                torn = "" if raw.endswith(b"\n") else " (torn last line)"
-                yield BadLine(name, number, f"not valid JSON{torn}: {exc}")
+        item = json_line(name, number, raw)
+        if isinstance(item, BadLine):
+            yield item
+        elif item is not BLANK:
+            yield number, item
+
+
+def read_lines(path: str | os.PathLike[str]) -> list[tuple[int, bytes | None]]:
+    """Every line of the file at ``path`` as ``bounded_lines`` gives it, read once (parse them with ``json_line``).
+
+    Anything but a regular file (a FIFO would block forever) is a ``HarnessError`` naming it.
+    """
+    with open(regular_file(path), "rb") as handle:
+        return list(bounded_lines(handle, MAX_LINE))
 
 
 def iter_json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Any] | BadLine]:

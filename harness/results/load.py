@@ -3,14 +3,38 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing
+import os
+import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import pairwise
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.results.jsonl import BadLine, not_regular
-from harness.results.records import RESULTS_FILE, ResultRecord, read_records
+from harness.results.records import (
+    RESULTS_FILE,
+    UNBUILT,
+    ResultRecord,
+    Unbuilt,
+    line_outcome,
+    read_result_lines,
+    unchecked_outcome,
+)
+
+Line = tuple[str, int, bytes | None]  # file name, line number, the line (None: too long)
+Outcome = ResultRecord | BadLine | Unbuilt | None
+
+PARALLEL_LINES = 20_000  # a read of fewer lines (and bytes) is not shared with helper processes: forking costs more
+PARALLEL_BYTES = 20 << 20
+# What a line costs to parse, to build a record from and to check against the schema (its repeated keys included),
+# in microseconds on the 100,000 lines of benchmarks/leaderboard_merge.py; the build's includes the parent's reading
+# of the files. The parent parses and builds every line, so each helper takes a larger share of the checks.
+PARSE_COST, BUILD_COST, CHECK_COST = 6.0, 6.0, 10.0
 
 
 @dataclass(slots=True)
@@ -62,15 +86,144 @@ def gc_paused(kept: bool = False) -> Iterator[None]:
 
 
 def load_entries(locations: Sequence[str]) -> tuple[list[Entry], list[BadLine]]:
-    """Every valid record of the given files and folders, and the lines that were skipped."""
+    """Every valid record of the given files and folders, and the lines that were skipped.
+
+    Each file is read once. On several CPUs, a read of many lines has helper processes check shares of them
+    (``_outcomes``); the entries and the problems, in their order, are those of reading one line after the other.
+    """
     entries: list[Entry] = []
     problems: list[BadLine] = []
     with gc_paused(kept=True):
-        for path in results_files(locations):
-            records, bad = read_records(path)
-            entries.extend(Entry(record, path) for record in records)
-            problems.extend(bad)
+        files = [(path, read_result_lines(path)) for path in results_files(locations)]
+        lines = [(str(path), number, raw) for path, numbered in files for number, raw in numbered]
+        outcomes = iter(_outcomes(lines))
+        for path, numbered in files:
+            for _ in numbered:
+                outcome = next(outcomes)
+                if isinstance(outcome, ResultRecord):
+                    entries.append(Entry(outcome, path))
+                elif isinstance(outcome, BadLine):
+                    problems.append(outcome)
     return entries, problems
+
+
+def _outcomes(lines: list[Line]) -> list[Outcome]:
+    """``line_outcome`` of every line. Where helpers are forked, the parent checks only its share (the first
+    lines) but parses every line and builds its record (sending records between processes would cost more), while
+    each helper parses and checks a share of the rest and sends back its bad lines, which the parent drops. A share
+    whose helper could not be forked or died is checked here."""
+    bounds = _bounds(lines)
+    helpers = _Helpers(lines, bounds) if len(bounds) > 2 else None
+    try:
+        outcomes: list[Outcome] = [line_outcome(*line) for line in lines[: bounds[1]]]
+        outcomes += [unchecked_outcome(*line) for line in lines[bounds[1] :]]
+        verdicts = helpers.verdicts() if helpers is not None else []
+    finally:
+        if helpers is not None:
+            helpers.close()
+    for share, bad in verdicts:
+        for index in share:
+            if bad is None or (index not in bad and outcomes[index] is UNBUILT):
+                outcomes[index] = line_outcome(*lines[index])
+            elif index in bad:
+                outcomes[index] = bad[index]
+    return outcomes
+
+
+def _cpus() -> int:
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def _bounds(lines: list[Line]) -> list[int]:
+    """Where the shares of the lines start and end: ``[0, end of the parent's, end of the first helper's, ...]``,
+    the last being ``len(lines)``. One share, the parent's, on one CPU, without fork, or for a small read; else one
+    helper per other CPU, so that all finish together (the parent also parses and builds every line)."""
+    total = len(lines)
+    helpers = _cpus() - 1
+    if (
+        helpers < 1
+        or "fork" not in multiprocessing.get_all_start_methods()
+        or total < 2
+        or (total < PARALLEL_LINES and sum(len(raw or b"") for _, _, raw in lines) < PARALLEL_BYTES)
+    ):
+        return [0, total]
+    per_helper = total * (PARSE_COST + BUILD_COST + CHECK_COST) / (PARSE_COST + (helpers + 1) * CHECK_COST)
+    share = max(1, min(total // helpers, round(per_helper)))
+    own = total - helpers * share
+    return [0, *range(own, total + 1, share)]
+
+
+class _Helpers:
+    """Processes forked to check shares of the lines (they inherit them: nothing is sent but their verdicts).
+
+    ``shares``: per helper its share, its process and the end of the pipe it answers on (None when it could not
+    be forked)."""
+
+    def __init__(self, lines: list[Line], bounds: list[int]) -> None:
+        context = multiprocessing.get_context("fork")
+        self.shares: list[tuple[range, Any, Connection | None]] = []
+        try:
+            for start, stop in pairwise(bounds[1:]):
+                self.shares.append(self._fork(context, lines, start, stop))
+        except BaseException:
+            self.close()
+            raise
+
+    @staticmethod
+    def _fork(context: Any, lines: list[Line], start: int, stop: int) -> tuple[range, Any, Connection | None]:
+        try:
+            receiver, sender = context.Pipe(duplex=False)
+        except OSError:
+            return range(start, stop), None, None
+        try:
+            process = context.Process(target=_check_share, args=(lines, start, stop, sender), daemon=True)
+            process.start()
+        except OSError:  # no process to be had (EAGAIN, ENOMEM): the parent checks this share
+            receiver.close()
+            return range(start, stop), None, None
+        finally:
+            sender.close()
+        return range(start, stop), process, receiver
+
+    def verdicts(self) -> list[tuple[range, dict[int, BadLine] | None]]:
+        """Per share its bad lines by index, waiting for each helper; None for a share no helper checked."""
+        found: list[tuple[range, dict[int, BadLine] | None]] = []
+        for share, _, receiver in self.shares:
+            try:
+                found.append((share, dict(receiver.recv()) if receiver is not None else None))
+            except (EOFError, OSError):  # it died before answering
+                found.append((share, None))
+        return found
+
+    def close(self) -> None:
+        """End the helpers still running (after an error or an interruption of the parent) and wait for them."""
+        for _, process, receiver in self.shares:
+            if process is not None:
+                if process.is_alive():
+                    process.terminate()
+                process.join()
+            if receiver is not None:
+                receiver.close()
+
+
+def _check_share(lines: list[Line], start: int, stop: int, sender: Connection) -> None:
+    """A helper: send the ``(index, BadLine)`` of every bad line of ``lines[start:stop]``. Ctrl-C is the parent's to
+    handle; the helper ends with ``os._exit``, running none of the caller's cleanup (nor flushing its buffers), and
+    without a word if anything fails (the parent then checks the share itself, and meets the same failure)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    code = 1
+    try:
+        bad = []
+        for index in range(start, stop):
+            outcome = line_outcome(*lines[index], build=False)
+            if outcome is not None:
+                bad.append((index, outcome))
+        sender.send(bad)
+        code = 0
+    finally:
+        os._exit(code)
 
 
 def skipped(problems: Sequence[BadLine], shown: int = 3) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from harness.errors import HarnessError
-from harness.results.jsonl import BadLine, append_json_line, iter_json_lines
+from harness.results.jsonl import BLANK, BadLine, append_json_line, json_line, read_lines
 from harness.results.signature import Signature, SignatureError
 
 SCHEMA_VERSION = 1
@@ -362,17 +362,54 @@ def read_records(path: str | Path) -> tuple[list[ResultRecord], list[BadLine]]:
     """All valid records of a results file, and the bad lines (reported, never rewritten)."""
     records: list[ResultRecord] = []
     problems: list[BadLine] = []
+    name = str(path)
+    for number, raw in read_result_lines(path):
+        outcome = line_outcome(name, number, raw)
+        if isinstance(outcome, ResultRecord):
+            records.append(outcome)
+        elif outcome is not None:
+            problems.append(outcome)
+    return records, problems
+
+
+def read_result_lines(path: str | Path) -> list[tuple[int, bytes | None]]:
+    """Every line of a results file, read once (``read_lines``); an error reading it is a ``HarnessError``."""
     try:
-        lines = list(iter_json_lines(path))
+        return read_lines(path)
     except OSError as exc:
         raise HarnessError(f"cannot read results file {path}: {exc.strerror or exc}") from None
-    for item in lines:
-        if isinstance(item, BadLine):
-            problems.append(item)
-            continue
-        number, data = item
-        try:
-            records.append(ResultRecord.from_dict(data))
-        except (SchemaError, TypeError) as exc:
-            problems.append(BadLine(str(path), number, f"does not match the results schema: {exc}"))
-    return records, problems
+
+
+def line_outcome(name: str, number: int, raw: bytes | None, build: bool = True) -> ResultRecord | BadLine | None:
+    """What reading makes of line ``number`` of the results file ``name``: its record, a ``BadLine`` saying why it
+    is skipped, or None for a blank line (``build`` False: None for a good line too, whose record is not built)."""
+    data = json_line(name, number, raw)
+    if data is BLANK or isinstance(data, BadLine):
+        return None if data is BLANK else data
+    try:
+        validate(data)
+        return ResultRecord(**data) if build else None
+    except (SchemaError, TypeError) as exc:
+        return BadLine(name, number, f"does not match the results schema: {exc}")
+
+
+class Unbuilt:
+    """What ``unchecked_outcome`` makes of a line no record can be built from: the schema checks say why."""
+
+
+UNBUILT = Unbuilt()
+
+
+def unchecked_outcome(name: str, number: int, raw: bytes | None) -> ResultRecord | BadLine | Unbuilt | None:
+    """``line_outcome`` without the schema checks nor the test for a repeated key, for a line checked elsewhere by
+    ``line_outcome``, whose verdict decides: its record (None for a blank line, a ``BadLine`` for one that is no
+    JSON), or ``UNBUILT`` when no record can be built from it."""
+    data = json_line(name, number, raw, repeated_keys=False)
+    if data is BLANK or isinstance(data, BadLine):
+        return None if data is BLANK else data
+    if type(data) is not dict:
+        return UNBUILT
+    try:
+        return ResultRecord(**data)
+    except TypeError:  # an unknown or a missing field: all a dataclass's __init__ refuses
+        return UNBUILT
