@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 from test_results import record_dict
@@ -35,6 +36,7 @@ def lines_of(index: int) -> list[str]:
         "[1, 2]",
         '"text"',
         "null",
+        json.dumps(record_dict(metrics={"m": 10**20}), ensure_ascii=True).replace('"x"', '"\\u0078"'),  # json.loads
         GOOD,
     ]
 
@@ -96,12 +98,19 @@ def test_helpers_give_what_reading_line_after_line_gives(results, monkeypatch, p
     entries, problems = load_entries(results)
     assert (entries, problems) == expected
     reasons = [p.reason for p in problems]
-    assert len(entries) == 9 and len(problems) == 3 * 8 + 1
+    assert len(entries) == 12 and len(problems) == 3 * 8 + 1
+    assert [type(e.record.metrics["m"]) for e in entries if e.record.metrics["m"] != 0.5] == [int] * 3
     assert any("repeated key" in r for r in reasons) and any("torn last line" in r for r in reasons)
     assert sum("does not match the results schema" in r for r in reasons) == 3 * 6
-    total = 3 * 13 + 1
+    total = 3 * 14 + 1
     own = load._bounds([("", 0, b"")] * total)[1]
-    assert own < total and len(parent_checks) == own  # the helpers checked the rest
+    assert (
+        own < total
+    )  # the helpers checked the rest, but for the lines the parent reads itself: blank, or not orjson's
+    where = [(Path(name).parent.name, number) for name, number in parent_checks]
+    assert where[:own] == [(f"m{i // 14}", i % 14 + 1) for i in range(own)]
+    assert set(where[own:]) <= {(f"m{i}", n) for i in range(3) for n in (6, 7, 13)}  # blank, or read by json.loads
+    assert (f"m{(total - 1) // 14 - 1}", 13) in where[own:]
 
 
 def test_a_helper_that_cannot_be_forked_leaves_its_share_to_the_parent(results, monkeypatch, parent_checks):
@@ -114,7 +123,7 @@ def test_a_helper_that_cannot_be_forked_leaves_its_share_to_the_parent(results, 
 
     monkeypatch.setattr(multiprocessing.get_context("fork").Process, "start", no_fork)
     assert load_entries(results) == expected
-    assert len(parent_checks) == 3 * 13 + 1
+    assert len(parent_checks) == 3 * 14 + 1
 
 
 def test_a_helper_that_dies_leaves_its_share_to_the_parent_which_reads_each_file_once(
@@ -128,7 +137,7 @@ def test_a_helper_that_dies_leaves_its_share_to_the_parent_which_reads_each_file
     read = load.read_result_lines
     monkeypatch.setattr(load, "read_result_lines", lambda path: reads.append(str(path)) or read(path))
     assert load_entries(results) == expected
-    assert len(parent_checks) == 3 * 13 + 1
+    assert len(parent_checks) == 3 * 14 + 1
     assert sorted(reads) == sorted(set(reads)) and len(reads) == 3
 
 
@@ -157,7 +166,7 @@ def test_a_helper_ignores_ctrl_c(results, monkeypatch, parent_checks):
 
     monkeypatch.setattr(load, "line_outcome", interrupted)
     assert load_entries(results) == expected
-    assert len(parent_checks) < 3 * 13 + 1  # the helper's verdicts arrived
+    assert len(parent_checks) < 3 * 14 + 1  # the helper's verdicts arrived
 
 
 def test_an_interrupted_parent_leaves_no_helper_behind(results, monkeypatch):

@@ -51,7 +51,7 @@ def _no_constant(name: str) -> Any:
     raise LineError(f"{name} is not a number JSON allows (the harness never writes it)")
 
 
-def parse_line(raw: bytes | str, repeated_keys: bool = True) -> Any:
+def parse_line(raw: bytes | str) -> Any:
     """One JSON line as the harness writes it; raises ``LineError`` saying why it is not one.
 
     Beyond invalid JSON this refuses what ``json.loads`` accepts or fails on with other errors:
@@ -64,19 +64,24 @@ def parse_line(raw: bytes | str, repeated_keys: bool = True) -> Any:
     colons read or written, as long as none was written as a ``\\u`` escape). Lines with such an escape or 19 digits in a row
     (outside a fraction), text, and lines orjson refuses go through ``json.loads`` with the checks above, which says
     why.
-
-    ``repeated_keys`` False leaves out that count, for a caller that has the line checked elsewhere (by this function)
-    and drops it if it is refused: where the count differs, the line has a repeated key, which ``json.loads`` refuses,
-    so a line accepted there is what orjson read.
     """
+    data = plain_line(raw)
+    return _parse_strictly(raw) if data is NOT_PLAIN else data
+
+
+NOT_PLAIN: Any = object()  # what ``plain_line`` says of a line ``parse_line`` reads with ``json.loads``
+
+
+def plain_line(raw: bytes | str) -> Any:
+    """What ``parse_line`` reads with orjson alone (see there), or ``NOT_PLAIN`` for a line it reads otherwise."""
     if isinstance(raw, bytes) and b"\\u" not in raw and not _long_integer(raw):
         try:
             data = orjson.loads(raw)
-            if not repeated_keys or orjson.dumps(data).count(b":") == raw.count(b":"):
+            if orjson.dumps(data).count(b":") == raw.count(b":"):
                 return data
         except (orjson.JSONDecodeError, orjson.JSONEncodeError):
             pass
-    return _parse_strictly(raw)
+    return NOT_PLAIN
 
 
 _DIGITS = bytes.maketrans(b"123456789", b"000000000")
@@ -302,15 +307,15 @@ def too_long() -> str:
 BLANK: Any = object()  # what ``json_line`` makes of a blank line
 
 
-def json_line(name: str, number: int, raw: bytes | None, repeated_keys: bool = True) -> Any:
+def json_line(name: str, number: int, raw: bytes | None) -> Any:
     """The object on line ``number`` of the file ``name`` (``raw`` as ``bounded_lines`` gives it), a ``BadLine``
-    saying why it is unreadable, or ``BLANK`` (``repeated_keys``: see ``parse_line``)."""
+    saying why it is unreadable, or ``BLANK``."""
     if raw is None:
         return BadLine(name, number, too_long())
     if not raw.strip():
         return BLANK
     try:
-        return parse_line(raw, repeated_keys)
+        return parse_line(raw)
     except LineError as exc:
         torn = "" if raw.endswith(b"\n") else " (torn last line)"
         return BadLine(name, number, f"not valid JSON{torn}: {exc}")

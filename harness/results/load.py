@@ -21,6 +21,7 @@ from harness.results.records import (
     UNBUILT,
     ResultRecord,
     Unbuilt,
+    checked_elsewhere,
     line_outcome,
     read_result_lines,
     unchecked_outcome,
@@ -31,10 +32,10 @@ Outcome = ResultRecord | BadLine | Unbuilt | None
 
 PARALLEL_LINES = 20_000  # a read of fewer lines (and bytes) is not shared with helper processes: forking costs more
 PARALLEL_BYTES = 20 << 20
-# What a line costs to parse, to build a record from and to check against the schema (its repeated keys included),
-# in microseconds on the 100,000 lines of benchmarks/leaderboard_merge.py; the build's includes the parent's reading
-# of the files. The parent parses and builds every line, so each helper takes a larger share of the checks.
-PARSE_COST, BUILD_COST, CHECK_COST = 6.0, 6.0, 10.0
+# What a line costs, in microseconds on the 100,000 lines of benchmarks/leaderboard_merge.py: read with
+# ``line_outcome`` (parsed, checked, built), with ``unchecked_outcome`` (orjson, built) and with ``checked_elsewhere``
+# (parsed and checked). The parent reads every line of the helpers' shares with the second, and they with the third.
+CHECKED_COST, UNCHECKED_COST, HELPER_COST = 24.0, 9.0, 17.6
 
 
 @dataclass(slots=True)
@@ -109,24 +110,26 @@ def load_entries(locations: Sequence[str]) -> tuple[list[Entry], list[BadLine]]:
 
 def _outcomes(lines: list[Line]) -> list[Outcome]:
     """``line_outcome`` of every line. Where helpers are forked, the parent checks only its share (the first
-    lines) but parses every line and builds its record (sending records between processes would cost more), while
-    each helper parses and checks a share of the rest and sends back its bad lines, which the parent drops. A share
-    whose helper could not be forked or died is checked here."""
+    lines) but reads every other line with orjson and builds its record (sending records between processes would
+    cost more), while each helper checks a share of the rest (``checked_elsewhere``) and sends back its bad lines,
+    which the parent drops, and the few the parent must read itself. A share whose helper could not be forked or
+    died is checked here."""
     bounds = _bounds(lines)
     helpers = _Helpers(lines, bounds) if len(bounds) > 2 else None
     try:
         outcomes: list[Outcome] = [line_outcome(*line) for line in lines[: bounds[1]]]
-        outcomes += [unchecked_outcome(*line) for line in lines[bounds[1] :]]
+        outcomes += [unchecked_outcome(raw) for _, _, raw in lines[bounds[1] :]]
         verdicts = helpers.verdicts() if helpers is not None else []
     finally:
         if helpers is not None:
             helpers.close()
-    for share, bad in verdicts:
+    for share, found in verdicts:
         for index in share:
-            if bad is None or (index not in bad and outcomes[index] is UNBUILT):
+            verdict = found.get(index) if found is not None else None
+            if isinstance(verdict, BadLine):
+                outcomes[index] = verdict
+            elif found is None or index in found or outcomes[index] is UNBUILT:
                 outcomes[index] = line_outcome(*lines[index])
-            elif index in bad:
-                outcomes[index] = bad[index]
     return outcomes
 
 
@@ -138,7 +141,7 @@ def _cpus() -> int:
 def _bounds(lines: list[Line]) -> list[int]:
     """Where the shares of the lines start and end: ``[0, end of the parent's, end of the first helper's, ...]``,
     the last being ``len(lines)``. One share, the parent's, on one CPU, without fork, or for a small read; else one
-    helper per other CPU, so that all finish together (the parent also parses and builds every line)."""
+    helper per other CPU, the shares sized so that all finish together (the parent also reads the helpers' lines)."""
     total = len(lines)
     helpers = _cpus() - 1
     if (
@@ -148,7 +151,7 @@ def _bounds(lines: list[Line]) -> list[int]:
         or (total < PARALLEL_LINES and sum(len(raw or b"") for _, _, raw in lines) < PARALLEL_BYTES)
     ):
         return [0, total]
-    per_helper = total * (PARSE_COST + BUILD_COST + CHECK_COST) / (PARSE_COST + (helpers + 1) * CHECK_COST)
+    per_helper = total * CHECKED_COST / (HELPER_COST + helpers * (CHECKED_COST - UNCHECKED_COST))
     share = max(1, min(total // helpers, round(per_helper)))
     own = total - helpers * share
     return [0, *range(own, total + 1, share)]
@@ -186,9 +189,10 @@ class _Helpers:
             sender.close()
         return range(start, stop), process, receiver
 
-    def verdicts(self) -> list[tuple[range, dict[int, BadLine] | None]]:
-        """Per share its bad lines by index, waiting for each helper; None for a share no helper checked."""
-        found: list[tuple[range, dict[int, BadLine] | None]] = []
+    def verdicts(self) -> list[tuple[range, dict[int, BadLine | None] | None]]:
+        """Per share, waiting for each helper, its bad lines and (None) the lines to read here by index; None for a
+        share no helper checked."""
+        found: list[tuple[range, dict[int, BadLine | None] | None]] = []
         for share, _, receiver in self.shares:
             try:
                 found.append((share, dict(receiver.recv()) if receiver is not None else None))
@@ -207,25 +211,6 @@ class _Helpers:
                 receiver.close()
 
 
-def _check_share(lines: list[Line], start: int, stop: int, sender: Connection) -> None:
-    """A helper: send the ``(index, BadLine)`` of every bad line of ``lines[start:stop]``. Ctrl-C is the parent's to
-    handle; the helper ends with ``os._exit``, running none of the caller's cleanup (nor flushing its buffers), and
-    without a word if anything fails (the parent then checks the share itself, and meets the same failure)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    code = 1
-    try:
-        bad = []
-        for index in range(start, stop):
-            outcome = line_outcome(*lines[index], build=False)
-            if outcome is not None:
-                bad.append((index, outcome))
-        sender.send(bad)
-        code = 0
-    finally:
-        os._exit(code)
-
-
 def skipped(problems: Sequence[BadLine], shown: int = 3) -> str:
     """`` (N lines skipped: why, why, ...)`` for an error that follows from every line being bad; empty for none."""
     if not problems:
@@ -233,3 +218,23 @@ def skipped(problems: Sequence[BadLine], shown: int = 3) -> str:
     reasons = "; ".join(str(problem) for problem in problems[:shown])
     more = f"; and {len(problems) - shown} more" if len(problems) > shown else ""
     return f" ({len(problems)} lines skipped: {reasons}{more})"
+
+
+def _check_share(lines: list[Line], start: int, stop: int, sender: Connection) -> None:
+    """A helper: send ``(index, BadLine)`` for every bad line of ``lines[start:stop]`` and ``(index, None)`` for
+    every line the parent must read itself (``checked_elsewhere``). Ctrl-C is the parent's to handle; the helper
+    ends with ``os._exit``, running none of the caller's cleanup (nor flushing its buffers), and without a word if
+    anything fails (the parent then checks the share itself, and meets the same failure)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    code = 1
+    try:
+        found: list[tuple[int, BadLine | None]] = []
+        for index in range(start, stop):
+            verdict = checked_elsewhere(*lines[index])
+            if verdict is not True:
+                found.append((index, verdict or None))
+        sender.send(found)
+        code = 0
+    finally:
+        os._exit(code)

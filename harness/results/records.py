@@ -15,8 +15,10 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Union
 
+import orjson
+
 from harness.errors import HarnessError
-from harness.results.jsonl import BLANK, BadLine, append_json_line, json_line, read_lines
+from harness.results.jsonl import BLANK, NOT_PLAIN, BadLine, append_json_line, json_line, plain_line, read_lines
 from harness.results.signature import Signature, SignatureError
 
 SCHEMA_VERSION = 1
@@ -383,7 +385,10 @@ def read_result_lines(path: str | Path) -> list[tuple[int, bytes | None]]:
 def line_outcome(name: str, number: int, raw: bytes | None, build: bool = True) -> ResultRecord | BadLine | None:
     """What reading makes of line ``number`` of the results file ``name``: its record, a ``BadLine`` saying why it
     is skipped, or None for a blank line (``build`` False: None for a good line too, whose record is not built)."""
-    data = json_line(name, number, raw)
+    return _outcome(name, number, json_line(name, number, raw), build)
+
+
+def _outcome(name: str, number: int, data: Any, build: bool) -> ResultRecord | BadLine | None:
     if data is BLANK or isinstance(data, BadLine):
         return None if data is BLANK else data
     try:
@@ -394,22 +399,34 @@ def line_outcome(name: str, number: int, raw: bytes | None, build: bool = True) 
 
 
 class Unbuilt:
-    """What ``unchecked_outcome`` makes of a line no record can be built from: the schema checks say why."""
+    """What ``unchecked_outcome`` makes of a line it builds no record from."""
 
 
 UNBUILT = Unbuilt()
 
 
-def unchecked_outcome(name: str, number: int, raw: bytes | None) -> ResultRecord | BadLine | Unbuilt | None:
-    """``line_outcome`` without the schema checks nor the test for a repeated key, for a line checked elsewhere by
-    ``line_outcome``, whose verdict decides: its record (None for a blank line, a ``BadLine`` for one that is no
-    JSON), or ``UNBUILT`` when no record can be built from it."""
-    data = json_line(name, number, raw, repeated_keys=False)
-    if data is BLANK or isinstance(data, BadLine):
-        return None if data is BLANK else data
+def unchecked_outcome(raw: bytes | None) -> ResultRecord | Unbuilt:
+    """The record of a line as orjson reads it, without any check, for a line whose ``checked_elsewhere`` verdict
+    decides what becomes of it; ``UNBUILT`` when orjson reads no object, or no record can be built from it."""
+    try:
+        data = orjson.loads(raw)  # type: ignore[arg-type]  # None (a line too long) is refused too
+    except orjson.JSONDecodeError:
+        return UNBUILT
     if type(data) is not dict:
         return UNBUILT
     try:
         return ResultRecord(**data)
     except TypeError:  # an unknown or a missing field: all a dataclass's __init__ refuses
         return UNBUILT
+
+
+def checked_elsewhere(name: str, number: int, raw: bytes | None) -> BadLine | bool:
+    """For a line whose record ``unchecked_outcome`` builds in another process: its ``BadLine`` when it is bad,
+    else whether that record is what ``line_outcome`` gives (False: a blank line, or one ``parse_line`` reads
+    otherwise than orjson does, which that process then reads with ``line_outcome``)."""
+    data = plain_line(raw) if raw is not None else NOT_PLAIN
+    if data is NOT_PLAIN:
+        outcome = line_outcome(name, number, raw, build=False)
+        return outcome if isinstance(outcome, BadLine) else False
+    outcome = _outcome(name, number, data, build=False)
+    return outcome if isinstance(outcome, BadLine) else True
