@@ -57,8 +57,7 @@ def write_json(board: Board, out: BinaryIO) -> None:
     models: dict[str, Any] = {}
     for result in board.results:
         models.setdefault(result.model_label, result.entry.record.model)
-    write = out.write
-    write(b'{"models": ' + _dumps(models, orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b',\n"results": [\n')
+    out.write(b'{"models": ' + _dumps(models, orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b',\n"results": [\n')
     separator = b""
     with gc_paused():
         for result, shared, metrics in row_parts(board, detailed=True):
@@ -70,12 +69,11 @@ def write_json(board: Board, out: BinaryIO) -> None:
             # or a list) needs sorting
             nested = "model_identity" in shared or isinstance(shared["harness_version"], (dict, list))
             common = _dumps(shared, orjson.OPT_SORT_KEYS if nested else 0)[:-1] + b","  # open: a metric closes it
-            for own in metrics:
-                write(separator)
-                write(common)
-                write(memoryview(_dumps(own, 0))[1:])
+            rows = b",\n".join(common + _dumps(own, 0)[1:] for own in metrics)
+            if rows:
+                out.write(separator + rows)
                 separator = b",\n"
-    write(b"\n]}\n")
+    out.write(b"\n]}\n")
 
 
 def _dumps(value: Any, option: int) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -333,12 +334,11 @@ def _facts_key(record: ResultRecord) -> tuple[Any, ...] | None:
     return key if set(map(type, key)) <= _TEXT else None
 
 
-def row_parts(board: Board, detailed: bool) -> list[tuple[Result, dict[str, Any], list[dict[str, Any]]]]:
-    """The rows of ``long_rows`` in two parts, per result: what its metrics share, and each metric's own fields
-    (each with its keys in sorted order).
+def row_parts(board: Board, detailed: bool) -> Iterator[tuple[Result, dict[str, Any], list[dict[str, Any]]]]:
+    """The rows of ``long_rows`` in two parts, per result, made as they are asked for: what its metrics share, and
+    each metric's own fields (each with its keys in sorted order).
 
     A line's data set, direction, role and family are worked out once per distinct configuration, not per line."""
-    parts = []
     facts: dict[tuple[Any, ...], tuple[str, str | None, str, str]] = {}
     for result in board.results:
         if result.superseded and not detailed:
@@ -383,5 +383,4 @@ def row_parts(board: Board, detailed: bool) -> list[tuple[Result, dict[str, Any]
                     "value": value,
                 }
             )
-        parts.append((result, shared, metrics))
-    return parts
+        yield result, shared, metrics
