@@ -20,6 +20,7 @@ import orjson
 
 from harness.errors import HarnessError
 from harness.leaderboard.merge import Board, Column, Result
+from harness.leaderboard.models import controls
 from harness.results.load import Entry
 from harness.results.metrics import info_of, interval_of
 from harness.results.records import ResultRecord
@@ -167,8 +168,6 @@ def best_models(
     ``by`` names the score in the title: ``best 20 of 270 models by <by>; every model is in the tables``."""
     if len(keys) <= PLOTTED_MODELS:
         return list(keys), ""
-    from harness.leaderboard.ranking import controls
-
     left_out = controls(board)
     scored = {key: value for key in keys if key not in left_out and (value := score(key)) is not None}
     best = set(sorted(scored, key=lambda key: (-scored[key], board.labels[key]))[:PLOTTED_MODELS])

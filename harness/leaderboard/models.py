@@ -66,6 +66,16 @@ def card_of(record: ResultRecord) -> dict[str, Any]:
     return card if isinstance(card, dict) else {}
 
 
+def controls(board: Board) -> dict[str, str]:
+    """Model key -> why it is a control, from its results lines' cards (``control``)."""
+    found: dict[str, str] = {}
+    for (key, _), result in board.cells.items():
+        reason = card_of(result.record).get("control")
+        if isinstance(reason, str) and reason:
+            found.setdefault(key, reason)
+    return found
+
+
 def preferred(record: ResultRecord) -> tuple[bool, Any]:
     """Lines with a card first, then the newest."""
     return bool(card_of(record)), started_at(record.started)

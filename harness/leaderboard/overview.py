@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from harness.errors import HarnessError, HarnessWarning
 from harness.leaderboard.families import Family
 from harness.leaderboard.merge import BY_CONSTRUCTION, Board, Column, Result
-from harness.leaderboard.ranking import controls as control_keys
+from harness.leaderboard.models import controls as control_keys
 from harness.leaderboard.tables import Cell, FamilyTable, Row, sentence
 from harness.results.bootstrap import Bootstrap
 from harness.results.metrics import MetricInfo

@@ -35,7 +35,7 @@ from harness.errors import HarnessError
 from harness.leaderboard.families import Family
 from harness.leaderboard.kept import Kept
 from harness.leaderboard.merge import Board, Column, Result, telling_apart
-from harness.leaderboard.models import card_of
+from harness.leaderboard.models import controls
 from harness.leaderboard.tables import Cell, cell_of, dataset_of, pair_of
 from harness.results.bootstrap import Bootstrap, Units
 from harness.results.metrics import MetricInfo, info_of
@@ -357,16 +357,6 @@ def _subset(signature: Signature, differing: list[str]) -> list[str]:
     if not limit:
         return differing
     return limit + [part for part in differing if part not in limit and not part.startswith("items:")]
-
-
-def controls(board: Board) -> dict[str, str]:
-    """Model key -> why it is a control, from its results lines' cards (``control``)."""
-    found: dict[str, str] = {}
-    for (key, _), result in board.cells.items():
-        reason = card_of(result.record).get("control")
-        if isinstance(reason, str) and reason:
-            found.setdefault(key, reason)
-    return found
 
 
 def _twins(rows: list[RankedRow], samples: Samples) -> list[RankedRow]:
