@@ -71,13 +71,13 @@ def parent_checks(monkeypatch):
 
 def serial(locations, monkeypatch):
     with monkeypatch.context() as patch:
-        patch.setattr(load, "_cpus", lambda: 1)
+        patch.setattr(load, "cpus", lambda: 1)
         return load_entries(locations)
 
 
 def helped(monkeypatch, cpus=2, parent_lines=None):
     """Shares with ``cpus - 1`` helpers whatever the read's size; ``parent_lines``: the parent's share."""
-    monkeypatch.setattr(load, "_cpus", lambda: cpus)
+    monkeypatch.setattr(load, "cpus", lambda: cpus)
     monkeypatch.setattr(load, "PARALLEL_LINES", 0)
     if parent_lines is not None:
         bounds = load._bounds
@@ -192,18 +192,18 @@ def test_an_interrupted_parent_leaves_no_helper_behind(results, monkeypatch):
 
 def test_small_reads_one_cpu_and_no_fork_are_read_here(monkeypatch):
     lines = [("f", n, b"{}\n") for n in range(1, 30_001)]
-    monkeypatch.setattr(load, "_cpus", lambda: 2)
+    monkeypatch.setattr(load, "cpus", lambda: 2)
     bounds = load._bounds(lines)
     assert bounds[0] == 0 and bounds[-1] == 30_000 and len(bounds) == 3
     assert bounds[2] - bounds[1] > bounds[1] - bounds[0]  # the helper takes more of the checks
     assert load._bounds(lines[:1000]) == [0, 1000]
     big = [("f", 1, b" " * (load.PARALLEL_BYTES + 1)), ("f", 2, b"{}\n")]
     assert len(load._bounds(big)) == 3  # few lines, but many bytes
-    monkeypatch.setattr(load, "_cpus", lambda: 3)
+    monkeypatch.setattr(load, "cpus", lambda: 3)
     three = load._bounds(lines)
     assert len(three) == 4 and three[3] - three[2] == three[2] - three[1]
     monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     assert load._bounds(lines) == [0, 30_000]
     monkeypatch.undo()
-    monkeypatch.setattr(load, "_cpus", lambda: 1)
+    monkeypatch.setattr(load, "cpus", lambda: 1)
     assert load._bounds(lines) == [0, 30_000]

@@ -9,20 +9,15 @@ locks other threads hold), so asides are started before the plot workers' receiv
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 import sys
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
+
+from harness.forking import can_fork, cpus
 
 T = TypeVar("T")
-
-
-def cpus() -> int:
-    """The CPUs this process may run on."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _run(function: Callable[[], Any], sender: Connection) -> None:
@@ -49,7 +44,7 @@ class Aside(Generic[T]):
         self.outcome: tuple[bool, Any] | None = None
         self.process: Any = None
         self.receiver: Connection | None = None
-        if cpus() < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if cpus() < 2 or not can_fork():
             return
         context = multiprocessing.get_context("fork")
         self.receiver, sender = context.Pipe(duplex=False)
@@ -70,8 +65,8 @@ class Aside(Generic[T]):
             self.outcome = self._receive() if self.receiver is not None else (True, self.function())
         done, value = self.outcome
         if not done:
-            raise value
-        return value  # type: ignore[no-any-return]
+            raise cast(Exception, value)
+        return cast(T, value)
 
     def _receive(self) -> tuple[bool, Any]:
         try:

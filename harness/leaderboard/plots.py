@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from harness.errors import HarnessError
-from harness.leaderboard.aside import cpus
+from harness.forking import can_fork, cpus
 from harness.leaderboard.families import Family, plot_functions
 from harness.leaderboard.figures import Part, Plot, PlotParts, inputs_of
 from harness.leaderboard.merge import Board
@@ -338,7 +338,7 @@ def start_plots(
     todo = [index for index in range(len(jobs)) if index not in outcomes]
     counter = Counter(len(jobs), len(outcomes))
     count = min(len(todo), cpus() if workers is None else workers)
-    if count < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if count < 2 or not can_fork():
         for index in todo:
             outcomes[index] = draw(board, jobs[index], folder)
             counter.advance()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.forking import can_fork, cpus
 from harness.results.jsonl import BadLine, not_regular
 from harness.results.records import (
     RESULTS_FILE,
@@ -133,20 +134,15 @@ def _outcomes(lines: list[Line]) -> list[Outcome]:
     return outcomes
 
 
-def _cpus() -> int:
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
 def _bounds(lines: list[Line]) -> list[int]:
     """Where the shares of the lines start and end: ``[0, end of the parent's, end of the first helper's, ...]``,
     the last being ``len(lines)``. One share, the parent's, on one CPU, without fork, or for a small read; else one
     helper per other CPU, the shares sized so that all finish together (the parent also reads the helpers' lines)."""
     total = len(lines)
-    helpers = _cpus() - 1
+    helpers = cpus() - 1
     if (
         helpers < 1
-        or "fork" not in multiprocessing.get_all_start_methods()
+        or not can_fork()
         or total < 2
         or (total < PARALLEL_LINES and sum(len(raw or b"") for _, _, raw in lines) < PARALLEL_BYTES)
     ):
