@@ -153,11 +153,11 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
             exported = Path(drawn) / "exports"
             exports = stack.enter_context(closing(Aside(lambda: write_exports(board, exported), "the exports")))
             aside = stack.enter_context(closing(Aside(lambda: family_sections(board), "the families' sections")))
+            tables = family_tables(board)  # before the plot workers fork: they read the tables too
             kept = folder / PLOTS if PLOTS in previous_folders(previous) else None
             drawing = start_plots(board, Path(drawn), previous=kept) if plots else []
             if not isinstance(drawing, list):
                 stack.callback(drawing.close)
-            tables = family_tables(board)
             site, ranked = ranked_pages(board, earlier)
             contents: dict[str, str | bytes] = dict(earlier.texts)
             sections = aside.result()

@@ -221,7 +221,15 @@ def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
 
 
 def family_tables(board: Board) -> list[FamilyTable]:
-    """One table per family, data set and direction present: rows are the models with one of its columns."""
+    """One table per family, data set and direction present: rows are the models with one of its columns (worked out
+    once per board: the plots read them too)."""
+    found = board.__dict__.get("_tables")
+    if found is None:
+        found = board.__dict__["_tables"] = _family_tables(board)
+    return list(found)
+
+
+def _family_tables(board: Board) -> list[FamilyTable]:
     tables = []
     for family, family_columns in board.families():
         groups: dict[tuple[str, str | None], list[Column]] = {}
