@@ -82,8 +82,8 @@ def helped(monkeypatch, cpus=2, parent_lines=None):
     if parent_lines is not None:
         bounds = load._bounds
 
-        def fixed(lines):
-            found = bounds(lines)
+        def fixed(lines, cost=0.0):
+            found = bounds(lines, cost)
             share = (len(lines) - parent_lines) // (cpus - 1)
             return [0, *range(len(lines) - share * (cpus - 1), len(lines) + 1, share)] if found[1:] else found
 
@@ -207,3 +207,61 @@ def test_small_reads_one_cpu_and_no_fork_are_read_here(monkeypatch):
     monkeypatch.undo()
     monkeypatch.setattr(load, "cpus", lambda: 1)
     assert load._bounds(lines) == [0, 30_000]
+
+
+def good_files(tmp_path: Path, bad: str | None = None) -> list[str]:
+    """Two files of good lines; ``bad`` (a line the helper refuses) last in the second, in the helper's share."""
+    for index in range(2):
+        folder = tmp_path / f"g{index}"
+        folder.mkdir()
+        rows = [json.dumps(record_dict(task_args={"i": index, "j": j})) for j in range(6)]
+        (folder / "results.jsonl").write_text("\n".join(rows + ([bad] if bad and index else [])) + "\n")
+    return [str(tmp_path)]
+
+
+def counting_use(calls: list[list[int]]):
+    """A ``use`` that records the ``j`` of every record it is given and sums them."""
+
+    def use(entries):
+        calls.append([e.record.task_args["j"] for e in entries])
+        return sum(calls[-1])
+
+    return use
+
+
+def test_use_runs_once_on_the_read_records_when_the_helpers_refuse_nothing(tmp_path, monkeypatch):
+    locations = good_files(tmp_path)
+    helped(monkeypatch, 2, parent_lines=2)
+    calls: list[list[int]] = []
+    value, entries, problems = load.read_then(locations, counting_use(calls))
+    assert len(calls) == 1 and value == 2 * sum(range(6)) and len(entries) == 12 and problems == []
+    assert (entries, problems) == load_entries(locations)
+
+
+def test_use_runs_again_on_the_checked_records_when_a_helper_refuses_a_line(tmp_path, monkeypatch):
+    bad = json.dumps(record_dict(task_args={"i": 1, "j": 100}, metrics={"m": "high"}))  # builds, then refused
+    locations = good_files(tmp_path, bad)
+    helped(monkeypatch, 2, parent_lines=2)
+    calls: list[list[int]] = []
+    value, entries, problems = load.read_then(locations, counting_use(calls))
+    assert len(calls) == 2 and 100 in calls[0] and 100 not in calls[1]  # read first, then without the refused line
+    assert value == 2 * sum(range(6)) and len(entries) == 12
+    assert [p.line for p in problems] == [7] and "does not match the results schema" in problems[0].reason
+
+
+def test_a_use_that_fails_on_unchecked_records_gets_the_checked_ones(tmp_path, monkeypatch):
+    bad = json.dumps(record_dict(task_args={"i": 1, "j": "x"}, metrics={"m": "high"}))
+    locations = good_files(tmp_path, bad)
+    helped(monkeypatch, 2, parent_lines=2)
+    calls: list[list[int]] = []
+    value, entries, problems = load.read_then(locations, counting_use(calls))  # sum() fails on "x" at first
+    assert len(calls) == 2 and value == 2 * sum(range(6)) and len(problems) == 1
+
+
+def test_read_line_after_line_use_runs_once(tmp_path, monkeypatch):
+    bad = json.dumps(record_dict(task_args={"i": 1, "j": 100}, metrics={"m": "high"}))
+    locations = good_files(tmp_path, bad)
+    monkeypatch.setattr(load, "cpus", lambda: 1)
+    calls: list[list[int]] = []
+    value, _, problems = load.read_then(locations, counting_use(calls))
+    assert len(calls) == 1 and 100 not in calls[0] and value == 2 * sum(range(6)) and len(problems) == 1

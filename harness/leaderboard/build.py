@@ -29,9 +29,10 @@ from harness.leaderboard.sections import Section, family_sections
 from harness.leaderboard.site import Site, site_of
 from harness.leaderboard.tables import FamilyTable, family_tables
 from harness.results.jsonl import BadLine
-from harness.results.load import load_entries, skipped
+from harness.results.load import read_then, skipped
 
 PLOTS = "plots"
+MERGE_COST = 6.0  # microseconds per line, as harness.results.load's costs: merging while helpers still check lines
 
 
 def previous_folders(previous: set[str]) -> set[str]:
@@ -138,12 +139,10 @@ def write_exports(board: Board, folder: Path) -> dict[str, Path]:
 def write_leaderboard(locations: list[str], output: str | Path, command: str, plots: bool = True) -> Built:
     """Read, merge and write README.md, leaderboard.csv, leaderboard.json, index.html, the family, model and item
     pages, plots/ and the manifest."""
-    entries, problems = load_entries(locations)
-    if not entries:
+    board, _, problems = read_then(locations, lambda entries: merge(entries) if entries else None, MERGE_COST)
+    if board is None:
         raise HarnessError(f"no valid results in {', '.join(locations)}" + skipped(problems))
     with _frozen():
-        board = merge(entries)
-        gc.freeze()  # the merged board too: every full collection here and in the processes forked below skips it
         folder = Path(output)
         previous = previous_files(folder)
         when = written_at(folder) if previous else None

@@ -6,13 +6,13 @@ import gc
 import multiprocessing
 import os
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 from harness.forking import can_fork, cpus
@@ -30,6 +30,7 @@ from harness.results.records import (
 
 Line = tuple[str, int, bytes | None]  # file name, line number, the line (None: too long)
 Outcome = ResultRecord | BadLine | Unbuilt | None
+T = TypeVar("T")
 
 PARALLEL_LINES = 20_000  # a read of fewer lines (and bytes) is not shared with helper processes: forking costs more
 PARALLEL_BYTES = 20 << 20
@@ -91,53 +92,100 @@ def load_entries(locations: Sequence[str]) -> tuple[list[Entry], list[BadLine]]:
     """Every valid record of the given files and folders, and the lines that were skipped.
 
     Each file is read once. On several CPUs, a read of many lines has helper processes check shares of them
-    (``_outcomes``); the entries and the problems, in their order, are those of reading one line after the other.
+    (``_Reading``); the entries and the problems, in their order, are those of reading one line after the other.
     """
-    entries: list[Entry] = []
-    problems: list[BadLine] = []
-    with gc_paused(kept=True):
-        files = [(path, read_result_lines(path)) for path in results_files(locations)]
-        lines = [(str(path), number, raw) for path, numbered in files for number, raw in numbered]
-        outcomes = iter(_outcomes(lines))
-        for path, numbered in files:
-            for _ in numbered:
-                outcome = next(outcomes)
-                if isinstance(outcome, ResultRecord):
-                    entries.append(Entry(outcome, path))
-                elif isinstance(outcome, BadLine):
-                    problems.append(outcome)
+    _, entries, problems = read_then(locations, lambda entries: None)
     return entries, problems
 
 
-def _outcomes(lines: list[Line]) -> list[Outcome]:
+def read_then(
+    locations: Sequence[str], use: Callable[[list[Entry]], T], cost: float = 0.0
+) -> tuple[T, list[Entry], list[BadLine]]:
+    """``use(entries)``, the entries and the problems of ``load_entries``. Where helper processes check lines,
+    ``use`` runs while they do, on the records read before their verdicts, and again on the checked entries only
+    when a verdict drops or changes one, or when it raised: ``use`` must depend on its entries alone, and its result
+    is then that of the checked entries. ``cost``: what ``use`` costs per line (microseconds, as ``CHECKED_COST``),
+    so that the parent's share still ends with the helpers'."""
+    with gc_paused(kept=True):
+        files = [(path, read_result_lines(path)) for path in results_files(locations)]
+        lines = [(str(path), number, raw) for path, numbered in files for number, raw in numbered]
+        reading = _Reading(lines, cost)
+        try:
+            first, _ = _entries(files, reading.outcomes, {})
+            try:
+                value, trusted = use(first), True
+            except Exception:  # a line the helpers refuse, maybe: decided once they have answered
+                trusted = False
+            outcomes = reading.checked()
+        finally:
+            reading.close()
+        entries, problems = _entries(files, outcomes, {id(entry.record): entry for entry in first})
+        if not trusted or len(entries) != len(first) or any(a is not b for a, b in zip(entries, first)):
+            value = use(entries)
+    return value, entries, problems
+
+
+def _entries(
+    files: list[tuple[Path, list[Any]]], outcomes: list[Outcome], known: dict[int, Entry]
+) -> tuple[list[Entry], list[BadLine]]:
+    """The entries (those ``known`` by their record's id reused) and the bad lines of each file's outcomes."""
+    entries: list[Entry] = []
+    problems: list[BadLine] = []
+    found = iter(outcomes)
+    for path, numbered in files:
+        for _ in numbered:
+            outcome = next(found)
+            if isinstance(outcome, ResultRecord):
+                entries.append(known.get(id(outcome)) or Entry(outcome, path))
+            elif isinstance(outcome, BadLine):
+                problems.append(outcome)
+    return entries, problems
+
+
+class _Reading:
     """``line_outcome`` of every line. Where helpers are forked, the parent checks only its share (the first
     lines) but reads every other line with orjson and builds its record (sending records between processes would
     cost more), while each helper checks a share of the rest (``checked_elsewhere``) and sends back its bad lines,
     which the parent drops, and the few the parent must read itself. A share whose helper could not be forked or
-    died is checked here."""
-    bounds = _bounds(lines)
-    helpers = _Helpers(lines, bounds) if len(bounds) > 2 else None
-    try:
-        outcomes: list[Outcome] = [line_outcome(*line) for line in lines[: bounds[1]]]
-        outcomes += [unchecked_outcome(raw) for _, _, raw in lines[bounds[1] :]]
-        verdicts = helpers.verdicts() if helpers is not None else []
-    finally:
-        if helpers is not None:
-            helpers.close()
-    for share, found in verdicts:
-        for index in share:
-            verdict = found.get(index) if found is not None else None
-            if isinstance(verdict, BadLine):
-                outcomes[index] = verdict
-            elif found is None or index in found or outcomes[index] is UNBUILT:
-                outcomes[index] = line_outcome(*lines[index])
-    return outcomes
+    died is checked here.
+
+    ``outcomes``: what the parent read (its share checked); ``checked()``: every line's, once the helpers answered."""
+
+    def __init__(self, lines: list[Line], cost: float) -> None:
+        self.lines = lines
+        bounds = _bounds(lines, cost)
+        self.helpers = _Helpers(lines, bounds) if len(bounds) > 2 else None
+        try:
+            self.outcomes: list[Outcome] = [line_outcome(*line) for line in lines[: bounds[1]]]
+            self.outcomes += [unchecked_outcome(raw) for _, _, raw in lines[bounds[1] :]]
+        except BaseException:
+            self.close()
+            raise
+
+    def checked(self) -> list[Outcome]:
+        """Every line's outcome: the helpers' verdicts applied (waiting for them)."""
+        outcomes = list(self.outcomes)
+        verdicts = self.helpers.verdicts() if self.helpers is not None else []
+        for share, found in verdicts:
+            for index in share:
+                verdict = found.get(index) if found is not None else None
+                if isinstance(verdict, BadLine):
+                    outcomes[index] = verdict
+                elif found is None or index in found or outcomes[index] is UNBUILT:
+                    outcomes[index] = line_outcome(*self.lines[index])
+        return outcomes
+
+    def close(self) -> None:
+        """End the helpers (after an error or an interruption, those still running)."""
+        if self.helpers is not None:
+            self.helpers.close()
 
 
-def _bounds(lines: list[Line]) -> list[int]:
+def _bounds(lines: list[Line], cost: float = 0.0) -> list[int]:
     """Where the shares of the lines start and end: ``[0, end of the parent's, end of the first helper's, ...]``,
     the last being ``len(lines)``. One share, the parent's, on one CPU, without fork, or for a small read; else one
-    helper per other CPU, the shares sized so that all finish together (the parent also reads the helpers' lines)."""
+    helper per other CPU, the shares sized so that all finish together (the parent also reads the helpers' lines,
+    and spends ``cost`` per line on what it does meanwhile)."""
     total = len(lines)
     helpers = cpus() - 1
     if (
@@ -147,7 +195,7 @@ def _bounds(lines: list[Line]) -> list[int]:
         or (total < PARALLEL_LINES and sum(len(raw or b"") for _, _, raw in lines) < PARALLEL_BYTES)
     ):
         return [0, total]
-    per_helper = total * CHECKED_COST / (HELPER_COST + helpers * (CHECKED_COST - UNCHECKED_COST))
+    per_helper = total * (CHECKED_COST + cost) / (HELPER_COST + helpers * (CHECKED_COST - UNCHECKED_COST))
     share = max(1, min(total // helpers, round(per_helper)))
     own = total - helpers * share
     return [0, *range(own, total + 1, share)]
