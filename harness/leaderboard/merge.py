@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from harness.errors import HarnessError
 from harness.leaderboard.families import OTHER, Families, Family, registered_families
@@ -28,6 +28,7 @@ from harness.results.load import Entry
 from harness.results.records import ResultRecord, role_of, started_time
 from harness.results.signature import Signature, SignatureError, identifying_args
 
+T = TypeVar("T")
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 _LOCAL = ("/", "./", "../", "~")
 BY_CONSTRUCTION = "by construction"  # the phrase of a warning that a value is fixed whatever the model does  # a model given as a local folder is labelled by the folder's name
@@ -103,10 +104,7 @@ class Board:
         it), then those with a result that is not fixed (see ``Result.fixed``) before those without, then by how
         many models each compares (most first), then in registration order; ``Other tasks`` last (worked out once:
         a board does not change once merged)."""
-        found = self.__dict__.get("_families")
-        if found is None:
-            found = self.__dict__["_families"] = self._families()
-        return list(found)
+        return list(self.once("families", Board._families))
 
     def _families(self) -> list[tuple[Family, list[Column]]]:
         grouped: dict[Family, list[Column]] = {}
@@ -124,11 +122,17 @@ class Board:
 
         return sorted(grouped.items(), key=informative)
 
+    def once(self, name: str, work: Callable[[Board], T]) -> T:
+        """``work(self)``, worked out once per board (a board does not change once merged): what several pages and
+        plots read. Keep what is returned as it is (copy it to change it)."""
+        memo = self.__dict__.setdefault("_once", {})
+        if name not in memo:
+            memo[name] = work(self)
+        return cast(T, memo[name])
+
     def key_of(self, label: str) -> str:
         """The model key a label stands for ("" for none)."""
-        keys = self.__dict__.get("_keys")
-        if keys is None:
-            keys = self.__dict__["_keys"] = {shown: key for key, shown in self.labels.items()}
+        keys = self.once("keys", lambda board: {shown: key for key, shown in board.labels.items()})
         return str(keys.get(label, ""))
 
     def example(self, column: Column) -> ResultRecord:

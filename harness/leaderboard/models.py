@@ -67,7 +67,11 @@ def card_of(record: ResultRecord) -> dict[str, Any]:
 
 
 def controls(board: Board) -> dict[str, str]:
-    """Model key -> why it is a control, from its results lines' cards (``control``)."""
+    """Model key -> why it is a control, from its results lines' cards (``control``); worked out once per board."""
+    return dict(board.once("controls", _controls))
+
+
+def _controls(board: Board) -> dict[str, str]:
     found: dict[str, str] = {}
     for (key, _), result in board.cells.items():
         reason = card_of(result.record).get("control")
@@ -84,10 +88,7 @@ def preferred(record: ResultRecord) -> tuple[bool, Any]:
 def newest(board: Board) -> dict[str, Result]:
     """Model key -> the current result whose card and identity the board shows (``preferred``); worked out once per
     board."""
-    known: dict[str, Result] | None = board.__dict__.get("_newest")
-    if known is None:
-        known = board.__dict__["_newest"] = _newest(board)
-    return dict(known)
+    return dict(board.once("newest", _newest))
 
 
 def _newest(board: Board) -> dict[str, Result]:

@@ -440,10 +440,7 @@ def _filters(tables: Sequence[FamilyTable]) -> str:
 def footer(board: Board) -> list[str]:
     """The harness versions and data revisions the board's results come from (worked out once per board: every
     page has it)."""
-    found = board.__dict__.get("_footer")
-    if found is None:
-        found = board.__dict__["_footer"] = _footer(board)
-    return list(found)
+    return list(board.once("footer", _footer))
 
 
 def _footer(board: Board) -> list[str]:

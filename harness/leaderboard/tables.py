@@ -223,10 +223,7 @@ def headers_of(columns: list[Column], infos: list[MetricInfo]) -> list[str]:
 def family_tables(board: Board) -> list[FamilyTable]:
     """One table per family, data set and direction present: rows are the models with one of its columns (worked out
     once per board: the plots read them too)."""
-    found = board.__dict__.get("_tables")
-    if found is None:
-        found = board.__dict__["_tables"] = _family_tables(board)
-    return list(found)
+    return list(board.once("tables", _family_tables))
 
 
 def _family_tables(board: Board) -> list[FamilyTable]:
