@@ -15,7 +15,7 @@ from harness.errors import HarnessError
 from harness.leaderboard.aside import Aside
 from harness.leaderboard.detail import item_page, model_pages, readable_items
 from harness.leaderboard.export import to_csv, write_json
-from harness.leaderboard.figures import Plot
+from harness.leaderboard.figures import Plot, contents_of
 from harness.leaderboard.index import index_page
 from harness.leaderboard.kept import Kept
 from harness.leaderboard.markdown import readme
@@ -146,7 +146,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         folder = Path(output)
         previous = previous_files(folder)
         when = written_at(folder) if previous else None
-        earlier = Kept.load(folder)
+        earlier = Kept.load(folder, contents_of(board))
         with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn, ExitStack() as stack:
             # beside the plots and the pages, in other processes (started first: no thread runs yet)
             exported = Path(drawn) / "exports"

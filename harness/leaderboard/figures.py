@@ -10,7 +10,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +74,23 @@ def inputs_of(*results: Result | ResultRecord) -> str:
     """What a plot reads of results, as text for its key: each line's content but when and where it ran (a rerun
     that reproduces a result keeps its plots), and, for a result with a per-sample log, the log's SHA-256."""
     return "\n".join(_content(found) for found in results)
+
+
+def contents_of(board: Board) -> dict[int, str]:
+    """Each result's content (``inputs_of``) by the result's id, filled as it is asked for and kept with the board
+    (which holds the results): the plots' keys and the kept pages' read the same results."""
+    return board.once("contents", lambda _: {})
+
+
+def inputs_in(contents: dict[int, str], results: Iterable[Result]) -> str:
+    """``inputs_of(*results)``, each result's content taken from ``contents`` where it was worked out before."""
+    texts = []
+    for result in results:
+        text = contents.get(id(result))
+        if text is None:
+            text = contents[id(result)] = _content(result)
+        texts.append(text)
+    return "\n".join(texts)
 
 
 def _content(found: Result | ResultRecord) -> str:

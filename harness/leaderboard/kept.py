@@ -27,7 +27,7 @@ from typing import Any
 
 import harness
 from harness.adapters.cache import default_cache_dir
-from harness.leaderboard.figures import inputs_of
+from harness.leaderboard.figures import inputs_in, inputs_of
 from harness.leaderboard.merge import Result
 
 STORE_VERSION = 1
@@ -70,14 +70,20 @@ def _sha(data: bytes) -> str:
 class Kept:
     """The previous build's page keys and facts for one board folder, and what this build made or kept."""
 
-    def __init__(self, folder: Path | None, pages: dict[str, dict[str, str]], facts: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        folder: Path | None,
+        pages: dict[str, dict[str, str]],
+        facts: dict[str, Any],
+        contents: dict[int, str] | None = None,
+    ) -> None:
         self.folder = folder
         self._pages, self._facts = pages, facts
         self.made_pages: dict[str, dict[str, str]] = {}
         self.made_facts: dict[str, Any] = {}
         self.texts: dict[str, str] = {}  # the pages this build made
         self.files: dict[str, Path] = {}  # the pages it kept: the previous build's files
-        self._contents: dict[int, tuple[Result, str]] = {}  # each result's content worked out once (held: ids stay)
+        self.contents = {} if contents is None else contents  # each result's content by its id (``inputs_in``)
 
     def key(self, kind: str, *parts: Any) -> str:
         """The key of a page or fact of ``kind`` made by this code from ``parts`` (``inputs_text``)."""
@@ -85,16 +91,14 @@ class Kept:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
     def _content(self, result: Result) -> str:
-        held = self._contents.get(id(result))
-        if held is None:
-            held = self._contents[id(result)] = (result, inputs_of(result))
-        return held[1]
+        return inputs_in(self.contents, [result])
 
     @classmethod
-    def load(cls, folder: Path | None) -> Kept:
-        """What the previous build of ``folder`` left (nothing for None, a new folder or an unreadable store)."""
+    def load(cls, folder: Path | None, contents: dict[int, str] | None = None) -> Kept:
+        """What the previous build of ``folder`` left (nothing for None, a new folder or an unreadable store);
+        ``contents``: the results' contents worked out so far (``figures.contents_of``), shared."""
         if folder is None:
-            return cls(None, {}, {})
+            return cls(None, {}, {}, contents)
         try:
             data = json.loads(_store(folder).read_text(encoding="utf-8"))
             if data.get("version") != STORE_VERSION:
@@ -104,8 +108,8 @@ class Kept:
             if not all(_fact(value) for value in facts.values()):
                 raise ValueError("a fact that no build writes")
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RuntimeError):  # RuntimeError: no home
-            return cls(folder, {}, {})
-        return cls(folder, pages, facts)
+            return cls(folder, {}, {}, contents)
+        return cls(folder, pages, facts, contents)
 
     def pages(self, key: str, allowed: set[str], make: Callable[[], dict[str, str]]) -> bool:
         """The pages made from inputs ``key``: the previous build's files where it made them (same key, every file

@@ -36,7 +36,7 @@ from typing import Any, cast
 from harness.errors import HarnessError
 from harness.forking import can_fork, cpus
 from harness.leaderboard.families import Family, plot_functions
-from harness.leaderboard.figures import Part, Plot, PlotParts, inputs_of
+from harness.leaderboard.figures import Part, Plot, PlotParts, contents_of, inputs_in
 from harness.leaderboard.merge import Board
 
 Outcome = list[Plot] | str  # the plots a function drew, or why it failed
@@ -83,7 +83,7 @@ def _family_inputs(board: Board, family: Family) -> str:
     results = sorted(
         (r for (_, column), r in board.cells.items() if column.family == family), key=lambda r: r.record.signature
     )
-    return inputs_of(*results) + "\n" + "\n".join(board.labels.values())
+    return inputs_in(contents_of(board), results) + "\n" + "\n".join(board.labels.values())
 
 
 def plot_jobs(board: Board) -> list[Job]:
