@@ -335,7 +335,11 @@ def start_plots(
     folder.mkdir(parents=True, exist_ok=True)
     jobs = plot_jobs(board)
     outcomes = _kept(jobs, previous, folder)
-    todo = [index for index in range(len(jobs)) if index not in outcomes]
+    # whole drawings first, the parts (many, and small) after them, so that the workers end together; the plots
+    # are collected in the jobs' order whatever the order they are drawn in
+    todo = sorted(
+        (index for index in range(len(jobs)) if index not in outcomes), key=lambda i: jobs[i].part is not None
+    )
     counter = Counter(len(jobs), len(outcomes))
     count = min(len(todo), cpus() if workers is None else workers)
     if count < 2 or not can_fork():
