@@ -97,7 +97,7 @@ class Board:
     @property
     def current(self) -> list[Result]:
         """The results not superseded, in output order."""
-        return [r for r in self.results if not r.superseded]
+        return list(self.once("current", lambda board: [r for r in board.results if not r.superseded]))
 
     def families(self) -> list[tuple[Family, list[Column]]]:
         """The families present, each with its columns, informative first: those that declare an ``order`` (by
