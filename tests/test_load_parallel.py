@@ -254,7 +254,7 @@ def test_a_use_that_fails_on_unchecked_records_gets_the_checked_ones(tmp_path, m
     locations = good_files(tmp_path, bad)
     helped(monkeypatch, 2, parent_lines=2)
     calls: list[list[int]] = []
-    value, entries, problems = load.read_then(locations, counting_use(calls))  # sum() fails on "x" at first
+    value, _, problems = load.read_then(locations, counting_use(calls))  # sum() fails on "x" at first
     assert len(calls) == 2 and value == 2 * sum(range(6)) and len(problems) == 1
 
 
@@ -265,3 +265,4 @@ def test_read_line_after_line_use_runs_once(tmp_path, monkeypatch):
     calls: list[list[int]] = []
     value, _, problems = load.read_then(locations, counting_use(calls))
     assert len(calls) == 1 and 100 not in calls[0] and value == 2 * sum(range(6)) and len(problems) == 1
+

@@ -32,7 +32,7 @@ from harness.results.jsonl import BadLine
 from harness.results.load import read_then, skipped
 
 PLOTS = "plots"
-MERGE_COST = 6.0  # microseconds per line, as harness.results.load's costs: merging while helpers still check lines
+MERGE_COST = 8.0  # microseconds per line, as harness.results.load's costs: merging while helpers still check lines
 
 
 def previous_folders(previous: set[str]) -> set[str]:
