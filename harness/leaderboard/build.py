@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.leaderboard.aside import Aside
 from harness.leaderboard.detail import item_page, model_pages, readable_items
-from harness.leaderboard.export import to_csv, write_json
+from harness.leaderboard.export import write_exports
 from harness.leaderboard.figures import Plot, contents_of
 from harness.leaderboard.index import index_page
 from harness.leaderboard.kept import Kept
@@ -126,13 +126,15 @@ def family_pages(
     }
 
 
-def write_exports(board: Board, folder: Path) -> dict[str, Path]:
+def exports_into(board: Board, folder: Path) -> dict[str, Path]:
     """``leaderboard.csv`` and ``leaderboard.json`` written into ``folder``: name -> path."""
     folder.mkdir()
     written = {"leaderboard.csv": folder / "leaderboard.csv", "leaderboard.json": folder / "leaderboard.json"}
-    written["leaderboard.csv"].write_bytes(to_csv(board).encode("utf-8"))
-    with open(written["leaderboard.json"], "xb", buffering=1 << 20) as handle:
-        write_json(board, handle)
+    with (
+        open(written["leaderboard.json"], "xb", buffering=1 << 20) as json_out,
+        open(written["leaderboard.csv"], "x", encoding="utf-8", newline="") as csv_out,
+    ):
+        write_exports(board, json_out, csv_out)
     return written
 
 
@@ -150,7 +152,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn, ExitStack() as stack:
             # beside the plots and the pages, in other processes (started first: no thread runs yet)
             exported = Path(drawn) / "exports"
-            exports = stack.enter_context(closing(Aside(lambda: write_exports(board, exported), "the exports")))
+            exports = stack.enter_context(closing(Aside(lambda: exports_into(board, exported), "the exports")))
             aside = stack.enter_context(closing(Aside(lambda: family_sections(board), "the families' sections")))
             tables = family_tables(board)  # before the plot workers fork: they read the tables too
             kept = folder / PLOTS if PLOTS in previous_folders(previous) else None

@@ -305,13 +305,6 @@ def result_family(board: Board, result: Result) -> str:
     return board.index.of_record(result.record).name
 
 
-def long_rows(board: Board, detailed: bool) -> list[dict[str, Any]]:
-    """One row per (result, metric), in output order: the ``LONG_FIELDS`` (what the CSV writes), the data set,
-    direction, role and family, the main-metric flag, the per-seed values, the seeds, ``superseded``, why a metric is
-    undefined and the line's warnings (what leaderboard.json adds). Detailed: superseded results too."""
-    return [{**shared, **own} for _, shared, metrics in row_parts(board, detailed) for own in metrics]
-
-
 class _Absent:
     """An argument or field a line does not have (unlike one that is null)."""
 
@@ -340,7 +333,7 @@ def _facts_key(record: ResultRecord) -> tuple[Any, ...] | None:
 
 
 def row_parts(board: Board, detailed: bool) -> Iterator[tuple[Result, dict[str, Any], list[dict[str, Any]]]]:
-    """The rows of ``long_rows`` in two parts, per result, made as they are asked for: what its metrics share, and
+    """The long table's rows (``LONG_FIELDS`` and what leaderboard.json adds: ``export``) in two parts, per result, made as they are asked for: what its metrics share, and
     each metric's own fields (each with its keys in sorted order).
 
     A line's data set, direction, role and family are worked out once per distinct configuration, not per line."""
