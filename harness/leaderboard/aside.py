@@ -1,7 +1,7 @@
 """Work done aside: a function run in a forked process while the caller goes on, its result sent back.
 
-The leaderboard computes its exports and the families' sections this way, beside the plot workers, once the board
-is merged: the child inherits the board, so nothing is sent to it. Where the system cannot fork, or on a single CPU,
+The leaderboard writes leaderboard.csv and leaderboard.json this way, beside the plot workers, once the board is
+merged: the child inherits the board, so nothing is sent to it. Where the system cannot fork, or on a single CPU,
 the function runs in the caller when its result is asked for. Fork before any thread starts (a child inherits the
 locks other threads hold), so asides are started before the plot workers' receiving thread.
 """

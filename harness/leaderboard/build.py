@@ -150,10 +150,10 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
         when = written_at(folder) if previous else None
         earlier = Kept.load(folder, contents_of(board))
         with tempfile.TemporaryDirectory(prefix="harness-plots-") as drawn, ExitStack() as stack:
-            # beside the plots and the pages, in other processes (started first: no thread runs yet)
+            # leaderboard.csv and .json in another process, beside the plots and the pages (forked first: no thread
+            # runs yet); the sections here, after the pages (a process of their own costs more than it saves)
             exported = Path(drawn) / "exports"
             exports = stack.enter_context(closing(Aside(lambda: exports_into(board, exported), "the exports")))
-            aside = stack.enter_context(closing(Aside(lambda: family_sections(board), "the families' sections")))
             tables = family_tables(board)  # before the plot workers fork: they read the tables too
             kept = folder / PLOTS if PLOTS in previous_folders(previous) else None
             drawing = start_plots(board, Path(drawn), previous=kept) if plots else []
@@ -161,7 +161,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
                 stack.callback(drawing.close)
             site, ranked = ranked_pages(board, earlier)
             contents: dict[str, str | bytes] = dict(earlier.texts)
-            sections = aside.result()
+            sections = family_sections(board)
             written = drawing if isinstance(drawing, list) else drawing.result()
             contents["README.md"] = readme(board, tables, written, command, sections, ranked)
             contents.update(family_pages(board, tables, written, sections, site))
