@@ -37,14 +37,14 @@ def _run(function: Callable[[], Any], sender: Connection) -> None:
 
 class Aside(Generic[T]):
     """``function()`` computed in a forked process (``result()`` waits for it, ``close()`` stops it), or in the
-    caller where forking is not possible or pays nothing (one CPU)."""
+    caller where forking is not possible or pays nothing (one CPU, or ``worth`` False: little work)."""
 
-    def __init__(self, function: Callable[[], T], name: str) -> None:
+    def __init__(self, function: Callable[[], T], name: str, worth: bool = True) -> None:
         self.function, self.name = function, name
         self.outcome: tuple[bool, Any] | None = None
         self.process: Any = None
         self.receiver: Connection | None = None
-        if cpus() < 2 or not can_fork():
+        if not worth or cpus() < 2 or not can_fork():
             return
         context = multiprocessing.get_context("fork")
         self.receiver, sender = context.Pipe(duplex=False)

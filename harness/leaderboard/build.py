@@ -32,6 +32,7 @@ from harness.results.jsonl import BadLine
 from harness.results.load import read_then, skipped
 
 PLOTS = "plots"
+ASIDE = 20_000  # results from which the exports are written in another process (for fewer, forking costs more)
 MERGE_COST = 8.0  # microseconds per line, as harness.results.load's costs: merging while helpers still check lines
 
 
@@ -153,7 +154,9 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
             # leaderboard.csv and .json in another process, beside the plots and the pages (forked first: no thread
             # runs yet); the sections here, after the pages (a process of their own costs more than it saves)
             exported = Path(drawn) / "exports"
-            exports = stack.enter_context(closing(Aside(lambda: exports_into(board, exported), "the exports")))
+            exports = stack.enter_context(
+                closing(Aside(lambda: exports_into(board, exported), "the exports", len(board.results) >= ASIDE))
+            )
             tables = family_tables(board)  # before the plot workers fork: they read the tables too
             kept = folder / PLOTS if PLOTS in previous_folders(previous) else None
             drawing = start_plots(board, Path(drawn), previous=kept) if plots else []

@@ -33,6 +33,13 @@ def test_on_one_cpu_it_is_computed_in_the_caller(monkeypatch: pytest.MonkeyPatch
     assert work.result() == (os.getpid(), 10)
 
 
+def test_little_work_is_done_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(aside, "cpus", lambda: 2)
+    work = Aside(lambda: _pid_and(1), "a test", worth=False)
+    assert work.process is None
+    assert work.result() == (os.getpid(), 2)
+
+
 def test_an_exception_is_raised_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(aside, "cpus", lambda: 2)
 
@@ -69,3 +76,27 @@ def test_close_stops_a_process_still_working(monkeypatch: pytest.MonkeyPatch) ->
     assert time.monotonic() - started < 30
     assert not process.is_alive()
     assert process.exitcode is not None and process.exitcode < 0  # ended by a signal
+
+
+def test_a_board_writes_the_same_exports_from_another_process(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.leaderboard import build
+    from tests.leaderboard.builders import record, write_results
+
+    write_results(tmp_path / "results", [record(model=m, values=v) for m, v in (("a", 0.5), ("b", 0.7), ("a", 0.6))])
+    monkeypatch.setattr(aside, "cpus", lambda: 2)
+    monkeypatch.setattr(build, "ASIDE", 0)  # every board's exports in another process
+    forked: list[bool] = []
+
+    class Watched(Aside):  # type: ignore[type-arg]
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            forked.append(self.process is not None)
+
+    monkeypatch.setattr(build, "Aside", Watched)
+    build.write_leaderboard([str(tmp_path / "results")], tmp_path / "forked", "test", plots=False)
+    monkeypatch.setattr(build, "ASIDE", 10**9)  # none
+    build.write_leaderboard([str(tmp_path / "results")], tmp_path / "here", "test", plots=False)
+    assert forked == [True, False]
+    for name in ("leaderboard.csv", "leaderboard.json"):
+        assert (tmp_path / "forked" / name).read_bytes() == (tmp_path / "here" / name).read_bytes()
+    assert b'"superseded": true' in (tmp_path / "here" / "leaderboard.json").read_bytes().replace(b'":true', b'": true')
