@@ -164,7 +164,7 @@ def write_leaderboard(locations: list[str], output: str | Path, command: str, pl
                 stack.callback(drawing.close)
             site, ranked = ranked_pages(board, earlier)
             contents: dict[str, str | bytes] = dict(earlier.texts)
-            sections = family_sections(board)
+            sections = family_sections(board, earlier)
             written = drawing if isinstance(drawing, list) else drawing.result()
             contents["README.md"] = readme(board, tables, written, command, sections, ranked)
             contents.update(family_pages(board, tables, written, sections, site))

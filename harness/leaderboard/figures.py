@@ -19,6 +19,7 @@ from typing import Any, Literal
 import orjson
 
 from harness.errors import HarnessError
+from harness.leaderboard.families import Family
 from harness.leaderboard.merge import Board, Column, Result
 from harness.leaderboard.models import controls
 from harness.results.load import Entry
@@ -91,6 +92,15 @@ def inputs_in(contents: dict[int, str], results: Iterable[Result]) -> str:
             text = contents[id(result)] = _content(result)
         texts.append(text)
     return "\n".join(texts)
+
+
+def family_inputs(board: Board, family: Family) -> str:
+    """What a family's plain plot function or sections function may read, as text for its key: the family's current
+    results (``inputs_in``), and the model order (colours)."""
+    results = sorted(
+        (r for (_, column), r in board.cells.items() if column.family == family), key=lambda r: r.record.signature
+    )
+    return inputs_in(contents_of(board), results) + "\n" + "\n".join(board.labels.values())
 
 
 def _content(found: Result | ResultRecord) -> str:

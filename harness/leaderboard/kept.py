@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -43,6 +44,22 @@ def code_digest() -> str:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
         _CODE.append(digest.hexdigest())
     return _CODE[0]
+
+
+_SOURCES: dict[str, str] = {}
+
+
+def source_digest(*objects: Any) -> str:
+    """The SHA-256 of the source files the ``objects`` (functions, classes) are defined in, each file read once: a
+    key's share of a plugin's code."""
+    files = [inspect.getsourcefile(target) or "" for target in objects]
+    for name in files:
+        if name not in _SOURCES:
+            try:
+                _SOURCES[name] = hashlib.sha256(Path(name).read_bytes()).hexdigest()
+            except OSError:
+                _SOURCES[name] = name
+    return "".join(_SOURCES[name] for name in files)
 
 
 def inputs_text(value: Any, content: Callable[[Result], str] = inputs_of) -> str:
@@ -175,10 +192,29 @@ class Kept:
 
 
 def _fact(value: Any) -> bool:
-    """Whether ``value`` is what a build remembers: None, a truth value, or a list of numbers."""
+    """Whether ``value`` is what a build remembers: None, a truth value, a list of numbers, or a family's sections
+    (``[title, [header], [[cell]], note]`` each, all text)."""
     if value is None or isinstance(value, bool):
         return True
-    return isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    if not isinstance(value, list):
+        return False
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) or all(map(_section, value))
+
+
+def _section(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) == 4
+        and isinstance(value[0], str)
+        and isinstance(value[3], str)
+        and _texts(value[1])
+        and isinstance(value[2], list)
+        and all(map(_texts, value[2]))
+    )
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _store(folder: Path) -> Path:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import inspect
 import json
 import multiprocessing
 import shutil
@@ -36,7 +35,8 @@ from typing import Any, cast
 from harness.errors import HarnessError
 from harness.forking import can_fork, cpus
 from harness.leaderboard.families import Family, plot_functions
-from harness.leaderboard.figures import Part, Plot, PlotParts, contents_of, inputs_in
+from harness.leaderboard.figures import Part, Plot, PlotParts, family_inputs
+from harness.leaderboard.kept import source_digest
 from harness.leaderboard.merge import Board
 
 Outcome = list[Plot] | str  # the plots a function drew, or why it failed
@@ -57,33 +57,14 @@ class Job:
         return self.part.draw(folder) if self.part is not None else list(self.function(board, folder))
 
 
-_SOURCES: dict[str, str] = {}
-
-
 def _code(function: Callable[..., Any]) -> str:
     """A digest of the source files a drawing depends on: its module's and the shared figure helpers'."""
-    target = function.parts if isinstance(function, PlotParts) else function
-    files = [inspect.getsourcefile(target) or "", inspect.getsourcefile(Plot) or ""]
-    for name in files:
-        if name not in _SOURCES:
-            try:
-                _SOURCES[name] = hashlib.sha256(Path(name).read_bytes()).hexdigest()
-            except OSError:
-                _SOURCES[name] = name
-    return "".join(_SOURCES[name] for name in files)
+    return source_digest(function.parts if isinstance(function, PlotParts) else function, Plot)
 
 
 def _key(family: Family, function: Callable[..., Any], inputs: str) -> str:
     text = "\0".join((_code(function), family.name, _name(function), inputs))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-
-
-def _family_inputs(board: Board, family: Family) -> str:
-    """What a plain plot function of ``family`` may read: its current results, and the model order (colours)."""
-    results = sorted(
-        (r for (_, column), r in board.cells.items() if column.family == family), key=lambda r: r.record.signature
-    )
-    return inputs_in(contents_of(board), results) + "\n" + "\n".join(board.labels.values())
 
 
 def plot_jobs(board: Board) -> list[Job]:
@@ -98,7 +79,7 @@ def plot_jobs(board: Board) -> list[Job]:
         inputs = None  # what every plain plot function of the family reads: worked out once
         for function in functions:
             if not isinstance(function, PlotParts):
-                inputs = _family_inputs(board, family) if inputs is None else inputs
+                inputs = family_inputs(board, family) if inputs is None else inputs
                 jobs.append(Job(family, function, _key(family, function, inputs)))
                 continue
             try:

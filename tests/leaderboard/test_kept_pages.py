@@ -187,3 +187,35 @@ def test_a_cache_folder_that_cannot_be_written_builds_the_board_and_keeps_nothin
     assert board(results, tmp_path / "board") == first
     assert made["item_page"] == 6 and made["index_page"] == 1  # nothing could be kept
     assert sorted(p.name for p in tmp_path.iterdir()) == ["board", "cache-is-a-file", "results"]  # no temporary left
+
+
+def test_a_familys_sections_are_made_again_only_when_its_results_change(tmp_path, monkeypatch):
+    import harness.leaderboard.sections as sections
+
+    calls: list[str] = []
+    real = sections.section_function
+
+    def counted(family):
+        function = real(family)
+        if function is None:
+            return None
+        return lambda board: calls.append(family.name) or [sections.Section("A table", ("a", "b"), (("1", "2"),), "n")]
+
+    monkeypatch.setattr(sections, "section_function", counted)
+    results = tmp_path / "results"
+    write_results(results, lines(results))
+    first = board(results, tmp_path / "board")
+    assert calls == ["retrieval"] and b"A table" in first["families/retrieval.html"]
+    write_results(results, [line(results, "beta", PATTERNS["beta"], "2026-02-01T00:00:00+00:00")])  # the same result
+    kept_again = board(results, tmp_path / "board")
+    assert calls == ["retrieval"]  # kept
+    assert kept_again == board(results, tmp_path / "nothing") and calls == ["retrieval"] * 2  # another folder
+    calls.clear()
+    write_results(results, [line(results, "beta", "1111111000", "2026-03-01T00:00:00+00:00", log="-2")])
+    again = board(results, tmp_path / "board")
+    assert calls == ["retrieval"] and again == board(results, tmp_path / "from-nothing")
+
+
+def test_a_stored_fact_that_no_build_writes_empties_the_store(tmp_path):
+    assert kept._fact([["t", ["h"], [["c"]], "n"]]) and kept._fact([0.5, 1]) and kept._fact(None)
+    assert not kept._fact([["t", ["h"], [["c", 1]], "n"]]) and not kept._fact(["text"]) and not kept._fact({})
