@@ -8,13 +8,24 @@ Python (a test, a notebook), ``hold`` keeps nothing and the process ends as usua
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 _held: list[object] = []
 _owned: list[bool] = []
 
 
-def own_process() -> None:
-    """The command line started this process: what commands ``hold`` is kept to its end."""
-    _owned.append(True)
+@contextmanager
+def owning(ours: bool) -> Iterator[None]:
+    """Inside, what commands ``hold`` is kept when the process is ``ours`` (the command line started it); after, if
+    the process goes on (a test that called ``main``), nothing is held or kept any more."""
+    if ours:
+        _owned.append(True)
+    try:
+        yield
+    finally:
+        _owned.clear()
+        _held.clear()
 
 
 def hold(value: object) -> None:

@@ -10,9 +10,21 @@ from harness import ending
 from tests.leaderboard.builders import record, write_results
 
 
-def test_called_from_python_nothing_is_held(monkeypatch) -> None:
-    monkeypatch.setattr(ending, "_owned", [])
-    monkeypatch.setattr(ending, "_held", [])
+def test_called_from_python_nothing_is_held() -> None:
+    with ending.owning(False):
+        ending.hold(object())
+        assert not ending.holding()
+
+
+def test_what_was_held_is_let_go_when_the_process_goes_on() -> None:
+    """A test calling ``main()`` as the command line would (a patched ``os._exit``) leaves nothing held behind it."""
+    try:
+        with ending.owning(True):
+            ending.hold(object())
+            assert ending.holding()
+            raise RuntimeError("the process did not end")
+    except RuntimeError:
+        pass
     ending.hold(object())
     assert not ending.holding()
 

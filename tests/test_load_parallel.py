@@ -265,4 +265,3 @@ def test_read_line_after_line_use_runs_once(tmp_path, monkeypatch):
     calls: list[list[int]] = []
     value, _, problems = load.read_then(locations, counting_use(calls))
     assert len(calls) == 1 and 100 not in calls[0] and value == 2 * sum(range(6)) and len(problems) == 1
-

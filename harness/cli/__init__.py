@@ -274,13 +274,12 @@ def _silence_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``harness`` command; returns the exit code."""
     from_command_line = argv is None  # the process is ours (the ``harness`` script, ``python -m harness``)
-    if from_command_line:
-        ending.own_process()
-    code = _main(list(sys.argv[1:] if argv is None else argv), from_command_line)
-    if from_command_line and joined_process_group():  # a torchrun rank: its results are written
-        _end_now(code)
-    if ending.holding():  # a command's large result: not freed, the process ends (``harness.ending``)
-        _end_now(code, exit_handlers=True)
+    with ending.owning(from_command_line):
+        code = _main(list(sys.argv[1:] if argv is None else argv), from_command_line)
+        if from_command_line and joined_process_group():  # a torchrun rank: its results are written
+            _end_now(code)
+        if ending.holding():  # a command's large result: not freed, the process ends (``harness.ending``)
+            _end_now(code, exit_handlers=True)
     return code
 
 
