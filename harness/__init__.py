@@ -87,6 +87,7 @@ _EXPORTS = {
     "grouped_bars": "harness.leaderboard.figures",
     "bar_figure": "harness.leaderboard.figures",
     "table_bar_plots": "harness.leaderboard.figures",
+    "best_models": "harness.leaderboard.figures",
 }
 
 __all__ = sorted(_EXPORTS)

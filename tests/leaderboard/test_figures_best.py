@@ -164,3 +164,14 @@ def test_a_sweep_of_20_models_draws_every_model_with_circles_each_in_its_own_col
         (palette[key], "o") for key in board.labels
     ]
     assert "best" not in fig._suptitle.get_text() and len(fig.legends[0].get_texts()) == PLOTTED_MODELS
+
+
+def test_a_plugins_own_figure_crops_by_its_own_score_through_the_public_api():
+    import harness
+
+    board = board_of(lines(tc))
+    keys = list(board.labels)
+    shown, note = harness.best_models(board, keys, lambda key: -abs(value(board.labels[key]) - 0.1), "closeness")
+    assert len(shown) == PLOTTED_MODELS and [k for k in keys if k in shown] == shown  # the order given
+    assert board.key_of(CONTROL) not in shown and board.key_of("m09") in shown  # 0.1 exactly: the closest
+    assert note == NOTE.format("closeness")
