@@ -6,8 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from leaderboard.builders import record, write_results
+
 from harness import ending
-from tests.leaderboard.builders import record, write_results
 
 
 def test_called_from_python_nothing_is_held() -> None:

@@ -6,6 +6,7 @@ import os
 import time
 
 import pytest
+from leaderboard.builders import record, write_results
 
 from harness.leaderboard import aside
 from harness.leaderboard.aside import Aside
@@ -80,7 +81,6 @@ def test_close_stops_a_process_still_working(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_a_board_writes_the_same_exports_from_another_process(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.leaderboard import build
-    from tests.leaderboard.builders import record, write_results
 
     write_results(tmp_path / "results", [record(model=m, values=v) for m, v in (("a", 0.5), ("b", 0.7), ("a", 0.6))])
     monkeypatch.setattr(aside, "cpus", lambda: 2)
